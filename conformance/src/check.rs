@@ -1,0 +1,107 @@
+//! The engine's front door: index a repository, discover and render its
+//! clusters, run every rule.
+
+use std::path::{Path, PathBuf};
+
+use crate::discover;
+use crate::model::Model;
+use crate::render::Kustomize;
+use crate::render::external::{External, MissingRenderer};
+use crate::repo::{RepoError, RepoIndex};
+use crate::rules::{self, Finding};
+
+/// Why a run could not produce findings (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The repository could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// No kustomize program to render with.
+    #[error(transparent)]
+    Renderer(#[from] MissingRenderer),
+    /// The repository holds no Flux Kustomization at all.
+    #[error(
+        "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
+    )]
+    NoClusters { repo: String },
+    /// `--cluster` named a cluster that discovery did not find.
+    #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
+    UnknownCluster {
+        name: String,
+        repo: String,
+        known: String,
+    },
+}
+
+/// What a check covers.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub repo: PathBuf,
+    /// Report only these clusters (all when empty). Rules still see every
+    /// cluster, so parity is judged against the whole repository.
+    pub clusters: Vec<String>,
+}
+
+/// The result of a run.
+#[derive(Debug)]
+pub struct Outcome {
+    pub model: Model,
+    pub findings: Vec<Finding>,
+    /// The renderer that built the tiers.
+    pub renderer: String,
+}
+
+impl Outcome {
+    pub fn errors(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == rules::Severity::Error)
+            .count()
+    }
+}
+
+/// Indexes, discovers, renders with the default renderer, and runs every rule.
+pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
+    let renderer = External::detect()?;
+    check_with(options, &renderer)
+}
+
+/// As [`check`], with a given renderer.
+pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Outcome, CheckError> {
+    let model = load_model(&options.repo, renderer)?;
+    for wanted in &options.clusters {
+        if !model.clusters.iter().any(|c| &c.name == wanted) {
+            return Err(CheckError::UnknownCluster {
+                name: wanted.clone(),
+                repo: options.repo.display().to_string(),
+                known: model
+                    .clusters
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    let mut findings = rules::run_all(&model);
+    if !options.clusters.is_empty() {
+        findings.retain(|f| options.clusters.contains(&f.cluster));
+    }
+    Ok(Outcome {
+        model,
+        findings,
+        renderer: renderer.name().to_string(),
+    })
+}
+
+/// Indexes and discovers a repository.
+pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckError> {
+    let index = RepoIndex::load(repo)?;
+    let model = discover::discover(&index, renderer);
+    if model.clusters.is_empty() {
+        return Err(CheckError::NoClusters {
+            repo: repo.display().to_string(),
+        });
+    }
+    Ok(model)
+}

@@ -1,0 +1,595 @@
+//! Discovery: find every cluster in a repository and walk its tiers as
+//! kustomize-controller would.
+//!
+//! A cluster is entered by its sync Kustomization: a Flux Kustomization in git
+//! whose own build includes the file that defines it
+//! (`clusters/prod/flux-system/gotk-sync.yaml`, `path: ./clusters/prod`).
+//! Repositories bootstrapped by the Flux Operator have no such object in git;
+//! the FluxInstance syncs a directory. For them, every directory holding Flux
+//! Kustomizations that no other Kustomization builds is an entry.
+//!
+//! From the entry, discovery builds the path, collects the Flux Kustomizations
+//! in the output, builds each of their paths, and so on. Independent builds
+//! run in parallel (rayon, one worker per core). A Kustomization whose source
+//! is not this repository is kept in the graph but not built, with the reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+
+use crate::model::{Cluster, DependsOn, Entry, Model, SourceRef, Span, Tier, TierId, TierState};
+use crate::render::{Kustomize, flux};
+use crate::repo::{self, RepoIndex};
+use crate::yaml::{Node, Value};
+
+/// The group of Flux Kustomization objects.
+pub const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+
+/// Whether a document is a Flux `Kustomization` (not a kustomize config file).
+pub fn is_flux_kustomization(doc: &Node) -> bool {
+    doc.str_at(&["kind"]).as_deref() == Some("Kustomization")
+        && doc
+            .str_at(&["apiVersion"])
+            .is_some_and(|v| v.starts_with(&format!("{FLUX_KUSTOMIZATION_GROUP}/")))
+}
+
+/// Discovers and renders every cluster of the repository.
+pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
+    let entries = find_entries(index);
+    let names = cluster_names(
+        &entries
+            .iter()
+            .map(|e| e.entry.path().to_string())
+            .collect::<Vec<_>>(),
+    );
+    let mut walks: Vec<Walk> = entries
+        .into_iter()
+        .zip(names)
+        .map(|(entry, name)| Walk::new(name, entry))
+        .collect();
+
+    loop {
+        for walk in &mut walks {
+            walk.settle_sources();
+        }
+        let jobs: Vec<(usize, TierId)> = walks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| w.ready.iter().map(move |id| (i, id.clone())))
+            .collect();
+        if jobs.is_empty() {
+            break;
+        }
+        let results: Vec<(usize, TierId, TierState)> = jobs
+            .par_iter()
+            .map(|(i, id)| {
+                let tier = &walks[*i].tiers[id];
+                let state = match flux::build(index, id, &tier.path, &tier.spec, kustomize) {
+                    Ok(objects) => TierState::Rendered(objects),
+                    Err(failure) => TierState::RenderFailed(failure),
+                };
+                (*i, id.clone(), state)
+            })
+            .collect();
+        for walk in &mut walks {
+            walk.ready.clear();
+        }
+        for (i, id, state) in results {
+            walks[i].record(&id, state);
+        }
+    }
+    Model {
+        repo: index.root().to_path_buf(),
+        clusters: walks.into_iter().map(Walk::finish).collect(),
+    }
+}
+
+/// A cluster's entry, with the tier that starts the walk.
+#[derive(Debug)]
+struct EntryPoint {
+    entry: Entry,
+    tier: Tier,
+}
+
+/// One cluster being walked.
+#[derive(Debug)]
+struct Walk {
+    name: String,
+    entry: Entry,
+    tiers: BTreeMap<TierId, Tier>,
+    /// The source that is this repository for this cluster.
+    local_source: SourceRef,
+    /// Tiers waiting for a decision on their source.
+    undecided: BTreeSet<TierId>,
+    /// Tiers to build in the next wave.
+    ready: Vec<TierId>,
+    /// GitRepository objects seen in rendered output: source → URL.
+    git_urls: BTreeMap<SourceRef, String>,
+}
+
+impl Walk {
+    fn new(name: String, entry: EntryPoint) -> Walk {
+        let local_source = entry.tier.source_ref.clone();
+        let id = entry.tier.id.clone();
+        let mut tiers = BTreeMap::new();
+        tiers.insert(id.clone(), entry.tier);
+        Walk {
+            name,
+            entry: entry.entry,
+            tiers,
+            local_source,
+            undecided: BTreeSet::new(),
+            ready: vec![id],
+            git_urls: BTreeMap::new(),
+        }
+    }
+
+    /// Decides which waiting tiers are built from this repository. A
+    /// GitRepository with the same URL as the cluster's own source is this
+    /// repository too; anything else is left unchecked once nothing more can
+    /// be learnt (no build is pending).
+    fn settle_sources(&mut self) {
+        let local_url = self
+            .git_urls
+            .get(&self.local_source)
+            .map(|u| normalize_url(u));
+        let mut still_waiting = BTreeSet::new();
+        for id in std::mem::take(&mut self.undecided) {
+            let source = self.tiers[&id].source_ref.clone();
+            let same_url = source.kind == "GitRepository"
+                && local_url.is_some()
+                && self.git_urls.get(&source).map(|u| normalize_url(u)) == local_url;
+            if source == self.local_source || same_url {
+                self.ready.push(id);
+            } else {
+                still_waiting.insert(id);
+            }
+        }
+        if self.ready.is_empty() {
+            for id in &still_waiting {
+                let reason = self.not_local_reason(&self.tiers[id].source_ref);
+                if let Some(tier) = self.tiers.get_mut(id) {
+                    tier.state = TierState::NotChecked(reason);
+                }
+            }
+        } else {
+            self.undecided = still_waiting;
+        }
+    }
+
+    fn not_local_reason(&self, source: &SourceRef) -> String {
+        match source.kind.as_str() {
+            "GitRepository" => match self.git_urls.get(source) {
+                Some(url) => format!(
+                    "its source {source} is another git repository ({url}); only this repository is checked"
+                ),
+                None => format!(
+                    "its source {source} is not defined in this repository's rendered output, so it cannot be shown to be this repository"
+                ),
+            },
+            "OCIRepository" | "Bucket" => format!(
+                "its source {source} is an artifact outside git; only this repository is checked"
+            ),
+            "ExternalArtifact" => format!(
+                "its source {source} is an ExternalArtifact (produced by an ArtifactGenerator); artifact generators are not modelled yet"
+            ),
+            "" => "it has no spec.sourceRef".to_string(),
+            other => format!("its source kind {other} is not one Flux builds from git"),
+        }
+    }
+
+    /// Stores a tier's build and queues the Kustomizations it produced.
+    fn record(&mut self, id: &TierId, state: TierState) {
+        let mut found = Vec::new();
+        for object in self.objects_of(&state) {
+            if object.id.kind == "GitRepository" && object.id.group == "source.toolkit.fluxcd.io" {
+                if let Some(url) = object.body.str_at(&["spec", "url"]) {
+                    let ns = object
+                        .id
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| "default".into());
+                    let key = SourceRef {
+                        kind: "GitRepository".into(),
+                        namespace: ns,
+                        name: object.id.name.clone(),
+                    };
+                    self.git_urls.insert(key, url);
+                }
+            }
+            if is_flux_kustomization(&object.body) {
+                let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
+                found.push(tier_from(&object.body, span, Some(id.clone())));
+            }
+        }
+        if let Some(tier) = self.tiers.get_mut(id) {
+            tier.state = state;
+        }
+        for child in found {
+            // A Kustomization rendered twice (the sync object renders itself;
+            // two parents may render one name) is one tier: the first
+            // definition wins.
+            if !self.tiers.contains_key(&child.id) {
+                self.undecided.insert(child.id.clone());
+                self.tiers.insert(child.id.clone(), child);
+            }
+        }
+    }
+
+    fn objects_of<'a>(&self, state: &'a TierState) -> &'a [crate::model::Object] {
+        match state {
+            TierState::Rendered(objects) => objects,
+            _ => &[],
+        }
+    }
+
+    fn finish(self) -> Cluster {
+        Cluster {
+            name: self.name,
+            entry: self.entry,
+            tiers: self.tiers,
+        }
+    }
+}
+
+/// Reads a Flux Kustomization object into a tier (not yet built).
+pub fn tier_from(doc: &Node, defined_at: Span, parent: Option<TierId>) -> Tier {
+    let namespace = doc
+        .str_at(&["metadata", "namespace"])
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "default".to_string());
+    let name = doc.str_at(&["metadata", "name"]).unwrap_or_default();
+    let spec = |key: &str| doc.path(&["spec", key]);
+    let depends_on = spec("dependsOn")
+        .map(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|entry| {
+            let name = entry.str_at(&["name"])?;
+            let explicit = entry.str_at(&["namespace"]).filter(|ns| !ns.is_empty());
+            Some(DependsOn {
+                target: TierId::new(explicit.clone().unwrap_or_else(|| namespace.clone()), name),
+                explicit_namespace: explicit.is_some(),
+                line: entry.line,
+            })
+        })
+        .collect();
+    let source_ref = SourceRef {
+        kind: doc
+            .str_at(&["spec", "sourceRef", "kind"])
+            .unwrap_or_default(),
+        namespace: doc
+            .str_at(&["spec", "sourceRef", "namespace"])
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| namespace.clone()),
+        name: doc
+            .str_at(&["spec", "sourceRef", "name"])
+            .unwrap_or_default(),
+    };
+    let path = repo::normalize(
+        "",
+        &spec("path")
+            .and_then(Node::as_scalar_string)
+            .unwrap_or_default(),
+    )
+    .0;
+    Tier {
+        id: TierId::new(namespace, name),
+        path,
+        depends_on,
+        source_ref,
+        wait: spec("wait").and_then(Node::as_bool).unwrap_or(false),
+        prune: spec("prune").and_then(Node::as_bool).unwrap_or(false),
+        post_build: spec("postBuild").cloned(),
+        decryption: spec("decryption").cloned(),
+        target_namespace: spec("targetNamespace").and_then(Node::as_scalar_string),
+        defined_at,
+        parent,
+        spec: doc.clone(),
+        state: TierState::NotChecked("not built yet".into()),
+    }
+}
+
+/// A Flux Kustomization as written in a file (before any build).
+struct RawKustomization<'a> {
+    file: &'a str,
+    doc: &'a Node,
+}
+
+impl RawKustomization<'_> {
+    fn path(&self) -> String {
+        repo::normalize("", &self.doc.str_at(&["spec", "path"]).unwrap_or_default()).0
+    }
+
+    /// `kind/name` of the source (namespaces are not known before the build).
+    fn source(&self) -> (String, String) {
+        (
+            self.doc
+                .str_at(&["spec", "sourceRef", "kind"])
+                .unwrap_or_default(),
+            self.doc
+                .str_at(&["spec", "sourceRef", "name"])
+                .unwrap_or_default(),
+        )
+    }
+
+    fn is_git_sourced(&self) -> bool {
+        self.source().0 == "GitRepository"
+    }
+}
+
+/// Files a path builds (resources) and reads (also patches, kustomization files).
+type ReachSets = (BTreeSet<String>, BTreeSet<String>);
+
+/// Static view of the repository used to find entries: which files each
+/// path builds, without running kustomize.
+struct StaticReach<'a> {
+    index: &'a RepoIndex,
+    raw: &'a [RawKustomization<'a>],
+    by_path: std::cell::RefCell<BTreeMap<String, ReachSets>>,
+}
+
+impl<'a> StaticReach<'a> {
+    fn files(&self, path: &str) -> BTreeSet<String> {
+        self.reach(path).0
+    }
+
+    /// Every file a build of `path` reads (resources, kustomization files, patches).
+    fn reads(&self, path: &str) -> BTreeSet<String> {
+        self.reach(path).1
+    }
+
+    fn reach(&self, path: &str) -> ReachSets {
+        if !self.index.is_dir(path) {
+            return Default::default();
+        }
+        self.by_path
+            .borrow_mut()
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let r = flux::reach(self.index, path);
+                (r.resources, r.reads)
+            })
+            .clone()
+    }
+
+    /// Files built from `start`, following the Flux Kustomizations found in
+    /// them that use the same source, as Flux would.
+    fn transitive(&self, start_path: String, source: (String, String)) -> BTreeSet<String> {
+        let mut seen_paths = BTreeSet::new();
+        let mut files = BTreeSet::new();
+        let mut queue = vec![start_path];
+        while let Some(path) = queue.pop() {
+            if !seen_paths.insert(path.clone()) {
+                continue;
+            }
+            for file in self.files(&path) {
+                // An empty path would claim the whole repository for this
+                // cluster; it stays a tier of the cluster but not a claim.
+                for k in self
+                    .raw
+                    .iter()
+                    .filter(|k| k.file == file && k.source() == source)
+                {
+                    let path = k.path();
+                    if !path.is_empty() {
+                        queue.push(path);
+                    }
+                }
+                files.insert(file);
+            }
+        }
+        files
+    }
+}
+
+/// Finds cluster entries: sync Kustomizations first, then directories of
+/// Kustomizations that nothing builds.
+fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
+    let raw: Vec<RawKustomization> = index
+        .files()
+        .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
+        .flat_map(|(file, docs)| {
+            docs.iter()
+                .filter(|d| is_flux_kustomization(d))
+                .map(move |doc| RawKustomization { file, doc })
+        })
+        .collect();
+    let reach = StaticReach {
+        index,
+        raw: &raw,
+        by_path: Default::default(),
+    };
+
+    // A sync Kustomization builds the file that defines it. Most specific
+    // path first, the conventional flux-system name first among equals; a
+    // candidate already inside an accepted cluster belongs to that cluster.
+    // A Kustomization with an empty path builds the whole repository and so
+    // "contains itself" trivially: it is an entry only when nothing else
+    // claims it (step 3).
+    let mut candidates: Vec<&RawKustomization> = raw
+        .iter()
+        .filter(|k| k.is_git_sourced() && reach.files(&k.path()).contains(k.file))
+        .collect();
+    candidates.sort_by_key(|k| {
+        let path = k.path();
+        let depth = path.split('/').filter(|s| !s.is_empty()).count();
+        let conventional = k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system");
+        (std::cmp::Reverse(depth), !conventional, path, k.file)
+    });
+    let (specific, whole_repo): (Vec<_>, Vec<_>) =
+        candidates.into_iter().partition(|k| !k.path().is_empty());
+
+    let mut entries: Vec<EntryPoint> = Vec::new();
+    let mut covered: BTreeSet<String> = BTreeSet::new();
+    let mut entry_paths = BTreeSet::new();
+    let accept_sync = |k: &RawKustomization,
+                       entries: &mut Vec<EntryPoint>,
+                       covered: &mut BTreeSet<String>,
+                       entry_paths: &mut BTreeSet<String>| {
+        let path = k.path();
+        if covered.contains(k.file) || !entry_paths.insert(path.clone()) {
+            return;
+        }
+        covered.extend(reach.transitive(path.clone(), k.source()));
+        let tier = tier_from(k.doc, Span::new(k.file, k.doc.line), None);
+        entries.push(EntryPoint {
+            entry: Entry::SyncKustomization {
+                tier: tier.id.clone(),
+                path,
+            },
+            tier,
+        });
+    };
+    for k in specific {
+        accept_sync(k, &mut entries, &mut covered, &mut entry_paths);
+    }
+
+    // Flux Operator layout: Kustomizations in files that no git-sourced
+    // Kustomization reads (as a resource or as a patch).
+    let read_by_any: BTreeSet<String> = raw
+        .iter()
+        .filter(|k| k.is_git_sourced() && !k.path().is_empty())
+        .flat_map(|k| reach.reads(&k.path()))
+        .collect();
+    let orphan_dirs: BTreeSet<String> = raw
+        .iter()
+        .filter(|k| !read_by_any.contains(k.file) && !covered.contains(k.file))
+        .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
+        .map(|k| parent_dir(k.file))
+        .collect();
+    for dir in &orphan_dirs {
+        let inside_other = orphan_dirs.iter().any(|other| {
+            other != dir && {
+                let files = reach.files(other);
+                raw.iter()
+                    .filter(|k| parent_dir(k.file) == *dir)
+                    .all(|k| files.contains(k.file))
+            }
+        });
+        if inside_other || !entry_paths.insert(dir.clone()) {
+            continue;
+        }
+        let entry = directory_entry(dir);
+        covered
+            .extend(reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())));
+        entries.push(entry);
+    }
+
+    for k in whole_repo {
+        accept_sync(k, &mut entries, &mut covered, &mut entry_paths);
+    }
+    entries
+}
+
+/// The `flux-system` Kustomization a FluxInstance creates for its sync path.
+fn directory_entry(dir: &str) -> EntryPoint {
+    let mut doc = Node::new(Value::Map(Vec::new()));
+    let s = |v: &str| Node::new(Value::String(v.to_string()));
+    doc.set("apiVersion", s("kustomize.toolkit.fluxcd.io/v1"));
+    doc.set("kind", s("Kustomization"));
+    let metadata = doc.map_entry("metadata");
+    metadata.set("name", s("flux-system"));
+    metadata.set("namespace", s("flux-system"));
+    let spec = doc.map_entry("spec");
+    spec.set("path", s(&format!("./{dir}")));
+    spec.set("prune", Node::new(Value::Bool(true)));
+    let source = spec.map_entry("sourceRef");
+    source.set("kind", s("GitRepository"));
+    source.set("name", s("flux-system"));
+    let tier = tier_from(&doc, Span::new(dir, 0), None);
+    EntryPoint {
+        entry: Entry::Directory {
+            path: dir.to_string(),
+        },
+        tier,
+    }
+}
+
+fn parent_dir(file: &str) -> String {
+    file.rsplit_once('/')
+        .map(|(dir, _)| dir.to_string())
+        .unwrap_or_default()
+}
+
+/// Names clusters by the shortest unique tail of their entry paths
+/// (`clusters/prod` → `prod`; two `…/cluster` paths keep one more segment).
+fn cluster_names(paths: &[String]) -> Vec<String> {
+    let segments: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| p.split('/').filter(|s| !s.is_empty()).collect())
+        .collect();
+    let tail = |segs: &[&str], n: usize| -> String {
+        if segs.is_empty() {
+            return "root".to_string();
+        }
+        segs[segs.len().saturating_sub(n)..].join("/")
+    };
+    segments
+        .iter()
+        .map(|segs| {
+            let mut n = 1;
+            loop {
+                let candidate = tail(segs, n);
+                let clashes = segments
+                    .iter()
+                    .filter(|other| tail(other, n) == candidate)
+                    .count();
+                if clashes <= 1 || n >= segs.len() {
+                    return candidate;
+                }
+                n += 1;
+            }
+        })
+        .collect()
+}
+
+/// Git URLs that name the same repository compare equal: scheme, user,
+/// `.git` suffix and trailing slash removed, `host:path` made `host/path`.
+pub fn normalize_url(url: &str) -> String {
+    let mut u = url.trim().to_ascii_lowercase();
+    if let Some((_, rest)) = u.split_once("://") {
+        u = rest.to_string();
+    }
+    if let Some((user, rest)) = u.split_once('@') {
+        if !user.contains('/') {
+            u = rest.to_string();
+        }
+    }
+    if let Some((host, path)) = u.split_once(':') {
+        if !host.contains('/') && !path.starts_with(|c: char| c.is_ascii_digit()) {
+            u = format!("{host}/{path}");
+        }
+    }
+    let u = u.trim_end_matches('/');
+    u.strip_suffix(".git").unwrap_or(u).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_are_shortest_unique_tails() {
+        let paths = vec![
+            "clusters/prod".to_string(),
+            "clusters/dev".to_string(),
+            "a/cluster".to_string(),
+            "b/cluster".to_string(),
+            String::new(),
+        ];
+        assert_eq!(
+            cluster_names(&paths),
+            vec!["prod", "dev", "a/cluster", "b/cluster", "root"]
+        );
+    }
+
+    #[test]
+    fn git_urls_normalise() {
+        let a = normalize_url("ssh://git@github.com/example/home-ops");
+        assert_eq!(a, "github.com/example/home-ops");
+        assert_eq!(normalize_url("https://github.com/Example/home-ops.git/"), a);
+        assert_eq!(normalize_url("git@github.com:example/home-ops.git"), a);
+        assert_eq!(normalize_url("ssh://git@host:2222/x"), "host:2222/x");
+    }
+}

@@ -1,0 +1,41 @@
+//! Conformance checks for Flux GitOps repositories.
+//!
+//! Platform teams run clusters from a git repository that Flux reconciles:
+//! tiers of Flux `Kustomization`s ordered by `dependsOn`, gated by `wait`,
+//! pruned, substituted, decrypted, one overlay per cluster. The outages that
+//! hurt come from properties of the whole graph that no single file shows.
+//! This crate models the repository the way kustomize-controller sees it and
+//! turns each such property into a rule with a stable id.
+//!
+//! The data flow is one-directional:
+//!
+//! * [`repo`] indexes every YAML file ([`yaml`] keeps each node's line);
+//! * [`discover`] finds the clusters and walks their Kustomizations, building
+//!   each with [`render`] (Flux's build steps around a kustomize backend);
+//! * [`model`] is the result: clusters, tiers, rendered objects;
+//!   [`graph`] is the tier graph with its canonical text;
+//! * [`rules`] read the model and return findings;
+//! * [`report`] prints findings for people (`human`) and tools (`json`).
+//!
+//! ```no_run
+//! use conformance::check::{check, CheckOptions};
+//!
+//! let outcome = check(&CheckOptions {
+//!     repo: "fixtures/reference-platform".into(),
+//!     clusters: vec![],
+//! })?;
+//! for finding in &outcome.findings {
+//!     println!("{} {}: {}", finding.rule, finding.cluster, finding.message);
+//! }
+//! # Ok::<(), conformance::check::CheckError>(())
+//! ```
+
+pub mod check;
+pub mod discover;
+pub mod graph;
+pub mod model;
+pub mod render;
+pub mod repo;
+pub mod report;
+pub mod rules;
+pub mod yaml;

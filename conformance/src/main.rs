@@ -1,0 +1,179 @@
+//! The `conformance` command: `check`, `graph`, `explain`.
+//!
+//! Exit status: 0 when no error-severity finding, 1 when at least one, 2 when
+//! the run itself failed (bad arguments, unreadable repository, no renderer),
+//! with a one-line cause on stderr.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use conformance::check::{CheckOptions, check};
+use conformance::graph::TierGraph;
+use conformance::render::external::External;
+use conformance::report;
+use conformance::rules;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "conformance",
+    version,
+    about = "Conformance checks for Flux GitOps repositories"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Discover every cluster, render every Kustomization, run every rule.
+    Check {
+        /// The repository root (the GitRepository's checkout).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Report only this cluster (repeatable).
+        #[arg(long = "cluster", value_name = "NAME")]
+        clusters: Vec<String>,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Print a cluster's tier graph in canonical form (sorted, one line each).
+    Graph {
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long = "cluster", value_name = "NAME")]
+        cluster: String,
+    },
+    /// Describe a rule: what it catches, the Flux behaviour behind it, the fix.
+    Explain {
+        /// A rule id, e.g. dependency-missing.
+        rule: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    Junit,
+    Sarif,
+    Github,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("conformance: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Check {
+            repo,
+            clusters,
+            format,
+        } => {
+            if matches!(format, Format::Junit | Format::Sarif | Format::Github) {
+                anyhow::bail!(
+                    "--format {}: not supported yet; use human or json",
+                    format
+                        .to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default()
+                );
+            }
+            let started = Instant::now();
+            let options = CheckOptions {
+                repo: repo.clone(),
+                clusters: clusters.clone(),
+            };
+            let outcome = check(&options)?;
+            let text = match format {
+                Format::Json => {
+                    let doc =
+                        report::json::render(&outcome, &repo.display().to_string(), &clusters);
+                    let mut text = serde_json::to_string_pretty(&doc)?;
+                    text.push('\n');
+                    text
+                }
+                _ => report::human::render(&outcome, &clusters, started.elapsed()),
+            };
+            print(&text)?;
+            Ok(if outcome.errors() > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Graph { repo, cluster } => {
+            let renderer = External::detect()?;
+            let model = conformance::check::load_model(&repo, &renderer)?;
+            let Some(found) = model.clusters.iter().find(|c| c.name == cluster) else {
+                let known: Vec<&str> = model.clusters.iter().map(|c| c.name.as_str()).collect();
+                anyhow::bail!(
+                    "no cluster named `{cluster}` in {}; discovered: {}",
+                    repo.display(),
+                    known.join(", ")
+                );
+            };
+            print(&TierGraph::of(found).canonical())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Explain { rule } => {
+            let Some(found) = rules::by_id(&rule) else {
+                let known: Vec<&str> = rules::all().iter().map(|r| r.id()).collect();
+                anyhow::bail!("unknown rule `{rule}`; rules: {}", known.join(", "));
+            };
+            let severity = match found.severity() {
+                rules::Severity::Error => "error",
+                rules::Severity::Warning => "warning",
+            };
+            print(&format!(
+                "{} ({severity})\n\n{}\n\nExample: {}\n\n{}\n",
+                found.id(),
+                found.summary(),
+                found.example(),
+                wrap(found.explain(), 80)
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for word in text.split_whitespace() {
+        if line_len > 0 && line_len + 1 + word.len() > width {
+            out.push('\n');
+            line_len = 0;
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(word);
+        line_len += word.len();
+    }
+    out
+}

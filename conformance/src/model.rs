@@ -1,0 +1,255 @@
+//! The model: clusters, their tiers (Flux `Kustomization`s) and what each tier
+//! renders. Plain data, built by discovery and read by the rules.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::yaml::Node;
+
+/// A place in the repository: a path relative to the repo root and a 1-based
+/// line (0 when the whole file, or a directory, is meant).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub file: String,
+    pub line: u32,
+}
+
+impl Span {
+    pub fn new(file: impl Into<String>, line: u32) -> Self {
+        Span {
+            file: file.into(),
+            line,
+        }
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}", self.file, self.line)
+        } else {
+            f.write_str(&self.file)
+        }
+    }
+}
+
+/// Identity of a Kubernetes object: group, version, kind, namespace, name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectId {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectId {
+    /// Reads the identity of an object; `None` when apiVersion, kind or
+    /// metadata.name is missing.
+    pub fn of(node: &Node) -> Option<ObjectId> {
+        let api_version = node.str_at(&["apiVersion"])?;
+        let kind = node.str_at(&["kind"])?;
+        let name = node.str_at(&["metadata", "name"])?;
+        let namespace = node
+            .str_at(&["metadata", "namespace"])
+            .filter(|ns| !ns.is_empty());
+        let (group, version) = match api_version.split_once('/') {
+            Some((group, version)) => (group.to_string(), version.to_string()),
+            None => (String::new(), api_version),
+        };
+        Some(ObjectId {
+            group,
+            version,
+            kind,
+            namespace,
+            name,
+        })
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+/// `Kind/namespace/name`, or `Kind/name` for objects without a namespace: the
+/// form used in reports and the JSON contract.
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{}/{}/{}", self.kind, ns, self.name),
+            None => write!(f, "{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// One rendered object of a tier.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub id: ObjectId,
+    /// Where the object is defined in the repository, when the renderer could
+    /// trace it (generated objects have no file).
+    pub source: Option<Span>,
+    pub body: Node,
+}
+
+/// Identity of a Flux Kustomization: namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TierId {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl TierId {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        TierId {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for TierId {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// One `spec.dependsOn` entry, with the namespace defaulted as Flux does (to
+/// the dependent's own namespace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependsOn {
+    pub target: TierId,
+    /// Whether the entry named its namespace explicitly.
+    pub explicit_namespace: bool,
+    pub line: u32,
+}
+
+/// `spec.sourceRef`, namespace defaulted to the Kustomization's own.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceRef {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl fmt::Display for SourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+/// The result of building a tier.
+#[derive(Debug, Clone)]
+pub enum TierState {
+    /// Built: the objects Flux would apply, in build order.
+    Rendered(Vec<Object>),
+    /// The build failed as Flux's would (or the input is broken).
+    RenderFailed(RenderFailure),
+    /// Not built, and why (for example, its source is not this repository).
+    NotChecked(String),
+}
+
+/// Why a tier did not render, with the best location we could find.
+#[derive(Debug, Clone)]
+pub struct RenderFailure {
+    pub message: String,
+    /// The file (and line) at fault, when known; otherwise the Kustomization.
+    pub at: Option<Span>,
+}
+
+/// A Flux `Kustomization`: one tier of a cluster.
+#[derive(Debug, Clone)]
+pub struct Tier {
+    pub id: TierId,
+    /// `spec.path` normalised: relative to the source root, no leading `./`,
+    /// empty for the root itself.
+    pub path: String,
+    pub depends_on: Vec<DependsOn>,
+    pub source_ref: SourceRef,
+    pub wait: bool,
+    pub prune: bool,
+    /// `spec.postBuild`, as written.
+    pub post_build: Option<Node>,
+    /// `spec.decryption`, as written.
+    pub decryption: Option<Node>,
+    pub target_namespace: Option<String>,
+    /// Where the Kustomization object is defined.
+    pub defined_at: Span,
+    /// The tier whose build produced this Kustomization (`None` for the entry).
+    pub parent: Option<TierId>,
+    /// The Kustomization object as Flux would apply it.
+    pub spec: Node,
+    pub state: TierState,
+}
+
+impl Tier {
+    pub fn objects(&self) -> &[Object] {
+        match &self.state {
+            TierState::Rendered(objects) => objects,
+            _ => &[],
+        }
+    }
+
+    /// `./path` as written in Flux manifests.
+    pub fn display_path(&self) -> String {
+        format!("./{}", self.path)
+    }
+}
+
+/// How a cluster was entered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A Flux sync Kustomization in git whose path contains itself
+    /// (`clusters/prod/flux-system/gotk-sync.yaml` with `path: ./clusters/prod`).
+    SyncKustomization { tier: TierId, path: String },
+    /// No sync Kustomization in git (Flux Operator bootstrap: the FluxInstance
+    /// syncs this directory). Modelled as the `flux-system` Kustomization that
+    /// the FluxInstance creates.
+    Directory { path: String },
+}
+
+impl Entry {
+    pub fn path(&self) -> &str {
+        match self {
+            Entry::SyncKustomization { path, .. } | Entry::Directory { path } => path,
+        }
+    }
+}
+
+/// One cluster: the tiers reachable from its entry.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub name: String,
+    pub entry: Entry,
+    /// Tiers keyed by identity (sorted, so every iteration is deterministic).
+    pub tiers: BTreeMap<TierId, Tier>,
+}
+
+impl Cluster {
+    /// The name a report uses for a tier: the bare name when it is unique in
+    /// the cluster, `namespace/name` otherwise.
+    pub fn tier_label(&self, id: &TierId) -> String {
+        let clashes = self
+            .tiers
+            .keys()
+            .filter(|other| other.name == id.name)
+            .count();
+        if clashes > 1 {
+            id.to_string()
+        } else {
+            id.name.clone()
+        }
+    }
+}
+
+/// Everything discovered in a repository.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The repository root as given.
+    pub repo: std::path::PathBuf,
+    pub clusters: Vec<Cluster>,
+}

@@ -1,0 +1,557 @@
+//! Flux's build of one Kustomization, around a [`Kustomize`] backend.
+//!
+//! kustomize-controller edits the kustomization file of `spec.path` in its
+//! own checkout (or generates one) and builds it. We never write into the
+//! user's repository, so we build a wrapper kustomization in a private
+//! temporary directory instead: its `resources` is `spec.path` (or the file
+//! list Flux would generate), and it carries the fields Flux injects:
+//! `spec.targetNamespace` as `namespace`, `spec.patches` and
+//! `spec.components` appended, `spec.images`, `spec.namePrefix`/`nameSuffix`.
+//! The wrapper asks kustomize for origin annotations, which map every object
+//! back to the file it came from; they are removed afterwards.
+//!
+//! Known difference from editing in place: Flux's patches run in the same
+//! kustomization as the user's own `namePrefix`/`namespace`, ours run after
+//! them. A patch targeting an object by its pre-prefix name is the only case
+//! where that shows.
+//!
+//! Before any backend runs, the files the build would read are checked: a YAML
+//! error, a file Flux's generator cannot decode, a remote base (which Flux
+//! would fetch from the network on every reconcile) or a path outside the
+//! repository becomes a [`RenderFailure`] that points at the file and line.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use super::Kustomize;
+use crate::model::{Object, ObjectId, RenderFailure, Span, TierId};
+use crate::repo::{self, RepoIndex};
+use crate::yaml::{Node, Value};
+
+const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
+
+/// Builds the Kustomization `spec` (whose normalised `spec.path` is `path`) as
+/// Flux would, returning the objects it applies.
+pub fn build(
+    index: &RepoIndex,
+    tier: &TierId,
+    path: &str,
+    spec: &Node,
+    kustomize: &dyn Kustomize,
+) -> Result<Vec<Object>, RenderFailure> {
+    if !index.is_dir(path) {
+        return Err(RenderFailure {
+            message: format!(
+                "kustomization path not found: ./{path} (spec.path is relative to the source root)"
+            ),
+            at: None,
+        });
+    }
+    let reach = reach(index, path);
+    precheck(index, &reach)?;
+
+    let own_kustomization = index.kustomization_file(path);
+    let resources: Vec<String> = match &own_kustomization {
+        Some(_) => vec![path.to_string()],
+        None => {
+            let generated = generated_resources(index, path);
+            check_decodable(index, &generated)?;
+            generated
+        }
+    };
+    if resources.is_empty() {
+        // Flux generates `namespace: _placeholder` and no resources: nothing to apply.
+        return Ok(Vec::new());
+    }
+
+    let workdir = tempfile::Builder::new()
+        .prefix("conformance-build-")
+        .tempdir()
+        .map_err(|err| internal(format!("cannot create a temporary directory: {err}")))?;
+    let work = workdir
+        .path()
+        .canonicalize()
+        .map_err(|err| internal(format!("cannot resolve the temporary directory: {err}")))?;
+    let to_repo = relative(&work, index.root());
+    let rel = |repo_path: &str| -> String {
+        let joined = to_repo.join(repo_path);
+        let text = joined.to_string_lossy().replace('\\', "/");
+        if text.is_empty() { ".".into() } else { text }
+    };
+
+    let wrapper = wrapper_kustomization(spec, path, &resources, &rel);
+    let text = serde_json::to_string_pretty(&wrapper.to_json())
+        .map_err(|err| internal(format!("cannot serialise the wrapper kustomization: {err}")))?;
+    std::fs::write(work.join("kustomization.yaml"), text)
+        .map_err(|err| internal(format!("cannot write the wrapper kustomization: {err}")))?;
+
+    let built = kustomize.build(&work).map_err(|message| RenderFailure {
+        message: clean_message(&message, &work, index.root(), &to_repo),
+        at: own_kustomization.clone().map(|file| Span::new(file, 0)),
+    })?;
+
+    let mut objects = Vec::with_capacity(built.len());
+    for mut body in built {
+        let source = take_origin(&mut body, &work, index);
+        let Some(id) = ObjectId::of(&body) else {
+            let what = ["apiVersion", "kind"]
+                .into_iter()
+                .find(|key| body.str_at(&[key]).is_none())
+                .unwrap_or("metadata.name");
+            return Err(RenderFailure {
+                message: format!(
+                    "an object has no {what}; Flux rejects the whole Kustomization when any object lacks apiVersion, kind or metadata.name"
+                ),
+                at: source,
+            });
+        };
+        apply_common_metadata(&mut body, spec, tier);
+        objects.push(Object { id, source, body });
+    }
+    Ok(objects)
+}
+
+fn internal(message: String) -> RenderFailure {
+    RenderFailure { message, at: None }
+}
+
+/// The kustomization we build: the user's path (or Flux's generated list)
+/// plus what Flux injects from the Kustomization spec.
+fn wrapper_kustomization(
+    spec: &Node,
+    path: &str,
+    resources: &[String],
+    rel: &dyn Fn(&str) -> String,
+) -> Node {
+    let string = |s: String| Node::new(Value::String(s));
+    let mut k = Node::new(Value::Map(Vec::new()));
+    k.set(
+        "apiVersion",
+        string("kustomize.config.k8s.io/v1beta1".into()),
+    );
+    k.set("kind", string("Kustomization".into()));
+    k.set(
+        "resources",
+        Node::new(Value::Seq(
+            resources.iter().map(|r| string(rel(r))).collect(),
+        )),
+    );
+    let spec_field = |key: &str| spec.path(&["spec", key]);
+    if let Some(ns) = spec_field("targetNamespace").and_then(Node::as_scalar_string) {
+        k.set("namespace", string(ns));
+    }
+    for key in ["namePrefix", "nameSuffix"] {
+        if let Some(value) = spec_field(key).and_then(Node::as_scalar_string) {
+            k.set(key, string(value));
+        }
+    }
+    if let Some(patches) = spec_field("patches").filter(|p| !p.as_seq().is_empty()) {
+        k.set("patches", patches.clone());
+    }
+    if let Some(images) = spec_field("images").filter(|p| !p.as_seq().is_empty()) {
+        k.set("images", images.clone());
+    }
+    let components: Vec<Node> = spec_field("components")
+        .map(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Node::as_scalar_string)
+        .map(|c| {
+            if is_remote(&c) {
+                string(c)
+            } else {
+                string(rel(&repo::normalize(path, &c).0))
+            }
+        })
+        .collect();
+    if !components.is_empty() {
+        k.set("components", Node::new(Value::Seq(components)));
+    }
+    k.set(
+        "buildMetadata",
+        Node::new(Value::Seq(vec![string("originAnnotations".into())])),
+    );
+    k
+}
+
+/// `spec.commonMetadata` and the owner labels, merged into each object's
+/// metadata as kustomize-controller does after the build.
+fn apply_common_metadata(body: &mut Node, spec: &Node, tier: &TierId) {
+    let metadata = body.map_entry("metadata");
+    for (field, extra) in [
+        ("labels", spec.path(&["spec", "commonMetadata", "labels"])),
+        (
+            "annotations",
+            spec.path(&["spec", "commonMetadata", "annotations"]),
+        ),
+    ] {
+        let Some(extra) = extra else { continue };
+        let target = metadata.map_entry(field);
+        for (key, value) in extra.as_map() {
+            target.set(key, value.clone());
+        }
+    }
+    let labels = metadata.map_entry("labels");
+    labels.set(
+        "kustomize.toolkit.fluxcd.io/name",
+        Node::new(Value::String(tier.name.clone())),
+    );
+    labels.set(
+        "kustomize.toolkit.fluxcd.io/namespace",
+        Node::new(Value::String(tier.namespace.clone())),
+    );
+}
+
+/// Removes the origin annotation and turns it into a repository span.
+fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> {
+    let kind = body.str_at(&["kind"]);
+    let name = body.str_at(&["metadata", "name"]);
+    let metadata = body.map_entry("metadata");
+    let annotations = metadata.map_entry("annotations");
+    let origin = annotations.remove(ORIGIN_ANNOTATION)?.as_scalar_string();
+    if annotations.as_map().is_empty() {
+        metadata.remove("annotations");
+    }
+    let origin = origin?;
+    let field = |key: &str| {
+        origin.lines().find_map(|line| {
+            line.trim()
+                .strip_prefix(key)
+                .map(|rest| rest.trim().trim_matches('"').to_string())
+        })
+    };
+    // Generated objects (ConfigMapGenerator, …) carry `configuredIn`.
+    let (file_path, generated) = match (field("path:"), field("configuredIn:")) {
+        (Some(p), _) => (p, false),
+        (None, Some(p)) => (p, true),
+        (None, None) => return None,
+    };
+    let absolute = lexical_join(work, &file_path);
+    let rel = absolute
+        .strip_prefix(index.root())
+        .ok()?
+        .to_string_lossy()
+        .replace('\\', "/");
+    let line = if generated {
+        0
+    } else {
+        line_of(index, &rel, kind.as_deref(), name.as_deref())
+    };
+    Some(Span::new(rel, line))
+}
+
+/// The line of the document in `file` that defines `kind`/`name` (names may
+/// have been prefixed by the build, so fall back to the kind, then the file).
+fn line_of(index: &RepoIndex, file: &str, kind: Option<&str>, name: Option<&str>) -> u32 {
+    let Some(Ok(docs)) = index.file(file).map(|f| f.docs.as_ref()) else {
+        return 0;
+    };
+    let same_kind = |d: &&Node| d.str_at(&["kind"]).as_deref() == kind;
+    docs.iter()
+        .filter(same_kind)
+        .find(|d| {
+            let own = d.str_at(&["metadata", "name"]);
+            own.as_deref() == name || own.is_some_and(|own| name.is_some_and(|n| n.contains(&own)))
+        })
+        .or_else(|| docs.iter().find(same_kind))
+        .or(docs.first())
+        .map_or(0, |d| d.line)
+}
+
+/// What a build would read, found without running it.
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// Files whose objects end up in the output.
+    pub resources: BTreeSet<String>,
+    /// Every local file the build reads (resources, kustomization files,
+    /// patches).
+    pub reads: BTreeSet<String>,
+    /// Remote references (URL or git address), with where they are written.
+    pub remotes: Vec<(Span, String)>,
+    /// References that climb out of the repository.
+    pub escapes: Vec<(Span, String)>,
+    /// Directories whose kustomization file refers back to an ancestor.
+    pub cycles: Vec<Span>,
+}
+
+/// Follows kustomization files (or Flux's generated list) from `dir`.
+pub fn reach(index: &RepoIndex, dir: &str) -> Reach {
+    let mut out = Reach::default();
+    let mut stack = Vec::new();
+    reach_dir(index, dir, &mut out, &mut stack);
+    out
+}
+
+fn reach_dir(index: &RepoIndex, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
+    if stack.iter().any(|d| d == dir) {
+        out.cycles.push(Span::new(dir.to_string(), 0));
+        return;
+    }
+    stack.push(dir.to_string());
+    match index.kustomization_file(dir) {
+        None => {
+            for entry in generated_resources(index, dir) {
+                if index.is_dir(&entry) {
+                    reach_dir(index, &entry, out, stack);
+                } else {
+                    out.resources.insert(entry.clone());
+                    out.reads.insert(entry);
+                }
+            }
+        }
+        Some(file) => {
+            out.reads.insert(file.clone());
+            let docs = match index.file(&file).map(|f| &f.docs) {
+                Some(Ok(docs)) => docs.clone(),
+                _ => Vec::new(),
+            };
+            for doc in &docs {
+                reach_kustomization(index, dir, &file, doc, out, stack);
+            }
+        }
+    }
+    stack.pop();
+}
+
+fn reach_kustomization(
+    index: &RepoIndex,
+    dir: &str,
+    file: &str,
+    doc: &Node,
+    out: &mut Reach,
+    stack: &mut Vec<String>,
+) {
+    let mut refs: Vec<(&Node, bool)> = Vec::new();
+    for key in ["resources", "bases", "components"] {
+        refs.extend(
+            doc.get(key)
+                .map(Node::as_seq)
+                .unwrap_or_default()
+                .iter()
+                .map(|n| (n, true)),
+        );
+    }
+    for item in doc
+        .get("patchesStrategicMerge")
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        refs.push((item, false));
+    }
+    for key in ["patches", "patchesJson6902"] {
+        for item in doc.get(key).map(Node::as_seq).unwrap_or_default() {
+            if let Some(path) = item.get("path") {
+                refs.push((path, false));
+            }
+        }
+    }
+    for (node, is_resource) in refs {
+        let Some(reference) = node.as_scalar_string() else {
+            continue;
+        };
+        let at = Span::new(file.to_string(), node.line);
+        if is_remote(&reference) {
+            out.remotes.push((at, reference));
+            continue;
+        }
+        if !is_resource && reference.contains('\n') {
+            continue; // an inline strategic-merge patch, not a path
+        }
+        let (target, escaped) = repo::normalize(dir, &reference);
+        if escaped {
+            out.escapes.push((at, reference));
+            continue;
+        }
+        if is_resource && index.is_dir(&target) {
+            reach_dir(index, &target, out, stack);
+        } else if index.is_file(&target) {
+            if is_resource {
+                out.resources.insert(target.clone());
+            }
+            out.reads.insert(target);
+        }
+    }
+}
+
+/// The resources of the kustomization Flux generates for a directory without
+/// one: every `.yaml`/`.yml` file, recursively, in walk order; a subdirectory
+/// that has a kustomization file is one resource and is not entered.
+pub fn generated_resources(index: &RepoIndex, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    generated_walk(index, dir, &mut out);
+    out
+}
+
+fn generated_walk(index: &RepoIndex, dir: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(index.root().join(dir)) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = repo::join(dir, &name);
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_dir() {
+            if index.kustomization_file(&child).is_some() {
+                out.push(child);
+            } else {
+                generated_walk(index, &child, out);
+            }
+        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            out.push(child);
+        }
+    }
+}
+
+/// Broken input the build would read, reported at its own file and line.
+fn precheck(index: &RepoIndex, reach: &Reach) -> Result<(), RenderFailure> {
+    if let Some((at, url)) = reach.remotes.first() {
+        return Err(RenderFailure {
+            message: format!(
+                "remote base `{url}`: kustomize-controller fetches it over the network on every reconcile, and a slow fetch fails the build; not fetched here. Vendor it into the repository"
+            ),
+            at: Some(at.clone()),
+        });
+    }
+    if let Some((at, reference)) = reach.escapes.first() {
+        return Err(RenderFailure {
+            message: format!(
+                "`{reference}` points outside the repository; Flux confines a build to its source"
+            ),
+            at: Some(at.clone()),
+        });
+    }
+    if let Some(at) = reach.cycles.first() {
+        return Err(RenderFailure {
+            message: format!(
+                "cyclic kustomization reference: {} includes itself",
+                at.file
+            ),
+            at: Some(at.clone()),
+        });
+    }
+    for file in &reach.reads {
+        if let Some(Err(err)) = index.file(file).map(|f| &f.docs) {
+            return Err(RenderFailure {
+                message: err.to_string(),
+                at: Some(Span::new(file.clone(), err.line().unwrap_or(0))),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Flux's generator decodes every file it lists and fails on a document
+/// without `kind` or `metadata.name` (a `*List` needs no name).
+fn check_decodable(index: &RepoIndex, files: &[String]) -> Result<(), RenderFailure> {
+    for file in files {
+        let Some(Ok(docs)) = index.file(file).map(|f| f.docs.as_ref()) else {
+            continue;
+        };
+        for doc in docs {
+            let kind = doc.str_at(&["kind"]);
+            let missing = match &kind {
+                None => Some("kind"),
+                Some(k) if !k.ends_with("List") && doc.str_at(&["metadata", "name"]).is_none() => {
+                    Some("metadata.name")
+                }
+                _ => None,
+            };
+            if let Some(missing) = missing {
+                return Err(RenderFailure {
+                    message: format!(
+                        "failed to decode Kubernetes YAML from {file}: missing {missing}. The directory has no kustomization.yaml, so Flux generates one that lists every YAML file below it, and every document must be a Kubernetes object"
+                    ),
+                    at: Some(Span::new(file.clone(), doc.line)),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// kustomize's idea of a remote reference: a URL or a git address.
+pub fn is_remote(reference: &str) -> bool {
+    let r = reference.trim();
+    r.contains("://")
+        || r.starts_with("git@")
+        || r.starts_with("git::")
+        || r.starts_with("gh:")
+        || r.starts_with("github.com/")
+        || r.starts_with("github.com:")
+        || r.starts_with("gitlab.com/")
+        || r.starts_with("bitbucket.org/")
+}
+
+/// Error text from the backend names our temporary paths; make it name the
+/// repository's.
+fn clean_message(message: &str, work: &Path, root: &Path, to_repo: &Path) -> String {
+    let mut text = message.to_string();
+    let to_repo = to_repo.to_string_lossy();
+    if !to_repo.is_empty() {
+        text = text.replace(&format!("{to_repo}/"), "");
+    }
+    text = text.replace(&format!("{}/", root.display()), "");
+    text.replace(&work.display().to_string(), "<flux build>")
+}
+
+/// `to` relative to directory `from` (both absolute, canonical).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for part in &to[common..] {
+        out.push(part.as_os_str());
+    }
+    out
+}
+
+/// Joins and resolves `.`/`..` without touching the file system.
+fn lexical_join(base: &Path, rel: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in base.join(rel).components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_then_descend() {
+        assert_eq!(
+            relative(Path::new("/tmp/x"), Path::new("/work/repo")),
+            PathBuf::from("../../work/repo")
+        );
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b/c")),
+            PathBuf::from("c")
+        );
+    }
+
+    #[test]
+    fn remote_references_are_recognised() {
+        assert!(is_remote("https://github.com/x/y//config?ref=v1"));
+        assert!(is_remote(
+            "github.com/kubernetes-csi/external-snapshotter/client/config/crd?ref=v8.2.0"
+        ));
+        assert!(is_remote("git@github.com:x/y.git"));
+        assert!(!is_remote("../base"));
+        assert!(!is_remote("./crds.yaml"));
+    }
+}

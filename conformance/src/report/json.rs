@@ -1,0 +1,71 @@
+//! The JSON report, as in the command-line contract:
+//! `{"version":1,"repo":…,"clusters":[…],"findings":[…],"summary":{…}}`.
+//! Paths are relative to the repository root.
+
+use serde_json::{Value, json};
+
+use crate::check::Outcome;
+use crate::model::TierState;
+
+/// Builds the JSON document.
+pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
+    let clusters: Vec<Value> = outcome
+        .model
+        .clusters
+        .iter()
+        .filter(|c| selected.is_empty() || selected.contains(&c.name))
+        .map(|cluster| {
+            let kustomizations: Vec<Value> = cluster
+                .tiers
+                .values()
+                .map(|tier| {
+                    let (state, reason, objects) = match &tier.state {
+                        TierState::Rendered(objects) => ("rendered", None, objects.len()),
+                        TierState::RenderFailed(f) => ("failed", Some(f.message.clone()), 0),
+                        TierState::NotChecked(reason) => ("not-checked", Some(reason.clone()), 0),
+                    };
+                    json!({
+                        "name": tier.id.name,
+                        "namespace": tier.id.namespace,
+                        "path": tier.display_path(),
+                        "file": tier.defined_at.file,
+                        "line": (tier.defined_at.line > 0).then_some(tier.defined_at.line),
+                        "dependsOn": tier.depends_on.iter().map(|d| d.target.to_string()).collect::<Vec<_>>(),
+                        "state": state,
+                        "reason": reason,
+                        "objects": objects,
+                    })
+                })
+                .collect();
+            json!({
+                "name": cluster.name,
+                "entry": cluster.entry.path(),
+                "kustomizations": kustomizations,
+            })
+        })
+        .collect();
+    let findings: Vec<Value> = outcome
+        .findings
+        .iter()
+        .map(|f| {
+            json!({
+                "rule": f.rule,
+                "severity": f.severity,
+                "cluster": f.cluster,
+                "kustomization": f.kustomization,
+                "object": f.object,
+                "file": f.at.as_ref().map(|s| s.file.clone()),
+                "line": f.at.as_ref().and_then(|s| (s.line > 0).then_some(s.line)),
+                "message": f.message,
+            })
+        })
+        .collect();
+    let errors = outcome.errors();
+    json!({
+        "version": 1,
+        "repo": repo_arg,
+        "clusters": clusters,
+        "findings": findings,
+        "summary": {"errors": errors, "warnings": outcome.findings.len() - errors},
+    })
+}

@@ -1,0 +1,151 @@
+//! `dependency-missing`: a `dependsOn` entry that names no Kustomization of
+//! the cluster.
+
+use super::{Finding, Rule, Severity};
+use crate::model::{Model, Span, TierState};
+
+#[derive(Debug)]
+pub struct DependencyMissing;
+
+impl Rule for DependencyMissing {
+    fn id(&self) -> &'static str {
+        "dependency-missing"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a dependsOn entry names a Kustomization that does not exist in the cluster (a typo, or a missing namespace)"
+    }
+    fn example(&self) -> &'static str {
+        "apps-vms dependsOn platform-config-cdx, but the cluster has no such Kustomization (did you mean platform-config-cdi?)"
+    }
+    fn explain(&self) -> &'static str {
+        "Flux only applies a Kustomization once every dependsOn entry exists and is Ready at the current revision. \
+An entry without namespace means the dependent's own namespace (after kustomize's namespace transformer), so a \
+dependency living in another namespace needs `namespace:` in the entry. An entry that matches nothing leaves the \
+dependent in 'dependency not ready' forever: it never applies, and neither does anything that depends on it. The \
+finding suggests the closest existing name and says when the name exists in another namespace. If some tier of \
+the cluster failed to build or was not checked, the missing Kustomization may be defined there; the finding says so."
+    }
+    fn check(&self, model: &Model) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cluster in &model.clusters {
+            let incomplete: Vec<String> = cluster
+                .tiers
+                .values()
+                .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+                .map(|t| cluster.tier_label(&t.id))
+                .collect();
+            for tier in cluster.tiers.values() {
+                for dep in &tier.depends_on {
+                    if cluster.tiers.contains_key(&dep.target) {
+                        continue;
+                    }
+                    let label = cluster.tier_label(&tier.id);
+                    let other_namespace: Vec<String> = cluster
+                        .tiers
+                        .keys()
+                        .filter(|id| id.name == dep.target.name)
+                        .map(|id| id.namespace.clone())
+                        .collect();
+                    let fix = if let Some(ns) = other_namespace.first() {
+                        if dep.explicit_namespace {
+                            format!(
+                                "{} is in namespace {ns}, not {}: set `namespace: {ns}` in the entry",
+                                dep.target.name, dep.target.namespace
+                            )
+                        } else {
+                            format!(
+                                "{} is in namespace {ns}; an entry without namespace means {label}'s own namespace ({}): add `namespace: {ns}` to the entry",
+                                dep.target.name, tier.id.namespace
+                            )
+                        }
+                    } else if let Some(near) = closest(
+                        &dep.target.name,
+                        cluster.tiers.keys().map(|id| id.name.as_str()),
+                    ) {
+                        format!(
+                            "did you mean `{near}`? Correct the name, or add the missing Kustomization"
+                        )
+                    } else {
+                        "correct the name, or add the missing Kustomization to the cluster"
+                            .to_string()
+                    };
+                    let mut why = format!(
+                        "Flux applies {label} only after {} exists and is Ready; it never will, so {label} and everything that depends on it never apply",
+                        dep.target
+                    );
+                    if !incomplete.is_empty() {
+                        why.push_str(&format!(
+                            " (it may be defined in a tier that did not build or was not checked: {})",
+                            incomplete.join(", ")
+                        ));
+                    }
+                    out.push(Finding {
+                        rule: self.id(),
+                        severity: self.severity(),
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: None,
+                        at: Some(Span::new(tier.defined_at.file.clone(), dep.line)),
+                        related: vec![(tier.defined_at.clone(), format!("Kustomization {label}"))],
+                        message: format!(
+                            "{label} dependsOn {}, which is not a Kustomization in cluster {}",
+                            dep.target, cluster.name
+                        ),
+                        why,
+                        fix,
+                        detail: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The candidate nearest to `name` by edit distance, if it is close enough to
+/// be a typo.
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (levenshtein(name, c), c))
+        .filter(|(d, c)| *d <= (name.len().max(c.len()) / 3).max(1))
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_near_names_only() {
+        let names = ["platform-config", "platform-config-cdi", "apps-vms"];
+        assert_eq!(
+            closest("platform-config-cdx", names.into_iter()),
+            Some("platform-config-cdi")
+        );
+        assert_eq!(closest("monitoring", names.into_iter()), None);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+    }
+}

@@ -1,0 +1,66 @@
+//! `render-failed`: a tier whose build fails as kustomize-controller's would.
+
+use super::{Finding, Rule, Severity};
+use crate::model::{Model, TierState};
+
+#[derive(Debug)]
+pub struct RenderFailed;
+
+impl Rule for RenderFailed {
+    fn id(&self) -> &'static str {
+        "render-failed"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a Kustomization's path does not build (missing path, invalid YAML, a file Flux cannot decode, a kustomize error)"
+    }
+    fn example(&self) -> &'static str {
+        "apps/vms/unifi/20-datavolume.yaml:7: did not find expected key; so Kustomization apps-vms cannot build"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller builds spec.path of every Kustomization (relative to the source root) with \
+kustomize, load restrictions off and plugins disabled. A directory without kustomization.yaml gets a generated one \
+listing every .yaml/.yml file below it, and every document in those files must be a Kubernetes object with kind and \
+metadata.name. After the build, every object needs apiVersion, kind and metadata.name. If any of this fails the \
+Kustomization is not Ready and nothing in it is applied, and every Kustomization that dependsOn it waits forever. \
+The finding points at the file and line that broke the build when it can (YAML errors are found before kustomize \
+runs) and otherwise quotes kustomize's message. Remote bases are refused here because this check never touches the \
+network, and because Flux fetches them on every reconcile. Fix the file, or the path, and re-run."
+    }
+    fn check(&self, model: &Model) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cluster in &model.clusters {
+            for tier in cluster.tiers.values() {
+                let TierState::RenderFailed(failure) = &tier.state else {
+                    continue;
+                };
+                let label = cluster.tier_label(&tier.id);
+                out.push(Finding {
+                    rule: self.id(),
+                    severity: self.severity(),
+                    cluster: cluster.name.clone(),
+                    kustomization: label.clone(),
+                    object: None,
+                    at: Some(failure.at.clone().unwrap_or_else(|| tier.defined_at.clone())),
+                    related: vec![(
+                        tier.defined_at.clone(),
+                        format!("Kustomization {label} builds {}", tier.display_path()),
+                    )],
+                    message: format!(
+                        "Kustomization {label} does not build: {}",
+                        failure.message
+                    ),
+                    why: format!(
+                        "kustomize-controller cannot build {}, so {label} never becomes Ready: nothing in it is applied and every Kustomization that depends on it waits",
+                        tier.display_path()
+                    ),
+                    fix: "fix the file named above (or spec.path) until the path builds".into(),
+                    detail: None,
+                });
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,436 @@
+//! Loading YAML: multi-document files into a small value tree that remembers
+//! the line of every node, under input budgets.
+//!
+//! Everything the engine reads from disk or from a renderer goes through
+//! [`parse_documents`]. Each node keeps its 1-based line so a finding can point
+//! at `file:line`. The budgets make a YAML bomb (alias expansion), a document
+//! nested thousands of levels deep or a multi-gigabyte file a clear error
+//! instead of an exhausted machine.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Largest file the loader reads, in bytes. Real manifests (even CRD bundles
+/// such as gotk-components.yaml) are a few MiB.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Deepest nesting accepted. OpenAPI schemas inside CRDs reach ~40 levels.
+pub const MAX_DEPTH: usize = 128;
+/// Most documents accepted in one stream (a rendered cluster tier can hold
+/// thousands of objects).
+pub const MAX_DOCUMENTS: usize = 50_000;
+
+/// A YAML node with the 1-based line it starts on (0 when unknown).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub line: u32,
+    pub value: Value,
+}
+
+/// The value of a [`Node`]. Mapping keys are kept in document order and are
+/// always strings (a non-string scalar key is written as its YAML text).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    Seq(Vec<Node>),
+    Map(Vec<(String, Node)>),
+}
+
+/// A YAML syntax or budget error, with the 1-based line and column where the
+/// parser stopped (0 when the parser could not tell).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct YamlError {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+impl Node {
+    pub fn new(value: Value) -> Self {
+        Node { line: 0, value }
+    }
+
+    /// The child at `key` of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Follows a path of mapping keys.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// The scalar at `keys` as a string (numbers and booleans as written).
+    pub fn str_at(&self, keys: &[&str]) -> Option<String> {
+        self.path(keys).and_then(Node::as_scalar_string)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Scalars as text; `None` for null, sequences and mappings.
+    pub fn as_scalar_string(&self) -> Option<String> {
+        match &self.value {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            Value::Null | Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> &[Node] {
+        match &self.value {
+            Value::Seq(items) => items,
+            _ => &[],
+        }
+    }
+
+    pub fn as_map(&self) -> &[(String, Node)] {
+        match &self.value {
+            Value::Map(entries) => entries,
+            _ => &[],
+        }
+    }
+
+    pub fn is_map(&self) -> bool {
+        matches!(self.value, Value::Map(_))
+    }
+
+    /// Sets `key` in a mapping node (appending when absent). No-op on other
+    /// node kinds.
+    pub fn set(&mut self, key: &str, value: Node) {
+        if let Value::Map(entries) = &mut self.value {
+            match entries.iter_mut().find(|(k, _)| k == key) {
+                Some((_, slot)) => *slot = value,
+                None => entries.push((key.to_string(), value)),
+            }
+        }
+    }
+
+    /// The mapping at `key`, created empty when absent or not a mapping.
+    pub fn map_entry(&mut self, key: &str) -> &mut Node {
+        let needs_insert = !self.get(key).is_some_and(Node::is_map);
+        if needs_insert {
+            self.set(key, Node::new(Value::Map(Vec::new())));
+        }
+        match &mut self.value {
+            Value::Map(entries) => {
+                let (_, node) = entries
+                    .iter_mut()
+                    .find(|(k, _)| k == key)
+                    .expect("entry inserted above");
+                node
+            }
+            _ => panic!("map_entry on a non-mapping node"),
+        }
+    }
+
+    /// Removes `key` from a mapping node, returning it.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        if let Value::Map(entries) = &mut self.value {
+            let index = entries.iter().position(|(k, _)| k == key)?;
+            return Some(entries.remove(index).1);
+        }
+        None
+    }
+
+    /// Converts to JSON (for the JSON report and for writing YAML back out:
+    /// JSON is valid YAML).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::String(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Builds a node (without lines) from JSON.
+    pub fn from_json(json: &serde_json::Value) -> Node {
+        use serde_json::Value as J;
+        let value = match json {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(*b),
+            J::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            J::String(s) => Value::String(s.clone()),
+            J::Array(items) => Value::Seq(items.iter().map(Node::from_json).collect()),
+            J::Object(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Node::from_json(v)))
+                    .collect(),
+            ),
+        };
+        Node::new(value)
+    }
+}
+
+/// Parses every document of a YAML stream. Empty and null documents are
+/// skipped, as kustomize skips them.
+pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_DEPTH,
+            max_documents: MAX_DOCUMENTS,
+            max_events: 20_000_000,
+            max_nodes: 10_000_000,
+            max_total_scalar_bytes: MAX_FILE_BYTES as usize,
+        },
+    };
+    let docs: Vec<Node> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|err| {
+            let (line, column) = err
+                .location()
+                .map_or((0, 0), |loc| (loc.line() as u32, loc.column() as u32));
+            let rendered = err.without_snippet().to_string();
+            let message = rendered.lines().next().unwrap_or("invalid YAML").trim();
+            // The location is carried separately; drop the parser's own suffix.
+            let message = match message.rfind(" at line ") {
+                Some(cut) => &message[..cut],
+                None => message,
+            }
+            .to_string();
+            YamlError {
+                line,
+                column,
+                message,
+            }
+        })?;
+    Ok(docs
+        .into_iter()
+        .filter(|doc| !matches!(doc.value, Value::Null))
+        .collect())
+}
+
+/// Reads a file under the size budget and parses it.
+pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(LoadError::TooLarge {
+            path: path.display().to_string(),
+            bytes: meta.len(),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse_documents(&text).map_err(|source| LoadError::Yaml {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Why a file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("{path}: file is {bytes} bytes, larger than the {MAX_FILE_BYTES}-byte limit")]
+    TooLarge { path: String, bytes: u64 },
+    /// The file is not valid YAML or exceeds a parsing budget.
+    #[error("{path}:{}: {}", source.line, source.message)]
+    Yaml {
+        path: String,
+        #[source]
+        source: YamlError,
+    },
+}
+
+impl LoadError {
+    /// The 1-based line of the problem, when known.
+    pub fn line(&self) -> Option<u32> {
+        match self {
+            LoadError::Yaml { source, .. } if source.line > 0 => Some(source.line),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = serde_saphyr::Spanned::<Value>::deserialize(deserializer)?;
+        Ok(Node {
+            line: spanned.referenced.line() as u32,
+            value: spanned.value,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
+        Ok(Value::String(String::from_utf8_lossy(v).into_owned()))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Value::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element::<Node>()? {
+            items.push(item);
+        }
+        Ok(Value::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries: Vec<(String, Node)> = Vec::new();
+        while let Some(key) = map.next_key::<Key>()? {
+            let value = map.next_value::<Node>()?;
+            entries.push((key.0, value));
+        }
+        Ok(Value::Map(entries))
+    }
+}
+
+/// A mapping key: any scalar, kept as text.
+struct Key(String);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let text = match value {
+            Value::String(s) => s,
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => f.to_string(),
+            Value::Null => "null".to_string(),
+            Value::Seq(_) | Value::Map(_) => {
+                return Err(de::Error::custom("complex mapping keys are not supported"));
+            }
+        };
+        Ok(Key(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_keep_their_lines() {
+        let text = "a: 1\n---\n# comment\nkind: Foo\nmetadata:\n  name: x\n---\n---\nb: [1, 2]\n";
+        let docs = parse_documents(text).unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[1].line, 4);
+        assert_eq!(docs[1].path(&["metadata", "name"]).unwrap().line, 6);
+        assert_eq!(docs[1].str_at(&["metadata", "name"]).as_deref(), Some("x"));
+        assert_eq!(docs[2].get("b").unwrap().as_seq().len(), 2);
+    }
+
+    #[test]
+    fn syntax_error_has_a_line() {
+        let err = parse_documents("a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
+        assert!(err.line >= 2, "{err:?}");
+    }
+
+    #[test]
+    fn alias_bomb_is_an_error_not_an_explosion() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let prev = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+            ));
+        }
+        let err = parse_documents(&text).unwrap_err();
+        assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let text = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        assert!(parse_documents(&text).is_err());
+    }
+
+    #[test]
+    fn duplicate_key_is_an_error_as_in_kustomize() {
+        let err = parse_documents("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("duplicate"), "{}", err.message);
+        assert!(!err.message.contains("at line"), "{}", err.message);
+    }
+}
