@@ -1,1 +1,116 @@
-//! x
+//! The l0-static suite: every static invariant of a Flux repository as an
+//! ordinary test.
+//!
+//! `cargo test -p l0-static` checks `fixtures/reference-platform`, or the
+//! repository named by `CONFORMANCE_REPO`. There is one trial per cluster,
+//! rule and Kustomization, named `<cluster>::<rule>::<kustomization>`, so
+//! `cargo test -p l0-static -- prod::` runs one cluster and
+//! `-- ::graph-parity::` one rule. Passing checks are trials too, so `--list`
+//! shows the whole suite. A failing trial prints its findings as the
+//! `conformance check` human report does.
+//!
+//! This library plans the trials ([`plan`]); `tests/l0.rs` hands them to
+//! libtest-mimic.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use conformance::check::Outcome;
+use conformance::model::TierState;
+use conformance::report::human::finding_block;
+use conformance::rules::{self, Finding, Severity};
+
+/// What a trial will report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// Failed, with the message to print.
+    Fail(String),
+    /// Not run, with the reason.
+    Ignored(String),
+}
+
+/// One planned trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedTrial {
+    pub name: String,
+    pub verdict: Verdict,
+}
+
+/// The repository under test: `CONFORMANCE_REPO` when set (relative paths
+/// are taken from the directory cargo was run in), else the reference
+/// platform.
+pub fn target_repo() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    match std::env::var_os("CONFORMANCE_REPO") {
+        Some(repo) => {
+            let repo = PathBuf::from(repo);
+            if repo.is_absolute() {
+                return repo;
+            }
+            // cargo runs tests in the crate directory; the user meant the
+            // directory they typed the command in.
+            let from_shell = std::env::var_os("PWD").map(|pwd| PathBuf::from(pwd).join(&repo));
+            match from_shell {
+                Some(path) if path.exists() => path,
+                _ => workspace.join(repo),
+            }
+        }
+        None => workspace.join("fixtures").join("reference-platform"),
+    }
+}
+
+/// Plans one trial per (cluster, rule, Kustomization), plus one for every
+/// finding whose Kustomization is not a tier of its cluster (a parity
+/// finding about a Kustomization the cluster lacks).
+pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
+    let mut by_key: BTreeMap<(String, &str, String), Vec<&Finding>> = BTreeMap::new();
+    for finding in &outcome.findings {
+        by_key
+            .entry((
+                finding.cluster.clone(),
+                finding.rule,
+                finding.kustomization.clone(),
+            ))
+            .or_default()
+            .push(finding);
+    }
+    let mut keys: BTreeSet<(String, &str, String)> = by_key.keys().cloned().collect();
+    let mut unchecked: BTreeMap<(String, String), String> = BTreeMap::new();
+    for cluster in &outcome.model.clusters {
+        for tier in cluster.tiers.values() {
+            let label = cluster.tier_label(&tier.id);
+            for rule in rules::all() {
+                keys.insert((cluster.name.clone(), rule.id(), label.clone()));
+            }
+            if let TierState::NotChecked(reason) = &tier.state {
+                unchecked.insert((cluster.name.clone(), label), reason.clone());
+            }
+        }
+    }
+    keys.into_iter()
+        .map(|key| {
+            let name = format!("{}::{}::{}", key.0, key.1, key.2);
+            let findings = by_key.get(&key).map(Vec::as_slice).unwrap_or_default();
+            let errors: Vec<&&Finding> = findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .collect();
+            let verdict = if !errors.is_empty() {
+                let text: Vec<String> = findings
+                    .iter()
+                    .map(|f| finding_block(f, &outcome.model.repo))
+                    .collect();
+                Verdict::Fail(text.join("\n"))
+            } else if key.1 == "render-failed" {
+                match unchecked.get(&(key.0.clone(), key.2.clone())) {
+                    Some(reason) => Verdict::Ignored(format!("not checked: {reason}")),
+                    None => Verdict::Pass,
+                }
+            } else {
+                Verdict::Pass
+            };
+            PlannedTrial { name, verdict }
+        })
+        .collect()
+}

@@ -232,30 +232,80 @@ fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> 
         .ok()?
         .to_string_lossy()
         .replace('\\', "/");
-    let line = if generated {
-        0
-    } else {
-        line_of(index, &rel, kind.as_deref(), name.as_deref())
+    if generated {
+        return Some(Span::new(rel, 0));
+    }
+    let line = match source_doc(index, &rel, kind.as_deref(), name.as_deref()) {
+        Some(doc) => {
+            adopt_lines(body, doc);
+            doc.line
+        }
+        None => 0,
     };
     Some(Span::new(rel, line))
 }
 
-/// The line of the document in `file` that defines `kind`/`name` (names may
-/// have been prefixed by the build, so fall back to the kind, then the file).
-fn line_of(index: &RepoIndex, file: &str, kind: Option<&str>, name: Option<&str>) -> u32 {
-    let Some(Ok(docs)) = index.file(file).map(|f| f.docs.as_ref()) else {
-        return 0;
-    };
+/// The document in `file` that defines `kind`/`name` (names may have been
+/// prefixed by the build, so fall back to the kind, then the first document).
+fn source_doc<'a>(
+    index: &'a RepoIndex,
+    file: &str,
+    kind: Option<&str>,
+    name: Option<&str>,
+) -> Option<&'a Node> {
+    let docs = index.file(file)?.docs.as_ref().ok()?;
     let same_kind = |d: &&Node| d.str_at(&["kind"]).as_deref() == kind;
+    let own_name = |d: &&Node| d.str_at(&["metadata", "name"]);
     docs.iter()
         .filter(same_kind)
-        .find(|d| {
-            let own = d.str_at(&["metadata", "name"]);
-            own.as_deref() == name || own.is_some_and(|own| name.is_some_and(|n| n.contains(&own)))
+        .find(|d| own_name(d).as_deref() == name)
+        .or_else(|| {
+            // A prefixed or suffixed name still contains the source's name.
+            docs.iter()
+                .filter(same_kind)
+                .filter_map(|d| Some((d, own_name(&d)?)))
+                .filter(|(_, own)| name.is_some_and(|n| n.contains(own.as_str())))
+                .max_by_key(|(_, own)| own.len())
+                .map(|(d, _)| d)
         })
         .or_else(|| docs.iter().find(same_kind))
         .or(docs.first())
-        .map_or(0, |d| d.line)
+}
+
+/// Gives every node of a rendered object the line of the same node in its
+/// source document (matched by key, and by index in sequences); a node the
+/// build added takes its parent's line. The build's output has no useful
+/// lines of its own.
+fn adopt_lines(rendered: &mut Node, source: &Node) {
+    rendered.line = source.line;
+    fn inherit(node: &mut Node, line: u32) {
+        node.line = line;
+        match &mut node.value {
+            Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| inherit(v, line)),
+            Value::Seq(items) => items.iter_mut().for_each(|v| inherit(v, line)),
+            _ => {}
+        }
+    }
+    match (&mut rendered.value, &source.value) {
+        (Value::Map(entries), Value::Map(_)) => {
+            for (key, child) in entries.iter_mut() {
+                match source.get(key) {
+                    Some(src) => adopt_lines(child, src),
+                    None => inherit(child, source.line),
+                }
+            }
+        }
+        (Value::Seq(items), Value::Seq(src_items)) => {
+            for (i, child) in items.iter_mut().enumerate() {
+                match src_items.get(i) {
+                    Some(src) => adopt_lines(child, src),
+                    None => inherit(child, source.line),
+                }
+            }
+        }
+        (Value::Map(_) | Value::Seq(_), _) => inherit(rendered, source.line),
+        _ => {}
+    }
 }
 
 /// What a build would read, found without running it.

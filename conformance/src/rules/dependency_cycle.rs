@@ -46,12 +46,18 @@ the edge that points from the lower tier back up (a tier should depend only on t
                 for member in &cycle.members {
                     let tier = &cluster.tiers[member];
                     let label = cluster.tier_label(member);
-                    // Point at the entry that closes the loop from this member.
+                    // Point at this member's edge along the loop, or else at its
+                    // first edge into the component.
                     let edge = cycle
                         .path
                         .windows(2)
                         .find(|w| w[0] == *member)
-                        .and_then(|w| tier.depends_on.iter().find(|d| d.target == w[1]));
+                        .and_then(|w| tier.depends_on.iter().find(|d| d.target == w[1]))
+                        .or_else(|| {
+                            tier.depends_on
+                                .iter()
+                                .find(|d| cycle.members.contains(&d.target))
+                        });
                     let at = edge.map_or(tier.defined_at.clone(), |d| {
                         Span::new(tier.defined_at.file.clone(), d.line)
                     });

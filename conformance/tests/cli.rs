@@ -1,0 +1,354 @@
+//! The command-line contract: exit statuses 0/1/2, the JSON document, the
+//! canonical graph, explain, and clear errors for bad input.
+
+#![allow(clippy::unwrap_used)] // a test helper that cannot copy its fixture should panic
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    workspace().join("fixtures").join(rel)
+}
+
+fn conformance(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(args)
+        .output()
+        .expect("run conformance")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err}):\n{}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Copies a fixture tree so a test can break it without touching the original.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn reference_platform_passes_with_exit_0_and_contract_json() {
+    let repo = fixture("reference-platform");
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["repo"], repo.to_str().unwrap());
+    assert_eq!(doc["summary"]["errors"], 0);
+    assert_eq!(doc["summary"]["warnings"], 0);
+    assert_eq!(doc["findings"].as_array().unwrap().len(), 0);
+    let clusters: Vec<&str> = doc["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(clusters, ["dev", "prod"]);
+    let prod = &doc["clusters"][1];
+    assert_eq!(prod["entry"], "clusters/prod");
+    assert_eq!(prod["kustomizations"].as_array().unwrap().len(), 10);
+    assert!(
+        prod["kustomizations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|k| k["state"] == "rendered")
+    );
+}
+
+#[test]
+fn a_finding_exits_1_and_follows_the_json_contract() {
+    let repo = fixture("incidents/dependson-typo/repo");
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1);
+    let f = &findings[0];
+    assert_eq!(f["rule"], "dependency-missing");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["cluster"], "prod");
+    assert_eq!(f["kustomization"], "apps-vms");
+    assert!(f["object"].is_null());
+    assert_eq!(f["file"], "clusters/prod/tiers.yaml");
+    assert_eq!(f["line"], 39);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("platform-config-cdx")
+    );
+    assert_eq!(doc["summary"]["errors"], 1);
+}
+
+#[test]
+fn human_report_names_place_why_and_fix() {
+    let repo = fixture("incidents/dependson-typo/repo");
+    let out = conformance(&["check", "--repo", repo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("error[dependency-missing]: prod/apps-vms:"),
+        "{text}"
+    );
+    assert!(text.contains("--> clusters/prod/tiers.yaml:39"), "{text}");
+    assert!(
+        text.contains("39 |     - name: platform-config-cdx"),
+        "{text}"
+    );
+    assert!(text.contains("= why: "), "{text}");
+    assert!(
+        text.contains("did you mean `platform-config-cdi`?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("checked 1 cluster, 4 Kustomizations"),
+        "{text}"
+    );
+}
+
+#[test]
+fn missing_directory_exits_2_with_one_line() {
+    let out = conformance(&["check", "--repo", "/nonexistent/conformance-repo"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/nonexistent/conformance-repo: not a directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn directory_without_flux_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .unwrap();
+    let out = conformance(&["check", "--repo", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no Flux cluster found"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn malformed_yaml_in_a_tier_is_render_failed_at_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
+    std::fs::write(
+        dir.path().join("apps-vms/datavolume.yaml"),
+        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata:\n  name: x\n  labels: [a, b\nspec: {}\n",
+    )
+    .unwrap();
+    let out = conformance(&[
+        "check",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    assert_eq!(findings[0]["rule"], "render-failed");
+    assert_eq!(findings[0]["kustomization"], "apps-vms");
+    assert_eq!(findings[0]["file"], "apps-vms/datavolume.yaml");
+    assert!(findings[0]["line"].as_u64().unwrap() >= 5, "{doc:#}");
+}
+
+#[test]
+fn malformed_yaml_in_the_cluster_directory_fails_the_sync_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
+    std::fs::write(
+        dir.path().join("clusters/prod/tiers.yaml"),
+        "kind: Kustomization\n  bad: indent\n",
+    )
+    .unwrap();
+    let out = conformance(&[
+        "check",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let f = &doc["findings"][0];
+    assert_eq!(f["rule"], "render-failed");
+    assert_eq!(f["kustomization"], "flux-system");
+    assert_eq!(f["file"], "clusters/prod/tiers.yaml");
+}
+
+#[test]
+fn unknown_and_unsupported_formats_are_usage_errors() {
+    let repo = fixture("reference-platform");
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--format",
+        "yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--format",
+        "sarif",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not supported yet"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unknown_cluster_is_an_error_listing_the_clusters() {
+    let repo = fixture("reference-platform");
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "staging",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("discovered: dev, prod"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn cluster_filter_limits_the_report() {
+    let repo = fixture("incidents/dev-prod-graph-drift/repo");
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "dev",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "parity findings are on prod only"
+    );
+    assert_eq!(json(&out)["clusters"].as_array().unwrap().len(), 1);
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "prod",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn graph_is_canonical_and_stable() {
+    let repo = fixture("reference-platform");
+    let a = conformance(&[
+        "graph",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "prod",
+    ]);
+    let b = conformance(&[
+        "graph",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "prod",
+    ]);
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout);
+    let text = String::from_utf8(a.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted);
+    assert!(lines.contains(&"dependsOn flux-system/apps-vms -> flux-system/platform-config-cdi"));
+    assert!(lines.contains(&"kustomization flux-system/platform-config wait=true prune=true"));
+    let dev = conformance(&[
+        "graph",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--cluster",
+        "dev",
+    ]);
+    assert_eq!(dev.stdout, b.stdout, "dev and prod graphs are identical");
+}
+
+#[test]
+fn explain_knows_every_contract_rule_of_this_release() {
+    for rule in [
+        "render-failed",
+        "dependency-missing",
+        "dependency-cycle",
+        "graph-parity",
+    ] {
+        let out = conformance(&["explain", rule]);
+        assert_eq!(out.status.code(), Some(0), "{rule}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(rule), "{text}");
+        assert!(text.contains("Example: "), "{text}");
+    }
+    let out = conformance(&["explain", "no-such-rule"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("rules: render-failed"),
+        "{}",
+        stderr(&out)
+    );
+}
