@@ -352,3 +352,20 @@ fn explain_knows_every_contract_rule_of_this_release() {
         stderr(&out)
     );
 }
+
+#[test]
+fn missing_renderer_says_what_to_install() {
+    let empty = tempfile::tempdir().unwrap();
+    let repo = fixture("reference-platform");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["check", "--repo", repo.to_str().unwrap()])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("install kustomize") && err.contains("kubectl"),
+        "{err}"
+    );
+}

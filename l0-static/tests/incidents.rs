@@ -1,8 +1,9 @@
 //! Meta-tests of the fixture contract: every incident under
 //! `fixtures/incidents/<slug>/` has a README, a repo, an `expected.yaml` and a
-//! fixed variant; the repo produces exactly the expected findings, at least
-//! one of them an error; the fixed variant and the reference platform produce
-//! none. `BLESS=1` rewrites `expected.yaml` from the current findings.
+//! fixed variant; the repo produces exactly the expected findings (at least
+//! one of them an error) and the human report in `report.txt`; the fixed
+//! variant and the reference platform produce no error. `BLESS=1` rewrites
+//! `expected.yaml` and `report.txt` from the current output.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,8 @@ fn main() -> ExitCode {
             expected(&d)
         }));
         let d = dir.clone();
+        trials.push(Trial::test(format!("{slug}::report"), move || report(&d)));
+        let d = dir.clone();
         trials.push(Trial::test(format!("{slug}::fixed"), move || {
             assert_clean(&d.join("fixed"))
         }));
@@ -132,6 +135,36 @@ fn expected(dir: &Path) -> Result<(), Failed> {
                 .unified_diff()
                 .header("expected.yaml", "actual"),
             report.join("\n")
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The human report of the incident, snapshot-tested (`report.txt`), so a
+/// change to what users read is a reviewed change. The elapsed time and the
+/// renderer's name vary by machine and are masked.
+fn report(dir: &Path) -> Result<(), Failed> {
+    let options = CheckOptions {
+        repo: dir.join("repo"),
+        clusters: Vec::new(),
+    };
+    let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
+    let text = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
+        .replace(&format!(" with {}:", outcome.renderer), " with <renderer>:");
+    let path = dir.join("report.txt");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&path, &text).map_err(|err| format!("{}: {err}", path.display()))?;
+    }
+    let wanted = std::fs::read_to_string(&path)
+        .map_err(|err| format!("{}: {err} (BLESS=1 writes it)", path.display()))?;
+    if wanted != text {
+        return Err(format!(
+            "the report differs from {} (BLESS=1 rewrites it)\n{}",
+            path.display(),
+            similar::TextDiff::from_lines(&wanted, &text)
+                .unified_diff()
+                .header("report.txt", "actual")
         )
         .into());
     }

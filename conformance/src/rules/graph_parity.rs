@@ -78,13 +78,24 @@ meant to match, declare parity groups in conformance.yaml."
                         ));
                     }
                 }
+                // Point at the field that differs: dependsOn when an edge
+                // line differs, else wait/prune, else the object.
+                let edges_differ = base_lines.iter().chain(&lines).any(|l| {
+                    l.starts_with("dependsOn ") && !(base_lines.contains(l) && lines.contains(l))
+                });
+                let field = if edges_differ { "dependsOn" } else { "wait" };
+                let line = tier
+                    .spec
+                    .path(&["spec", field])
+                    .or_else(|| tier.spec.path(&["spec", "prune"]))
+                    .map_or(tier.defined_at.line, |n| n.line);
                 out.push(Finding {
                     rule: self.id(),
                     severity: self.severity(),
                     cluster: other.name.clone(),
                     kustomization: label,
                     object: None,
-                    at: Some(tier.defined_at.clone()),
+                    at: Some(crate::model::Span::new(tier.defined_at.file.clone(), line)),
                     related,
                     message,
                     why: format!(

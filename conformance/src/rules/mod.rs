@@ -7,6 +7,7 @@
 
 mod dependency_cycle;
 mod dependency_missing;
+mod duplicate_object;
 mod graph_parity;
 mod render_failed;
 
@@ -68,6 +69,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &dependency_missing::DependencyMissing,
         &dependency_cycle::DependencyCycle,
         &graph_parity::GraphParity,
+        &duplicate_object::DuplicateObject,
     ]
 }
 

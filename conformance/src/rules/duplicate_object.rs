@@ -1,0 +1,96 @@
+//! `duplicate-object`: two tiers of one cluster render the same object.
+
+use std::collections::BTreeMap;
+
+use super::{Finding, Rule, Severity};
+use crate::model::{Model, Object, Tier};
+
+#[derive(Debug)]
+pub struct DuplicateObject;
+
+impl Rule for DuplicateObject {
+    fn id(&self) -> &'static str {
+        "duplicate-object"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "two Kustomizations of one cluster render the same group/kind/namespace/name, so they fight over it"
+    }
+    fn example(&self) -> &'static str {
+        "StorageProfile/longhorn-vm is rendered by 2 Kustomizations: platform-config, platform-config-cdi"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller labels everything a Kustomization applies with that Kustomization's name and, with \
+prune: true, deletes objects that carry its label but left its output. When two Kustomizations of one cluster render \
+the same object (same API group, kind, namespace and name), each reconcile takes the object over: fields flip between \
+the two versions, the ownership label moves, and when one of them stops rendering it, its prune can delete the copy \
+the other still wants. It usually happens half-way through moving an object from one tier to another, or when two \
+parents both render the same Flux Kustomization. Keep each object in exactly one tier. Names that still contain \
+${...} in a tier with postBuild are skipped: substitution decides their final name."
+    }
+    fn check(&self, model: &Model) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cluster in &model.clusters {
+            type Key = (String, String, Option<String>, String);
+            let mut holders: BTreeMap<Key, Vec<(&Tier, &Object)>> = BTreeMap::new();
+            for tier in cluster.tiers.values() {
+                for object in tier.objects() {
+                    let id = &object.id;
+                    let unresolved = id.name.contains("${")
+                        || id.namespace.as_deref().is_some_and(|ns| ns.contains("${"));
+                    if unresolved && tier.post_build.is_some() {
+                        continue;
+                    }
+                    holders
+                        .entry((
+                            id.group.clone(),
+                            id.kind.clone(),
+                            id.namespace.clone(),
+                            id.name.clone(),
+                        ))
+                        .or_default()
+                        .push((tier, object));
+                }
+            }
+            for found in holders.values() {
+                let mut tiers: Vec<String> = found
+                    .iter()
+                    .map(|(t, _)| cluster.tier_label(&t.id))
+                    .collect();
+                tiers.sort();
+                tiers.dedup();
+                if tiers.len() < 2 {
+                    continue;
+                }
+                let (first_tier, first) = found[0];
+                let object = first.id.to_string();
+                for (tier, copy) in found.iter().filter(|(t, _)| t.id != first_tier.id) {
+                    let label = cluster.tier_label(&tier.id);
+                    out.push(Finding {
+                        rule: self.id(),
+                        severity: self.severity(),
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: Some(object.clone()),
+                        at: copy.source.clone().or_else(|| Some(tier.defined_at.clone())),
+                        related: vec![(
+                            first.source.clone().unwrap_or_else(|| first_tier.defined_at.clone()),
+                            format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
+                        )],
+                        message: format!(
+                            "{object} is rendered by {} Kustomizations: {}",
+                            tiers.len(),
+                            tiers.join(", ")
+                        ),
+                        why: "each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies".into(),
+                        fix: format!("keep {object} in exactly one of {}", tiers.join(", ")),
+                        detail: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,372 @@
+//! Discovery on small repositories written by each test: entries, cluster
+//! names, dependsOn namespaces, sources that are not this repository,
+//! duplicate names, Flux's generated kustomization.
+
+#![allow(clippy::unwrap_used)] // test scaffolding
+
+use std::path::Path;
+
+use conformance::check::{CheckOptions, Outcome, check};
+use conformance::model::{Entry, TierId, TierState};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn ks(name: &str, namespace: &str, path: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 10m\n  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n{extra}"
+    )
+}
+
+fn sync(root: &Path, cluster_dir: &str) {
+    write(
+        root,
+        &format!("{cluster_dir}/flux-system/gotk-sync.yaml"),
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://github.com/example/fleet.git\n  ref:\n    branch: main\n---\n{}",
+            ks(
+                "flux-system",
+                "flux-system",
+                &format!("./{cluster_dir}"),
+                ""
+            )
+        ),
+    );
+}
+
+fn configmap(name: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
+    )
+}
+
+fn run(root: &Path) -> Outcome {
+    check(&CheckOptions {
+        repo: root.to_path_buf(),
+        clusters: vec![],
+    })
+    .unwrap()
+}
+
+fn rules(outcome: &Outcome) -> Vec<(&str, &str, &str)> {
+    outcome
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.cluster.as_str(), f.kustomization.as_str()))
+        .collect()
+}
+
+#[test]
+fn several_clusters_are_found_and_named_by_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for c in ["staging", "production"] {
+        sync(root, &format!("clusters/{c}"));
+        write(
+            root,
+            &format!("clusters/{c}/apps.yaml"),
+            &ks("apps", "flux-system", "./apps", ""),
+        );
+    }
+    write(root, "apps/app.yaml", &configmap("app"));
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["production", "staging"]);
+    let prod = &outcome.model.clusters[0];
+    assert_eq!(
+        prod.entry,
+        Entry::SyncKustomization {
+            tier: TierId::new("flux-system", "flux-system"),
+            path: "clusters/production".into()
+        }
+    );
+    let apps = &prod.tiers[&TierId::new("flux-system", "apps")];
+    assert_eq!(apps.parent, Some(TierId::new("flux-system", "flux-system")));
+    assert_eq!(apps.objects().len(), 1);
+    assert_eq!(
+        apps.objects()[0].source.as_ref().unwrap().file,
+        "apps/app.yaml"
+    );
+    assert!(outcome.findings.is_empty(), "{:?}", rules(&outcome));
+}
+
+#[test]
+fn depends_on_defaults_to_the_dependents_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}---\n{}",
+            ks("infra", "infra-system", "./infra", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: infra\n      namespace: infra-system\n"
+            ),
+            ks(
+                "web",
+                "flux-system",
+                "./web",
+                "  dependsOn:\n    - name: infra\n"
+            ),
+        ),
+    );
+    write(root, "infra/cm.yaml", &configmap("infra"));
+    write(root, "apps/cm.yaml", &configmap("apps"));
+    write(root, "web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    // apps names the namespace; web does not, so it means flux-system/infra.
+    assert_eq!(
+        rules(&outcome),
+        [("dependency-missing", "prod", "web")],
+        "{:#?}",
+        outcome.findings
+    );
+    let finding = &outcome.findings[0];
+    assert!(
+        finding.fix.contains("add `namespace: infra-system`"),
+        "{}",
+        finding.fix
+    );
+    assert_eq!(
+        finding.at.as_ref().unwrap().line,
+        46,
+        "the `- name: infra` entry of web"
+    );
+}
+
+#[test]
+fn sources_that_are_not_this_repository_are_not_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/sources.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: same-repo\n  namespace: flux-system\nspec:\n  url: ssh://git@github.com/example/fleet\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: other\n  namespace: flux-system\nspec:\n  url: https://github.com/example/other\n",
+    );
+    let mut tiers = ks("local", "flux-system", "./apps", "");
+    tiers = tiers.replace(
+        "name: flux-system\n    namespace",
+        "name: same-repo\n    namespace",
+    );
+    let mut remote = ks("remote", "flux-system", "./does-not-exist-here", "");
+    remote = remote.replace(
+        "name: flux-system\n    namespace",
+        "name: other\n    namespace",
+    );
+    let oci =
+        ks("oci", "flux-system", "./", "").replace("kind: GitRepository", "kind: OCIRepository");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!("{tiers}---\n{remote}---\n{oci}"),
+    );
+    write(root, "apps/cm.yaml", &configmap("apps"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let prod = &outcome.model.clusters[0];
+    let state = |name: &str| &prod.tiers[&TierId::new("flux-system", name)].state;
+    assert!(matches!(state("local"), TierState::Rendered(objects) if objects.len() == 1));
+    match state("remote") {
+        TierState::NotChecked(reason) => assert!(
+            reason.contains("https://github.com/example/other"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    match state("oci") {
+        TierState::NotChecked(reason) => assert!(reason.contains("OCIRepository"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn flux_operator_layout_enters_by_the_unreferenced_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync Kustomization in git: kubernetes/flux/cluster is the FluxInstance's sync path.
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks("cluster-apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./plex/ks.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/plex/ks.yaml",
+        &ks("plex", "ignored", "./kubernetes/apps/plex/app", ""),
+    );
+    write(root, "kubernetes/apps/plex/app/cm.yaml", &configmap("plex"));
+    let outcome = run(root);
+    assert_eq!(outcome.model.clusters.len(), 1);
+    let cluster = &outcome.model.clusters[0];
+    assert_eq!(cluster.name, "cluster");
+    assert_eq!(
+        cluster.entry,
+        Entry::Directory {
+            path: "kubernetes/flux/cluster".into()
+        }
+    );
+    // kustomize's namespace transformer moved plex into media.
+    let plex = &cluster.tiers[&TierId::new("media", "plex")];
+    assert!(
+        matches!(&plex.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        plex.state
+    );
+    assert_eq!(cluster.tiers.len(), 3);
+}
+
+#[test]
+fn directories_without_kustomization_get_flux_generated_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", "  targetNamespace: web\n"),
+    );
+    write(root, "apps/a.yaml", &configmap("a"));
+    write(root, "apps/nested/b.yml", &configmap("b"));
+    write(root, "apps/notes.txt", "not yaml");
+    // A subdirectory with its own kustomization is one resource.
+    write(
+        root,
+        "apps/sub/kustomization.yaml",
+        "resources:\n  - c.yaml\nnamePrefix: sub-\n",
+    );
+    write(root, "apps/sub/c.yaml", &configmap("c"));
+    write(root, "apps/sub/ignored.yaml", &configmap("ignored"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
+    let mut ids: Vec<String> = apps.objects().iter().map(|o| o.id.to_string()).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        ["ConfigMap/web/a", "ConfigMap/web/b", "ConfigMap/web/sub-c"]
+    );
+    let labels = apps.objects()[0]
+        .body
+        .path(&["metadata", "labels"])
+        .unwrap();
+    assert_eq!(
+        labels
+            .str_at(&["kustomize.toolkit.fluxcd.io/name"])
+            .as_deref(),
+        Some("apps")
+    );
+}
+
+#[test]
+fn a_file_flux_cannot_decode_fails_the_tier_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/a.yaml",
+        &format!("{}---\nfoo: bar\n", configmap("a")),
+    );
+    let outcome = run(root);
+    assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
+    let at = outcome.findings[0].at.as_ref().unwrap();
+    assert_eq!((at.file.as_str(), at.line), ("apps/a.yaml", 9));
+    assert!(
+        outcome.findings[0].message.contains("missing kind"),
+        "{}",
+        outcome.findings[0].message
+    );
+}
+
+#[test]
+fn missing_path_and_remote_base_are_render_failures_without_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("gone", "flux-system", "./nowhere", ""),
+            ks("remote", "flux-system", "./snap", "")
+        ),
+    );
+    write(
+        root,
+        "snap/kustomization.yaml",
+        "resources:\n  - https://github.com/kubernetes-csi/external-snapshotter//client/config/crd?ref=v8.2.0\n",
+    );
+    let outcome = run(root);
+    assert_eq!(
+        rules(&outcome),
+        [
+            ("render-failed", "prod", "gone"),
+            ("render-failed", "prod", "remote")
+        ]
+    );
+    assert!(
+        outcome.findings[0]
+            .message
+            .contains("kustomization path not found: ./nowhere")
+    );
+    let remote = &outcome.findings[1];
+    assert!(remote.message.contains("remote base"), "{}", remote.message);
+    assert_eq!(remote.at.as_ref().unwrap().file, "snap/kustomization.yaml");
+    assert_eq!(remote.at.as_ref().unwrap().line, 2);
+}
+
+#[test]
+fn a_kustomization_defined_by_two_parents_is_one_tier_and_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("a", "flux-system", "./a", ""),
+            ks("b", "flux-system", "./b", "")
+        ),
+    );
+    write(root, "a/child.yaml", &ks("child", "flux-system", "./c", ""));
+    write(
+        root,
+        "b/child.yaml",
+        &ks("child", "flux-system", "./c", "  wait: true\n"),
+    );
+    write(root, "c/cm.yaml", &configmap("c"));
+    let outcome = run(root);
+    let prod = &outcome.model.clusters[0];
+    assert_eq!(prod.tiers.len(), 4);
+    assert_eq!(rules(&outcome), [("duplicate-object", "prod", "b")]);
+    assert_eq!(
+        outcome.findings[0].object.as_deref(),
+        Some("Kustomization/flux-system/child")
+    );
+}
