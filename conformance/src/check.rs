@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::{Config, ConfigError};
 use crate::discover;
 use crate::model::Model;
 use crate::render::Kustomize;
@@ -24,6 +25,9 @@ pub enum CheckError {
         "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
     )]
     NoClusters { repo: String },
+    /// `conformance.yaml` is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
     /// `--cluster` named a cluster that discovery did not find.
     #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
     UnknownCluster {
@@ -46,6 +50,7 @@ pub struct CheckOptions {
 #[derive(Debug)]
 pub struct Outcome {
     pub model: Model,
+    pub config: Config,
     pub findings: Vec<Finding>,
     /// The renderer that built the tiers.
     pub renderer: String,
@@ -68,6 +73,7 @@ pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
 
 /// As [`check`], with a given renderer.
 pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Outcome, CheckError> {
+    let config = Config::load(&options.repo)?;
     let model = load_model(&options.repo, renderer)?;
     for wanted in &options.clusters {
         if !model.clusters.iter().any(|c| &c.name == wanted) {
@@ -83,12 +89,13 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
             });
         }
     }
-    let mut findings = rules::run_all(&model);
+    let mut findings = rules::run_all(&model, &config);
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.contains(&f.cluster));
     }
     Ok(Outcome {
         model,
+        config,
         findings,
         renderer: renderer.name().to_string(),
     })

@@ -14,7 +14,9 @@
 //!   each with [`render`] (Flux's build steps around a kustomize backend);
 //! * [`model`] is the result: clusters, tiers, rendered objects;
 //!   [`graph`] is the tier graph with its canonical text;
-//! * [`rules`] read the model and return findings;
+//! * [`convergence`] walks each cluster from an empty API server, deciding
+//!   where every kind comes from ([`provenance`]) and when it exists;
+//! * [`rules`] read the model (and [`config`]) and return findings;
 //! * [`report`] prints findings for people (`human`) and tools (`json`).
 //!
 //! ```no_run
@@ -31,9 +33,12 @@
 //! ```
 
 pub mod check;
+pub mod config;
+pub mod convergence;
 pub mod discover;
 pub mod graph;
 pub mod model;
+pub mod provenance;
 pub mod render;
 pub mod repo;
 pub mod report;

@@ -48,6 +48,14 @@ enum Command {
         #[arg(long = "cluster", value_name = "NAME")]
         cluster: String,
     },
+    /// Audit every kind a cluster uses: per tier, where its API comes from and
+    /// whether it exists when the tier is dry-run on a cold cluster.
+    Crds {
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long = "cluster", value_name = "NAME")]
+        cluster: String,
+    },
     /// Describe a rule: what it catches, the Flux behaviour behind it, the fix.
     Explain {
         /// A rule id, e.g. dependency-missing.
@@ -117,15 +125,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph { repo, cluster } => {
             let renderer = External::detect()?;
             let model = conformance::check::load_model(&repo, &renderer)?;
-            let Some(found) = model.clusters.iter().find(|c| c.name == cluster) else {
-                let known: Vec<&str> = model.clusters.iter().map(|c| c.name.as_str()).collect();
-                anyhow::bail!(
-                    "no cluster named `{cluster}` in {}; discovered: {}",
-                    repo.display(),
-                    known.join(", ")
-                );
-            };
+            let found = find_cluster(&model, &cluster, &repo)?;
             print(&TierGraph::of(found).canonical())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Crds { repo, cluster } => {
+            let config = conformance::config::Config::load(&repo)?;
+            let renderer = External::detect()?;
+            let model = conformance::check::load_model(&repo, &renderer)?;
+            let found = find_cluster(&model, &cluster, &repo)?;
+            let analysis = conformance::convergence::ClusterAnalysis::of(found, &config.catalog());
+            print(&report::crds::render(&analysis))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Explain { rule } => {
@@ -147,6 +157,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn find_cluster<'m>(
+    model: &'m conformance::model::Model,
+    name: &str,
+    repo: &std::path::Path,
+) -> anyhow::Result<&'m conformance::model::Cluster> {
+    model
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = model.clusters.iter().map(|c| c.name.as_str()).collect();
+            anyhow::anyhow!(
+                "no cluster named `{name}` in {}; discovered: {}",
+                repo.display(),
+                known.join(", ")
+            )
+        })
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -97,9 +97,12 @@ fn a_finding_exits_1_and_follows_the_json_contract() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let doc = json(&out);
     let findings = doc["findings"].as_array().unwrap();
-    assert_eq!(findings.len(), 1);
+    let rules: Vec<&str> = findings
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["dependency-missing", "unresolved-reference"]);
     let f = &findings[0];
-    assert_eq!(f["rule"], "dependency-missing");
     assert_eq!(f["severity"], "error");
     assert_eq!(f["cluster"], "prod");
     assert_eq!(f["kustomization"], "apps-vms");
@@ -112,7 +115,8 @@ fn a_finding_exits_1_and_follows_the_json_contract() {
             .unwrap()
             .contains("platform-config-cdx")
     );
-    assert_eq!(doc["summary"]["errors"], 1);
+    assert_eq!(doc["summary"]["errors"], 2);
+    assert_eq!(findings[1]["object"], "DataVolume/vms/unifi-root");
 }
 
 #[test]
@@ -331,7 +335,7 @@ fn graph_is_canonical_and_stable() {
 }
 
 #[test]
-fn explain_knows_every_contract_rule_of_this_release() {
+fn explain_knows_every_implemented_rule() {
     for rule in [
         "render-failed",
         "dependency-missing",
@@ -366,6 +370,24 @@ fn missing_renderer_says_what_to_install() {
     let err = stderr(&out);
     assert!(
         err.contains("install kustomize") && err.contains("kubectl"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_config_exits_2_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
+    std::fs::write(
+        dir.path().join("conformance.yaml"),
+        "catalog:\n  preinstaled: [x.io]\n",
+    )
+    .unwrap();
+    let out = conformance(&["check", "--repo", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("conformance.yaml:2:") && err.contains("preinstaled"),
         "{err}"
     );
 }

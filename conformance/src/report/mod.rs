@@ -1,5 +1,7 @@
-//! Reports: findings rendered for people ([`human`]) and for tools ([`json`]).
+//! Reports: findings rendered for people ([`human`]) and for tools ([`json`]),
+//! and the kind-provenance audit ([`crds`]).
 
+pub mod crds;
 pub mod human;
 pub mod json;
 

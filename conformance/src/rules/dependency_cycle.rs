@@ -1,8 +1,8 @@
 //! `dependency-cycle`: Kustomizations that depend on each other in a loop.
 
-use super::{Finding, Rule, Severity};
+use super::{Context, Finding, Rule, Severity};
 use crate::graph::TierGraph;
-use crate::model::{Model, Span};
+use crate::model::Span;
 
 #[derive(Debug)]
 pub struct DependencyCycle;
@@ -27,7 +27,8 @@ this only as 'dependency not ready' on each member, never as a cycle. The findin
 strongly connected component and one loop through it; it is reported on each member. Break the loop by removing \
 the edge that points from the lower tier back up (a tier should depend only on tiers it needs applied first)."
     }
-    fn check(&self, model: &Model) -> Vec<Finding> {
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let model = cx.model;
         let mut out = Vec::new();
         for cluster in &model.clusters {
             for cycle in TierGraph::of(cluster).cycles() {

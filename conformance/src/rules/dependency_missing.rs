@@ -1,8 +1,8 @@
 //! `dependency-missing`: a `dependsOn` entry that names no Kustomization of
 //! the cluster.
 
-use super::{Finding, Rule, Severity};
-use crate::model::{Model, Span, TierState};
+use super::{Context, Finding, Rule, Severity};
+use crate::model::{Span, TierState};
 
 #[derive(Debug)]
 pub struct DependencyMissing;
@@ -28,7 +28,8 @@ dependent in 'dependency not ready' forever: it never applies, and neither does 
 finding suggests the closest existing name and says when the name exists in another namespace. If some tier of \
 the cluster failed to build or was not checked, the missing Kustomization may be defined there; the finding says so."
     }
-    fn check(&self, model: &Model) -> Vec<Finding> {
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let model = cx.model;
         let mut out = Vec::new();
         for cluster in &model.clusters {
             let incomplete: Vec<String> = cluster

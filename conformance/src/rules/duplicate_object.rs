@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Finding, Rule, Severity};
-use crate::model::{Model, Object, Tier};
+use super::{Context, Finding, Rule, Severity};
+use crate::model::{Object, Tier};
 
 #[derive(Debug)]
 pub struct DuplicateObject;
@@ -30,7 +30,8 @@ the other still wants. It usually happens half-way through moving an object from
 parents both render the same Flux Kustomization. Keep each object in exactly one tier. Names that still contain \
 ${...} in a tier with postBuild are skipped: substitution decides their final name."
     }
-    fn check(&self, model: &Model) -> Vec<Finding> {
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let model = cx.model;
         let mut out = Vec::new();
         for cluster in &model.clusters {
             type Key = (String, String, Option<String>, String);

@@ -2,9 +2,9 @@
 
 use similar::TextDiff;
 
-use super::{Finding, Rule, Severity};
+use super::{Context, Finding, Rule, Severity};
 use crate::graph::TierGraph;
-use crate::model::{Cluster, Model};
+use crate::model::Cluster;
 
 #[derive(Debug)]
 pub struct GraphParity;
@@ -31,7 +31,8 @@ graph --cluster NAME` prints (paths are left out: overlays legitimately differ p
 unified diff of the Kustomization's lines in both graphs. Make the graphs identical, or, for clusters that are not \
 meant to match, declare parity groups in conformance.yaml."
     }
-    fn check(&self, model: &Model) -> Vec<Finding> {
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let model = cx.model;
         let mut clusters: Vec<&Cluster> = model.clusters.iter().collect();
         clusters.sort_by(|a, b| a.name.cmp(&b.name));
         let Some((baseline, others)) = clusters.split_first() else {

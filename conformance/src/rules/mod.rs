@@ -9,11 +9,17 @@ mod dependency_cycle;
 mod dependency_missing;
 mod duplicate_object;
 mod graph_parity;
+mod kinds;
+mod namespace_missing;
 mod render_failed;
+mod unresolved_reference;
 
 use serde::Serialize;
 
+use crate::config::Config;
+use crate::convergence::ClusterAnalysis;
 use crate::model::{Model, Span};
+use crate::provenance::Catalog;
 
 /// How bad a finding is. Errors fail `check` (exit 1) and l0 trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -59,7 +65,35 @@ pub trait Rule: Sync {
     fn example(&self) -> &'static str;
     /// A paragraph: the Flux behaviour behind the rule and how to fix a finding.
     fn explain(&self) -> &'static str;
-    fn check(&self, model: &Model) -> Vec<Finding>;
+    fn check(&self, cx: &Context) -> Vec<Finding>;
+}
+
+/// What every rule reads: the model, the configuration, the effective
+/// catalog, and the convergence analysis of each cluster (computed once).
+#[derive(Debug)]
+pub struct Context<'m> {
+    pub model: &'m Model,
+    pub config: &'m Config,
+    pub catalog: Catalog,
+    /// One per cluster, in the model's order.
+    pub analyses: Vec<ClusterAnalysis<'m>>,
+}
+
+impl<'m> Context<'m> {
+    pub fn new(model: &'m Model, config: &'m Config) -> Context<'m> {
+        let catalog = config.catalog();
+        let analyses = model
+            .clusters
+            .iter()
+            .map(|c| ClusterAnalysis::of(c, &catalog))
+            .collect();
+        Context {
+            model,
+            config,
+            catalog,
+            analyses,
+        }
+    }
 }
 
 /// Every rule, in a stable order.
@@ -70,6 +104,11 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &dependency_cycle::DependencyCycle,
         &graph_parity::GraphParity,
         &duplicate_object::DuplicateObject,
+        &kinds::CrdUnavailable,
+        &kinds::SecondOrderCrd,
+        &kinds::HealthGate,
+        &namespace_missing::NamespaceMissing,
+        &unresolved_reference::UnresolvedReference,
     ]
 }
 
@@ -79,8 +118,9 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
 }
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
-pub fn run_all(model: &Model) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(model)).collect();
+pub fn run_all(model: &Model, config: &Config) -> Vec<Finding> {
+    let cx = Context::new(model, config);
+    let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(&cx)).collect();
     findings.sort_by(|a, b| {
         (
             &a.cluster,

@@ -1,7 +1,7 @@
 //! `render-failed`: a tier whose build fails as kustomize-controller's would.
 
-use super::{Finding, Rule, Severity};
-use crate::model::{Model, TierState};
+use super::{Context, Finding, Rule, Severity};
+use crate::model::TierState;
 
 #[derive(Debug)]
 pub struct RenderFailed;
@@ -29,7 +29,8 @@ The finding points at the file and line that broke the build when it can (YAML e
 runs) and otherwise quotes kustomize's message. Remote bases are refused here because this check never touches the \
 network, and because Flux fetches them on every reconcile. Fix the file, or the path, and re-run."
     }
-    fn check(&self, model: &Model) -> Vec<Finding> {
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let model = cx.model;
         let mut out = Vec::new();
         for cluster in &model.clusters {
             for tier in cluster.tiers.values() {
