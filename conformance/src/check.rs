@@ -104,7 +104,10 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
 /// Indexes and discovers a repository.
 pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckError> {
     let index = RepoIndex::load(repo)?;
-    let model = discover::discover(&index, renderer);
+    let mut model = discover::discover(&index, renderer);
+    for cluster in &mut model.clusters {
+        crate::postbuild::apply(cluster);
+    }
     if model.clusters.is_empty() {
         return Err(CheckError::NoClusters {
             repo: repo.display().to_string(),

@@ -20,6 +20,30 @@ pub struct Config {
     /// outside Flux.
     #[serde(default)]
     pub catalog: Catalog,
+    /// How the cluster's kustomize-controller substitutes.
+    #[serde(default)]
+    pub substitution: Substitution,
+}
+
+/// `substitution:` settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Substitution {
+    /// Strict substitution (an undefined variable fails the build): the
+    /// default since Flux 2.9 / kustomize-controller 1.9. Set `false` for
+    /// older controllers, where it becomes the empty string.
+    #[serde(default = "yes")]
+    pub strict: bool,
+}
+
+impl Default for Substitution {
+    fn default() -> Self {
+        Substitution { strict: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `conformance.yaml` is unreadable or invalid.

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 
 use crate::model::{Cluster, DependsOn, Entry, Model, SourceRef, Span, Tier, TierId, TierState};
+use crate::postbuild;
 use crate::render::{Kustomize, flux};
 use crate::repo::{self, RepoIndex};
 use crate::yaml::{Node, Value};
@@ -60,21 +61,43 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
         if jobs.is_empty() {
             break;
         }
-        let results: Vec<(usize, TierId, TierState)> = jobs
+        let results: Vec<(usize, TierId, Result<flux::Built, flux::BuildError>)> = jobs
             .par_iter()
             .map(|(i, id)| {
                 let tier = &walks[*i].tiers[id];
-                let state = match flux::build(index, id, &tier.path, &tier.spec, kustomize) {
-                    Ok(objects) => TierState::Rendered(objects),
-                    Err(failure) => TierState::RenderFailed(failure),
-                };
-                (*i, id.clone(), state)
+                let built = flux::build(index, id, &tier.path, &tier.spec, kustomize);
+                (*i, id.clone(), built)
             })
             .collect();
         for walk in &mut walks {
             walk.ready.clear();
         }
-        for (i, id, state) in results {
+        for (i, id, built) in results {
+            let state = match built {
+                Ok(built) => {
+                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        tier.generator_inputs = built.generator_inputs;
+                        tier.files_read = built.files_read;
+                    }
+                    TierState::Rendered(built.objects)
+                }
+                Err(flux::BuildError::Failed(failure)) => TierState::RenderFailed(failure),
+                Err(flux::BuildError::RemoteBases(mut remotes)) => {
+                    let list: Vec<String> = remotes.iter().map(|(_, url)| url.clone()).collect();
+                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        for (span, _) in &mut remotes {
+                            if span.file.is_empty() {
+                                span.file = tier.defined_at.file.clone();
+                            }
+                        }
+                        tier.remote_bases = remotes;
+                    }
+                    TierState::NotChecked(format!(
+                        "it needs remote bases ({}), which are never fetched here (see remote-base)",
+                        list.join(", ")
+                    ))
+                }
+            };
             walks[i].record(&id, state);
         }
     }
@@ -105,6 +128,8 @@ struct Walk {
     ready: Vec<TierId>,
     /// GitRepository objects seen in rendered output: source → URL.
     git_urls: BTreeMap<SourceRef, String>,
+    /// ConfigMaps and Secrets seen so far (postBuild variables).
+    sources: postbuild::Sources,
 }
 
 impl Walk {
@@ -121,6 +146,7 @@ impl Walk {
             undecided: BTreeSet::new(),
             ready: vec![id],
             git_urls: BTreeMap::new(),
+            sources: postbuild::Sources::default(),
         }
     }
 
@@ -182,6 +208,10 @@ impl Walk {
     fn record(&mut self, id: &TierId, state: TierState) {
         let mut found = Vec::new();
         for object in self.objects_of(&state) {
+            self.sources.add(object);
+        }
+        let post_build = self.tiers.get(id).and_then(|t| t.post_build.clone());
+        for object in self.objects_of(&state) {
             if object.id.kind == "GitRepository" && object.id.group == "source.toolkit.fluxcd.io" {
                 if let Some(url) = object.body.str_at(&["spec", "url"]) {
                     let ns = object
@@ -199,7 +229,13 @@ impl Walk {
             }
             if is_flux_kustomization(&object.body) {
                 let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
-                found.push(tier_from(&object.body, span, Some(id.clone())));
+                let body = match &post_build {
+                    Some(pb) => {
+                        postbuild::substitute_early(&object.body, &id.namespace, pb, &self.sources)
+                    }
+                    None => object.body.clone(),
+                };
+                found.push(tier_from(&body, span, Some(id.clone())));
             }
         }
         if let Some(tier) = self.tiers.get_mut(id) {
@@ -286,6 +322,10 @@ pub fn tier_from(doc: &Node, defined_at: Span, parent: Option<TierId>) -> Tier {
         defined_at,
         parent,
         spec: doc.clone(),
+        remote_bases: Vec::new(),
+        generator_inputs: Vec::new(),
+        files_read: 0,
+        substitution: Default::default(),
         state: TierState::NotChecked("not built yet".into()),
     }
 }

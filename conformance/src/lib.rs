@@ -12,6 +12,7 @@
 //! * [`repo`] indexes every YAML file ([`yaml`] keeps each node's line);
 //! * [`discover`] finds the clusters and walks their Kustomizations, building
 //!   each with [`render`] (Flux's build steps around a kustomize backend);
+//! * [`postbuild`] applies Flux's variable substitution and audits it;
 //! * [`model`] is the result: clusters, tiers, rendered objects;
 //!   [`graph`] is the tier graph with its canonical text;
 //! * [`convergence`] walks each cluster from an empty API server, deciding
@@ -38,6 +39,7 @@ pub mod convergence;
 pub mod discover;
 pub mod graph;
 pub mod model;
+pub mod postbuild;
 pub mod provenance;
 pub mod render;
 pub mod repo;

@@ -56,6 +56,15 @@ enum Command {
         #[arg(long = "cluster", value_name = "NAME")]
         cluster: String,
     },
+    /// The postBuild substitution audit: one line per Kustomization, then the
+    /// hazards and unaudited tokens with file:line.
+    Substitutions {
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Only this cluster (repeatable; all when absent).
+        #[arg(long = "cluster", value_name = "NAME")]
+        clusters: Vec<String>,
+    },
     /// Describe a rule: what it catches, the Flux behaviour behind it, the fix.
     Explain {
         /// A rule id, e.g. dependency-missing.
@@ -136,6 +145,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let found = find_cluster(&model, &cluster, &repo)?;
             let analysis = conformance::convergence::ClusterAnalysis::of(found, &config.catalog());
             print(&report::crds::render(&analysis))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Substitutions { repo, clusters } => {
+            let renderer = External::detect()?;
+            let model = conformance::check::load_model(&repo, &renderer)?;
+            let mut selected = Vec::new();
+            for name in &clusters {
+                selected.push(find_cluster(&model, name, &repo)?);
+            }
+            if selected.is_empty() {
+                selected = model.clusters.iter().collect();
+            }
+            print(&report::substitutions::render(&selected))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Explain { rule } => {

@@ -183,6 +183,16 @@ pub struct Tier {
     pub parent: Option<TierId>,
     /// The Kustomization object as Flux would apply it.
     pub spec: Node,
+    /// Remote bases the build needs (never fetched): where each is written
+    /// and its address. A tier with remote bases is not built.
+    pub remote_bases: Vec<(Span, String)>,
+    /// Files the build feeds to configMapGenerator/secretGenerator.
+    pub generator_inputs: Vec<(Span, String)>,
+    /// How many files the build reads (kustomization files, resources,
+    /// patches).
+    pub files_read: usize,
+    /// What postBuild substitution did and found (set after discovery).
+    pub substitution: crate::postbuild::Audit,
     pub state: TierState,
 }
 

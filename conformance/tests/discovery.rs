@@ -313,7 +313,7 @@ fn a_file_flux_cannot_decode_fails_the_tier_at_its_line() {
 }
 
 #[test]
-fn missing_path_and_remote_base_are_render_failures_without_network() {
+fn missing_path_is_render_failed_and_remote_base_is_its_own_finding_without_network() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
@@ -336,7 +336,7 @@ fn missing_path_and_remote_base_are_render_failures_without_network() {
         rules(&outcome),
         [
             ("render-failed", "prod", "gone"),
-            ("render-failed", "prod", "remote")
+            ("remote-base", "prod", "remote")
         ]
     );
     assert!(
@@ -345,9 +345,17 @@ fn missing_path_and_remote_base_are_render_failures_without_network() {
             .contains("kustomization path not found: ./nowhere")
     );
     let remote = &outcome.findings[1];
-    assert!(remote.message.contains("remote base"), "{}", remote.message);
+    assert!(
+        remote.message.contains("github.com/kubernetes-csi"),
+        "{}",
+        remote.message
+    );
     assert_eq!(remote.at.as_ref().unwrap().file, "snap/kustomization.yaml");
     assert_eq!(remote.at.as_ref().unwrap().line, 2);
+    let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "remote")];
+    assert!(
+        matches!(&tier.state, TierState::NotChecked(reason) if reason.contains("remote bases"))
+    );
 }
 
 #[test]
@@ -507,4 +515,61 @@ fn crds_command_prints_the_audit() {
         text.contains("  platform-config: StorageProfile\n"),
         "{text}"
     );
+}
+
+#[test]
+fn postbuild_substitution_reaches_every_rule_and_the_audit() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reference-platform");
+    let outcome = run(&repo);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let cluster = |name: &str| {
+        outcome
+            .model
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap()
+    };
+    let object =
+        |c: &str, tier: &str, kind: &str, name: &str| cluster_obj(cluster(c), tier, kind, name);
+    fn cluster_obj(
+        c: &conformance::model::Cluster,
+        tier: &str,
+        kind: &str,
+        name: &str,
+    ) -> conformance::yaml::Node {
+        c.tiers[&TierId::new("flux-system", tier)]
+            .objects()
+            .iter()
+            .find(|o| o.id.kind == kind && o.id.name == name)
+            .unwrap()
+            .body
+            .clone()
+    }
+    // substituteFrom cluster-vars, per cluster.
+    let pool = |c: &str| object(c, "platform-config", "CiliumLoadBalancerIPPool", "default");
+    let cidr = |c: &str| pool(c).path(&["spec", "blocks"]).unwrap().as_seq()[0].str_at(&["cidr"]);
+    assert_eq!(cidr("prod").as_deref(), Some("10.10.0.200/28"));
+    assert_eq!(cidr("dev").as_deref(), Some("10.20.0.200/29"));
+    // A default, retyped as Flux's YAML round trip does.
+    let vm = object("prod", "apps-vms", "VirtualMachine", "unifi");
+    assert_eq!(
+        vm.path(&["spec", "template", "spec", "domain", "cpu", "cores"])
+            .unwrap()
+            .value,
+        conformance::yaml::Value::Int(2)
+    );
+    // $${...} escapes become ${...}.
+    let init = object("prod", "apps-vms", "Secret", "unifi-cloud-init");
+    let userdata = init.str_at(&["stringData", "userdata"]).unwrap();
+    assert!(userdata.contains("for ${USER} in ${HOME}"), "{userdata}");
+    assert!(
+        userdata.contains("hostname: unifi.example.internal"),
+        "{userdata}"
+    );
+    // The seed's audit line.
+    let cdi = &cluster("prod").tiers[&TierId::new("flux-system", "platform-config-cdi")];
+    assert_eq!(cdi.files_read, 2);
+    assert_eq!(cdi.substitution.defined.len(), 0);
+    assert!(cdi.substitution.hazards.is_empty());
 }

@@ -38,18 +38,66 @@ pub fn build(
     path: &str,
     spec: &Node,
     kustomize: &dyn Kustomize,
-) -> Result<Vec<Object>, RenderFailure> {
+) -> Result<Built, BuildError> {
     if !index.is_dir(path) {
-        return Err(RenderFailure {
+        return Err(BuildError::Failed(RenderFailure {
             message: format!(
                 "kustomization path not found: ./{path} (spec.path is relative to the source root)"
             ),
             at: None,
-        });
+        }));
     }
-    let reach = reach(index, path);
-    precheck(index, &reach)?;
+    let mut reach = reach(index, path);
+    for component in spec
+        .path(&["spec", "components"])
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if let Some(c) = component.as_scalar_string().filter(|c| is_remote(c)) {
+            reach.remotes.push((Span::new("", component.line), c));
+        }
+    }
+    if !reach.remotes.is_empty() {
+        return Err(BuildError::RemoteBases(reach.remotes));
+    }
+    precheck(index, &reach).map_err(BuildError::Failed)?;
+    let objects = build_checked(index, tier, path, spec, kustomize).map_err(BuildError::Failed)?;
+    Ok(Built {
+        objects,
+        files_read: reach.reads.len(),
+        generator_inputs: reach.generator_inputs,
+    })
+}
 
+/// A successful build: the objects, and what the build fed to generators.
+#[derive(Debug)]
+pub struct Built {
+    pub objects: Vec<Object>,
+    /// How many files the build reads.
+    pub files_read: usize,
+    /// Files read by configMapGenerator/secretGenerator, with where the
+    /// kustomization names them.
+    pub generator_inputs: Vec<(Span, String)>,
+}
+
+/// Why a Kustomization was not built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// The build fails as Flux's would.
+    Failed(RenderFailure),
+    /// The build needs remote bases (never fetched here): where each is
+    /// written and its address. A `Span` with an empty file means the
+    /// Flux Kustomization's own `spec.components`.
+    RemoteBases(Vec<(Span, String)>),
+}
+
+fn build_checked(
+    index: &RepoIndex,
+    tier: &TierId,
+    path: &str,
+    spec: &Node,
+    kustomize: &dyn Kustomize,
+) -> Result<Vec<Object>, RenderFailure> {
     let own_kustomization = index.kustomization_file(path);
     let resources: Vec<String> = match &own_kustomization {
         Some(_) => vec![path.to_string()],
@@ -233,16 +281,41 @@ fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> 
         .to_string_lossy()
         .replace('\\', "/");
     if generated {
-        return Some(Span::new(rel, 0));
+        // The generator entry in the kustomization file is the best place;
+        // the backend's own output lines mean nothing here.
+        let line = index
+            .file(&rel)
+            .and_then(|f| f.docs.as_ref().ok())
+            .and_then(|docs| docs.first())
+            .and_then(|doc| {
+                doc.get("configMapGenerator")
+                    .or_else(|| doc.get("secretGenerator"))
+            })
+            .map_or(0, |n| n.line);
+        set_lines(body, line);
+        return Some(Span::new(rel, line));
     }
     let line = match source_doc(index, &rel, kind.as_deref(), name.as_deref()) {
         Some(doc) => {
             adopt_lines(body, doc);
             doc.line
         }
-        None => 0,
+        None => {
+            set_lines(body, 0);
+            0
+        }
     };
     Some(Span::new(rel, line))
+}
+
+/// Gives every node the same line.
+fn set_lines(node: &mut Node, line: u32) {
+    node.line = line;
+    match &mut node.value {
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| set_lines(v, line)),
+        Value::Seq(items) => items.iter_mut().for_each(|v| set_lines(v, line)),
+        _ => {}
+    }
 }
 
 /// The document in `file` that defines `kind`/`name` (names may have been
@@ -278,14 +351,7 @@ fn source_doc<'a>(
 /// lines of its own.
 fn adopt_lines(rendered: &mut Node, source: &Node) {
     rendered.line = source.line;
-    fn inherit(node: &mut Node, line: u32) {
-        node.line = line;
-        match &mut node.value {
-            Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| inherit(v, line)),
-            Value::Seq(items) => items.iter_mut().for_each(|v| inherit(v, line)),
-            _ => {}
-        }
-    }
+    let inherit = set_lines;
     match (&mut rendered.value, &source.value) {
         (Value::Map(entries), Value::Map(_)) => {
             for (key, child) in entries.iter_mut() {
@@ -322,6 +388,9 @@ pub struct Reach {
     pub escapes: Vec<(Span, String)>,
     /// Directories whose kustomization file refers back to an ancestor.
     pub cycles: Vec<Span>,
+    /// Files read by configMapGenerator/secretGenerator (`files`, `envs`,
+    /// `env`), with where they are named.
+    pub generator_inputs: Vec<(Span, String)>,
 }
 
 /// Follows kustomization files (or Flux's generated list) from `dir`.
@@ -395,6 +464,27 @@ fn reach_kustomization(
             }
         }
     }
+    for key in ["configMapGenerator", "secretGenerator"] {
+        for generator in doc.get(key).map(Node::as_seq).unwrap_or_default() {
+            let mut inputs: Vec<&Node> = Vec::new();
+            for field in ["files", "envs"] {
+                inputs.extend(generator.get(field).map(Node::as_seq).unwrap_or_default());
+            }
+            inputs.extend(generator.get("env"));
+            for input in inputs {
+                let Some(text) = input.as_scalar_string() else {
+                    continue;
+                };
+                // `files` entries may be `key=path`.
+                let rel = text.split_once('=').map_or(text.as_str(), |(_, p)| p);
+                let (target, escaped) = repo::normalize(dir, rel);
+                if !escaped && index.is_file(&target) {
+                    out.generator_inputs
+                        .push((Span::new(file.to_string(), input.line), target));
+                }
+            }
+        }
+    }
     for (node, is_resource) in refs {
         let Some(reference) = node.as_scalar_string() else {
             continue;
@@ -458,14 +548,6 @@ fn generated_walk(index: &RepoIndex, dir: &str, out: &mut Vec<String>) {
 
 /// Broken input the build would read, reported at its own file and line.
 fn precheck(index: &RepoIndex, reach: &Reach) -> Result<(), RenderFailure> {
-    if let Some((at, url)) = reach.remotes.first() {
-        return Err(RenderFailure {
-            message: format!(
-                "remote base `{url}`: kustomize-controller fetches it over the network on every reconcile, and a slow fetch fails the build; not fetched here. Vendor it into the repository"
-            ),
-            at: Some(at.clone()),
-        });
-    }
     if let Some((at, reference)) = reach.escapes.first() {
         return Err(RenderFailure {
             message: format!(

@@ -4,6 +4,7 @@
 pub mod crds;
 pub mod human;
 pub mod json;
+pub mod substitutions;
 
 use crate::check::Outcome;
 use crate::model::TierState;

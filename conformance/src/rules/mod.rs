@@ -11,7 +11,10 @@ mod duplicate_object;
 mod graph_parity;
 mod kinds;
 mod namespace_missing;
+mod remote_base;
 mod render_failed;
+mod sops_decryption;
+mod substitution;
 mod unresolved_reference;
 
 use serde::Serialize;
@@ -109,6 +112,10 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &kinds::HealthGate,
         &namespace_missing::NamespaceMissing,
         &unresolved_reference::UnresolvedReference,
+        &remote_base::RemoteBase,
+        &sops_decryption::SopsDecryption,
+        &substitution::SubstitutionHazard,
+        &substitution::SubstitutionUnaudited,
     ]
 }
 

@@ -1,0 +1,61 @@
+//! `remote-base`: a kustomization reachable from a tier pulls a remote base.
+
+use super::{Context, Finding, Rule, Severity};
+
+#[derive(Debug)]
+pub struct RemoteBase;
+
+impl Rule for RemoteBase {
+    fn id(&self) -> &'static str {
+        "remote-base"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a kustomization reachable from a tier pulls a remote base (URL or git reference) that Flux fetches on every reconcile"
+    }
+    fn example(&self) -> &'static str {
+        "platform/external-snapshotter/kustomization.yaml:6: remote base github.com/kubernetes-csi/external-snapshotter/client/config/crd?ref=v8.2.0"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller builds a Kustomization from its source artifact, but a `resources`, `components` or \
+patch entry that is a URL or a git reference (https://…, github.com/…, git@…, ?ref=…) makes kustomize fetch it over \
+the network on every reconcile. When the remote is slow the fetch exceeds the build timeout, the build fails \
+('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
+result can also change under you when a ref moves. This check never fetches anything: every remote reference in any \
+kustomization file reachable from the tier is reported at its file and line, and the tier itself is left unbuilt \
+(not reported as render-failed). Vendor the remote content into the repository (build it once with `kubectl \
+kustomize` and commit the output, keeping an images transformer to pin versions), or serve it as a Flux source \
+(GitRepository/OCIRepository) with its own Kustomization."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cluster in &cx.model.clusters {
+            for tier in cluster.tiers.values() {
+                let label = cluster.tier_label(&tier.id);
+                for (at, url) in &tier.remote_bases {
+                    out.push(Finding {
+                        rule: self.id(),
+                        severity: self.severity(),
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: None,
+                        at: Some(at.clone()),
+                        related: vec![(
+                            tier.defined_at.clone(),
+                            format!("Kustomization {label} builds {}", tier.display_path()),
+                        )],
+                        message: format!("{label} pulls the remote base `{url}`, fetched over the network on every reconcile"),
+                        why: format!(
+                            "when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall"
+                        ),
+                        fix: "vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization".into(),
+                        detail: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,171 @@
+//! `substitution-hazard` and `substitution-unaudited`: what postBuild
+//! substitution does to every tier (see [`crate::postbuild`]).
+
+use super::{Context, Finding, Rule, Severity};
+use crate::postbuild::{Hazard, HazardKind};
+
+#[derive(Debug)]
+pub struct SubstitutionHazard;
+#[derive(Debug)]
+pub struct SubstitutionUnaudited;
+
+impl Rule for SubstitutionHazard {
+    fn id(&self) -> &'static str {
+        "substitution-hazard"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "in a Kustomization with postBuild, a ${VAR} without definition or default, an expression Flux cannot parse, or a variable source Flux rejects"
+    }
+    fn example(&self) -> &'static str {
+        "apps-vms: ${VM_STORAGE_CLAS} in DataVolume/vms/unifi-root is defined nowhere; strict substitution fails the whole tier"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller substitutes ${VAR} expressions in every object of a Kustomization with \
+spec.postBuild, from postBuild.substitute and the substituteFrom ConfigMaps and Secrets (later entries win, inline \
+substitute wins over all). A variable with neither a definition nor a default (${VAR:=default}, ${VAR:-default}) \
+fails the build in strict mode (the default since Flux 2.9: the tier is not applied, everything after it waits) and \
+becomes the empty string in older controllers (the object ships with an empty value). Flux's envsubst rejects some \
+bash forms outright (${VAR-x}, ${VAR+x}: 'missing closing brace', the build fails), treats ${VAR:+x} and ${VAR:?x} \
+as plain defaults (not bash's alternate value or error), fails the whole tier when a variable key is not a valid \
+name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key breaks it), and skips substitution \
+entirely when no variable is defined (unless substituteStrategy: Always), so ${...} then ships literally. A \
+SOPS-encrypted Secret defines its keys without revealing values. Set substitution.strict: false in conformance.yaml \
+for controllers older than kustomize-controller 1.9. Escape a literal as $${VAR}."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let strict = cx.config.substitution.strict;
+        let mut out = Vec::new();
+        for cluster in &cx.model.clusters {
+            for tier in cluster.tiers.values() {
+                let label = cluster.tier_label(&tier.id);
+                for hazard in &tier.substitution.hazards {
+                    let (message, why, fix) = describe(hazard, &label, strict);
+                    out.push(Finding {
+                        rule: self.id(),
+                        severity: self.severity(),
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: hazard.object.as_ref().map(ToString::to_string),
+                        at: hazard.at.clone().or_else(|| Some(tier.defined_at.clone())),
+                        related: vec![(
+                            tier.defined_at.clone(),
+                            format!("Kustomization {label} (spec.postBuild)"),
+                        )],
+                        message,
+                        why,
+                        fix,
+                        detail: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+fn describe(h: &Hazard, label: &str, strict: bool) -> (String, String, String) {
+    let what = h
+        .object
+        .as_ref()
+        .map_or_else(|| label.to_string(), |o| format!("{o} in {label}"));
+    match &h.kind {
+        HazardKind::Undefined { name } => (
+            format!("${{{name}}} in {what} is defined nowhere (not in postBuild.substitute, not in any substituteFrom source) and has no default"),
+            if strict {
+                format!("strict substitution (Flux 2.9+) fails the build with `variable not set (strict mode): \"{name}\"`: {label} is not applied and every tier that depends on it waits")
+            } else {
+                format!("without strict substitution the variable becomes the empty string: {what} ships with an empty value")
+            },
+            format!("define {name} in postBuild.substitute or a substituteFrom ConfigMap/Secret, give it a default (`${{{name}:=value}}`), or escape a literal as `$${{{name}}}`"),
+        ),
+        HazardKind::Unparsable { expression, message } => (
+            format!("Flux cannot parse `{expression}` in {what}: {message}"),
+            format!("the envsubst error fails the build of {label}: nothing in it is applied"),
+            "use a form Flux supports (${VAR}, ${VAR:=default}, ${VAR:-default}, ${#VAR}, ${VAR^^}, ${VAR:offset:length}, ${VAR#glob}, ${VAR/from/to}); bash's ${VAR-x} and ${VAR+x} are not supported; escape a literal as $${...}".into(),
+        ),
+        HazardKind::Misleading { name, op } => (
+            format!("`${{{name}{op}…}}` in {what} does not do what bash does: Flux treats `{op}` as a default (`:-`)"),
+            format!("bash's `{op}` gives {} but Flux substitutes the value when it is set and the word only when it is empty", if *op == ":+" { "the word only when the value is set" } else { "an error when the value is unset" }),
+            format!("write `${{{name}:-word}}` if a default is meant, or compute the value outside the manifest"),
+        ),
+        HazardKind::InvalidName { name, source } => (
+            format!("variable `{name}` (from {source}) is not a valid name for Flux"),
+            format!("Flux checks every key of the merged variables against ^[_[:alpha:]][_[:alpha:][:digit:]]*$ and fails every object of {label} when one does not match"),
+            format!("rename the key `{name}` (letters, digits and _ only, not starting with a digit), or stop using that ConfigMap/Secret for substitution"),
+        ),
+        HazardKind::Skipped { name } => (
+            format!("${{{name}}} in {what} ships literally: no variable is defined for {label}, so Flux skips substitution"),
+            "with no variable defined (an empty or missing optional substituteFrom source), the postBuild pass does not run, defaults included".into(),
+            "define the variables, or set `substituteStrategy: Always` so defaults apply".into(),
+        ),
+        HazardKind::BadSubstring { name } => (
+            format!("a substring of ${{{name}}} in {what} has a negative length"),
+            "Flux's envsubst cannot evaluate it and fails the build".into(),
+            "use a non-negative length".into(),
+        ),
+    }
+}
+
+impl Rule for SubstitutionUnaudited {
+    fn id(&self) -> &'static str {
+        "substitution-unaudited"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "${...} tokens in a Kustomization without postBuild: they ship literally today and become hazards the day a postBuild is added"
+    }
+    fn example(&self) -> &'static str {
+        "platform-config has no postBuild, but ConfigMap/kube-system/cilium-vars contains ${LB_POOL_CIDR}"
+    }
+    fn explain(&self) -> &'static str {
+        "Flux substitutes only in Kustomizations with spec.postBuild. A ${VAR} token in any other tier is shipped \
+literally (which may or may not be intended), and the day someone adds postBuild to that tier (often only to use one \
+variable somewhere else) every such token is substituted: an undefined one then fails the tier (strict) or becomes \
+empty. An audit that only looks at tiers that declare substituteFrom has exactly this blind spot, so this check \
+covers every path. Escape tokens meant literally as $${VAR} (which Flux turns into ${VAR}), or give the tier a \
+postBuild and define the variables."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for cluster in &cx.model.clusters {
+            for tier in cluster.tiers.values() {
+                let label = cluster.tier_label(&tier.id);
+                let mut by_object: Vec<(String, Option<crate::model::Span>, Vec<String>)> =
+                    Vec::new();
+                for (object, at, name) in &tier.substitution.unaudited {
+                    let key = object.to_string();
+                    match by_object.iter_mut().find(|(o, _, _)| *o == key) {
+                        Some((_, _, names)) => {
+                            if !names.contains(name) {
+                                names.push(name.clone());
+                            }
+                        }
+                        None => by_object.push((key, at.clone(), vec![name.clone()])),
+                    }
+                }
+                for (object, at, names) in by_object {
+                    let tokens: Vec<String> = names.iter().map(|n| format!("${{{n}}}")).collect();
+                    out.push(Finding {
+                        rule: self.id(),
+                        severity: self.severity(),
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: Some(object.clone()),
+                        at: at.or_else(|| Some(tier.defined_at.clone())),
+                        related: vec![(tier.defined_at.clone(), format!("Kustomization {label} (no spec.postBuild)"))],
+                        message: format!("{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit", tokens.join(", ")),
+                        why: format!("adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"),
+                        fix: format!("escape literal tokens as $${{…}}, or add postBuild to {label} and define {}", names.join(", ")),
+                        detail: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
