@@ -27,7 +27,7 @@ pub enum CheckError {
     NoClusters { repo: String },
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
-    Config(#[from] ConfigError),
+    Config(ConfigError),
     /// `--cluster` named a cluster that discovery did not find.
     #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
     UnknownCluster {
@@ -35,6 +35,12 @@ pub enum CheckError {
         repo: String,
         known: String,
     },
+}
+
+impl From<ConfigError> for CheckError {
+    fn from(err: ConfigError) -> Self {
+        CheckError::Config(err)
+    }
 }
 
 /// What a check covers.
@@ -57,11 +63,25 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Error findings that count (not waived).
     pub fn errors(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| f.severity == rules::Severity::Error)
+            .filter(|f| f.severity == rules::Severity::Error && f.waived.is_none())
             .count()
+    }
+
+    /// Warning findings that count (not waived).
+    pub fn warnings(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == rules::Severity::Warning && f.waived.is_none())
+            .count()
+    }
+
+    /// Findings accepted by a waiver.
+    pub fn waived(&self) -> usize {
+        self.findings.iter().filter(|f| f.waived.is_some()).count()
     }
 }
 
@@ -75,6 +95,7 @@ pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
 pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Outcome, CheckError> {
     let config = Config::load(&options.repo)?;
     let model = load_model(&options.repo, renderer)?;
+    check_config_against(&config, &model)?;
     for wanted in &options.clusters {
         if !model.clusters.iter().any(|c| &c.name == wanted) {
             return Err(CheckError::UnknownCluster {
@@ -99,6 +120,22 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
         findings,
         renderer: renderer.name().to_string(),
     })
+}
+
+/// Checks what conformance.yaml says about clusters against discovery.
+pub fn check_config_against(config: &Config, model: &Model) -> Result<(), CheckError> {
+    let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
+    if let Some((name, line)) = config.unknown_clusters(&names).into_iter().next() {
+        return Err(CheckError::Config(ConfigError {
+            file: crate::config::FILE_NAME.into(),
+            line,
+            message: format!(
+                "no cluster named `{name}` was discovered; clusters: {}",
+                names.join(", ")
+            ),
+        }));
+    }
+    Ok(())
 }
 
 /// Indexes and discovers a repository.

@@ -65,10 +65,26 @@ enum Command {
         #[arg(long = "cluster", value_name = "NAME")]
         clusters: Vec<String>,
     },
+    /// Validate conformance.yaml (syntax, keys, paths, regexes, dates, and the
+    /// cluster names it uses against discovery).
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Describe a rule: what it catches, the Flux behaviour behind it, the fix.
     Explain {
         /// A rule id, e.g. dependency-missing.
         rule: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigAction {
+    /// Exit 0 when conformance.yaml is valid, 2 with file:line and the cause
+    /// when not.
+    Check {
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
     },
 }
 
@@ -158,6 +174,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 selected = model.clusters.iter().collect();
             }
             print(&report::substitutions::render(&selected))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config {
+            action: ConfigAction::Check { repo },
+        } => {
+            let config = conformance::config::Config::load(&repo)?;
+            let renderer = External::detect()?;
+            let model = conformance::check::load_model(&repo, &renderer)?;
+            conformance::check::check_config_against(&config, &model)?;
+            let exists = repo.join(conformance::config::FILE_NAME).is_file();
+            print(&if exists {
+                format!(
+                    "{}: ok ({} placement and {} field policies, {} waivers, {} clusters discovered)\n",
+                    conformance::config::FILE_NAME,
+                    config.policies.placement.len(),
+                    config.policies.fields.len(),
+                    config.waivers.len(),
+                    model.clusters.len()
+                )
+            } else {
+                format!(
+                    "no {} in {}: every default applies\n",
+                    conformance::config::FILE_NAME,
+                    repo.display()
+                )
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Explain { rule } => {

@@ -391,3 +391,121 @@ fn invalid_config_exits_2_naming_file_line_and_key() {
         "{err}"
     );
 }
+
+#[test]
+fn active_waiver_reports_the_finding_as_waived_and_passes() {
+    let repo = fixture("incidents/expired-waiver/repo");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--repo",
+            repo.to_str().unwrap(),
+        ])
+        .env("CONFORMANCE_TODAY", "2026-06-30")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    let f = &doc["findings"][0];
+    assert_eq!(f["rule"], "tier-order-script");
+    assert_eq!(f["waived"]["expires"], "2026-06-30");
+    assert_eq!(doc["summary"]["errors"], 0);
+    assert_eq!(doc["summary"]["waived"], 1);
+    let human = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["check", "--repo", repo.to_str().unwrap()])
+        .env("CONFORMANCE_TODAY", "2026-06-30")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("waived[tier-order-script]"), "{text}");
+    assert!(
+        text.contains("= waived until 2026-06-30 (conformance.yaml): standup.sh is owned"),
+        "{text}"
+    );
+    assert!(text.contains("0 errors, 0 warnings, 1 waived"), "{text}");
+    // The day after, it counts again and the waiver is reported as expired.
+    let later = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--repo",
+            repo.to_str().unwrap(),
+        ])
+        .env("CONFORMANCE_TODAY", "2026-07-01")
+        .output()
+        .unwrap();
+    assert_eq!(later.status.code(), Some(1));
+    let rules: Vec<String> = json(&later)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(rules, ["tier-order-script", "waiver-expired"]);
+}
+
+#[test]
+fn stale_waiver_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("incidents/expired-waiver/fixed"), dir.path());
+    std::fs::write(
+        dir.path().join("conformance.yaml"),
+        "waivers:\n  - rule: graph-parity\n    cluster: prod\n    reason: drift during the migration\n    expires: 2099-01-01\n",
+    )
+    .unwrap();
+    let out = conformance(&[
+        "check",
+        "--format",
+        "json",
+        "--repo",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let doc = json(&out);
+    assert_eq!(doc["findings"][0]["rule"], "waiver-stale");
+    assert_eq!(doc["findings"][0]["severity"], "warning");
+    assert_eq!(doc["findings"][0]["file"], "conformance.yaml");
+    assert_eq!(doc["findings"][0]["line"], 2);
+}
+
+#[test]
+fn config_check_validates_and_names_line_and_key() {
+    let ok = conformance(&[
+        "config",
+        "check",
+        "--repo",
+        fixture("reference-platform").to_str().unwrap(),
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("conformance.yaml: ok"));
+    let bad = conformance(&[
+        "config",
+        "check",
+        "--repo",
+        fixture("incidents/config-typo/repo").to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = stderr(&bad);
+    assert!(
+        err.contains("conformance.yaml:1: unknown field `polices`"),
+        "{err}"
+    );
+    assert_eq!(err.matches("unknown field").count(), 1, "said once: {err}");
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("incidents/expired-waiver/fixed"), dir.path());
+    std::fs::write(
+        dir.path().join("conformance.yaml"),
+        "parity:\n  groups:\n    - [prod, staging]\n",
+    )
+    .unwrap();
+    let unknown = conformance(&["config", "check", "--repo", dir.path().to_str().unwrap()]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("conformance.yaml:3: no cluster named `staging`"),
+        "{}",
+        stderr(&unknown)
+    );
+}

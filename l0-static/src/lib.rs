@@ -94,14 +94,17 @@ pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
             let findings = by_key.get(&key).map(Vec::as_slice).unwrap_or_default();
             let errors: Vec<&&Finding> = findings
                 .iter()
-                .filter(|f| f.severity == Severity::Error)
+                .filter(|f| f.severity == Severity::Error && f.waived.is_none())
                 .collect();
+            let waived: Vec<&&Finding> = findings.iter().filter(|f| f.waived.is_some()).collect();
             let verdict = if !errors.is_empty() {
                 let text: Vec<String> = findings
                     .iter()
                     .map(|f| finding_block(f, &outcome.model.repo))
                     .collect();
                 Verdict::Fail(text.join("\n"))
+            } else if let Some(w) = waived.first().and_then(|f| f.waived.as_ref()) {
+                Verdict::Ignored(format!("waived until {}: {}", w.expires, w.reason))
             } else if key.1 == "render-failed" {
                 match unchecked.get(&(key.0.clone(), key.2.clone())) {
                     Some(reason) => Verdict::Ignored(format!("not checked: {reason}")),

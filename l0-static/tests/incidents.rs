@@ -81,7 +81,14 @@ fn main() -> ExitCode {
 }
 
 fn layout(dir: &Path) -> Result<(), Failed> {
-    let missing: Vec<&str> = ["README.md", "repo", "expected.yaml", "fixed"]
+    // An incident whose repo must be rejected outright (exit 2) names the
+    // error instead of the findings.
+    let expected = if dir.join("expected-error.txt").exists() {
+        "expected-error.txt"
+    } else {
+        "expected.yaml"
+    };
+    let missing: Vec<&str> = ["README.md", "repo", expected, "fixed"]
         .into_iter()
         .filter(|part| !dir.join(part).exists())
         .collect();
@@ -92,8 +99,26 @@ fn layout(dir: &Path) -> Result<(), Failed> {
     }
 }
 
-/// The repo produces exactly `expected.yaml`, including at least one error.
+/// The repo produces exactly `expected.yaml`, including at least one error;
+/// or, with `expected-error.txt`, the run fails with that message.
 fn expected(dir: &Path) -> Result<(), Failed> {
+    let error_file = dir.join("expected-error.txt");
+    if error_file.exists() {
+        let want = std::fs::read_to_string(&error_file)
+            .map_err(|err| format!("{}: {err}", error_file.display()))?;
+        return match check(&CheckOptions {
+            repo: dir.join("repo"),
+            clusters: Vec::new(),
+        }) {
+            Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
+            Err(err) if err.to_string().contains(want.trim()) => Ok(()),
+            Err(err) => Err(format!(
+                "the run failed with\n  {err}\nwhich does not contain\n  {}",
+                want.trim()
+            )
+            .into()),
+        };
+    }
     let outcome = check(&CheckOptions {
         repo: dir.join("repo"),
         clusters: Vec::new(),
@@ -145,6 +170,9 @@ fn expected(dir: &Path) -> Result<(), Failed> {
 /// change to what users read is a reviewed change. The elapsed time and the
 /// renderer's name vary by machine and are masked.
 fn report(dir: &Path) -> Result<(), Failed> {
+    if dir.join("expected-error.txt").exists() {
+        return Ok(()); // no report: the run itself fails (checked by ::expected)
+    }
     let options = CheckOptions {
         repo: dir.join("repo"),
         clusters: Vec::new(),

@@ -48,9 +48,10 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
 /// location, why, fix, and any detail (a diff).
 pub fn finding_block(f: &Finding, repo: &Path) -> String {
     let mut out = String::new();
-    let severity = match f.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
+    let severity = match (f.severity, &f.waived) {
+        (_, Some(_)) => "waived",
+        (Severity::Error, None) => "error",
+        (Severity::Warning, None) => "warning",
     };
     let _ = writeln!(
         out,
@@ -66,6 +67,13 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     }
     for (span, label) in &f.related {
         let _ = writeln!(out, "  = {label}: {span}");
+    }
+    if let Some(w) = &f.waived {
+        let _ = writeln!(
+            out,
+            "  = waived until {} (conformance.yaml): {}",
+            w.expires, w.reason
+        );
     }
     let _ = writeln!(out, "  = why: {}", f.why);
     let _ = writeln!(out, "  = fix: {}", f.fix);
@@ -97,9 +105,15 @@ fn snippet(repo: &Path, span: &Span) -> String {
 pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
     let c = Coverage::of(outcome, selected);
     let errors = outcome.errors();
-    let warnings = outcome.findings.len() - errors;
+    let warnings = outcome.warnings();
+    let waived = outcome.waived();
+    let waived = if waived > 0 {
+        format!(", {waived} waived")
+    } else {
+        String::new()
+    };
     format!(
-        "checked {} cluster{}, {} Kustomizations ({} rendered, {} failed, {} not checked; {} objects) with {}: {} error{}, {} warning{} in {:.2}s",
+        "checked {} cluster{}, {} Kustomizations ({} rendered, {} failed, {} not checked; {} objects) with {}: {} error{}, {} warning{}{waived} in {:.2}s",
         c.clusters,
         plural(c.clusters),
         c.kustomizations,

@@ -57,15 +57,15 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
                 "file": f.at.as_ref().map(|s| s.file.clone()),
                 "line": f.at.as_ref().and_then(|s| (s.line > 0).then_some(s.line)),
                 "message": f.message,
+                "waived": f.waived.as_ref().map(|w| json!({"reason": w.reason, "expires": w.expires})),
             })
         })
         .collect();
-    let errors = outcome.errors();
     json!({
         "version": 1,
         "repo": repo_arg,
         "clusters": clusters,
         "findings": findings,
-        "summary": {"errors": errors, "warnings": outcome.findings.len() - errors},
+        "summary": {"errors": outcome.errors(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
 }

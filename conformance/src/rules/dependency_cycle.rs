@@ -76,6 +76,7 @@ the edge that points from the lower tier back up (a tier should depend only on t
                         ),
                         fix: "remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it".into(),
                         detail: None,
+                        waived: None,
                     });
                 }
             }

@@ -98,6 +98,7 @@ the cluster failed to build or was not checked, the missing Kustomization may be
                         why,
                         fix,
                         detail: None,
+                        waived: None,
                     });
                 }
             }

@@ -88,6 +88,7 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                         why: "each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies".into(),
                         fix: format!("keep {object} in exactly one of {}", tiers.join(", ")),
                         detail: None,
+                        waived: None,
                     });
                 }
             }

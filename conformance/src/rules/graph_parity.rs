@@ -26,73 +26,85 @@ impl Rule for GraphParity {
         "Promotion from dev to prod is only a rehearsal if both clusters reconcile the same graph: the same \
 Kustomizations, the same dependsOn edges, and the same wait/prune gating. A missing edge in prod means prod applies \
 a tier before what it needs is healthy, a race that dev never shows. Every discovered cluster is in one parity \
-group (the first cluster by name is the baseline). The comparison uses the canonical graph text that `conformance \
+group unless conformance.yaml declares parity.groups (the first cluster of a group by name is the baseline). The comparison uses the canonical graph text that `conformance \
 graph --cluster NAME` prints (paths are left out: overlays legitimately differ per cluster). Each finding shows a \
 unified diff of the Kustomization's lines in both graphs. Make the graphs identical, or, for clusters that are not \
 meant to match, declare parity groups in conformance.yaml."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
-        let mut clusters: Vec<&Cluster> = model.clusters.iter().collect();
-        clusters.sort_by(|a, b| a.name.cmp(&b.name));
-        let Some((baseline, others)) = clusters.split_first() else {
-            return Vec::new();
-        };
-        let base_graph = TierGraph::of(baseline);
+        let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
         let mut out = Vec::new();
-        for other in others {
-            let graph = TierGraph::of(other);
-            let ids: std::collections::BTreeSet<_> =
-                base_graph.nodes.keys().chain(graph.nodes.keys()).collect();
-            for id in ids {
-                let base_lines = base_graph.lines_of(id);
-                let lines = graph.lines_of(id);
-                if base_lines == lines {
-                    continue;
+        for group in cx.config.parity_groups(&names) {
+            let mut clusters: Vec<&Cluster> = model
+                .clusters
+                .iter()
+                .filter(|c| group.contains(&c.name))
+                .collect();
+            clusters.sort_by(|a, b| a.name.cmp(&b.name));
+            if let Some((baseline, others)) = clusters.split_first() {
+                compare(self, baseline, others, &mut out);
+            }
+        }
+        out
+    }
+}
+
+fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mut Vec<Finding>) {
+    let base_graph = TierGraph::of(baseline);
+    for other in others {
+        let graph = TierGraph::of(other);
+        let ids: std::collections::BTreeSet<_> =
+            base_graph.nodes.keys().chain(graph.nodes.keys()).collect();
+        for id in ids {
+            let base_lines = base_graph.lines_of(id);
+            let lines = graph.lines_of(id);
+            if base_lines == lines {
+                continue;
+            }
+            let (tier_cluster, tier) = match other.tiers.get(id) {
+                Some(t) => (*other, t),
+                None => (baseline, &baseline.tiers[id]),
+            };
+            let label = tier_cluster.tier_label(id);
+            let diff = unified(&base_lines, &lines, &baseline.name, &other.name);
+            let message = match (base_lines.is_empty(), lines.is_empty()) {
+                (false, true) => format!(
+                    "Kustomization {label} exists in cluster {} but not in {}",
+                    baseline.name, other.name
+                ),
+                (true, false) => format!(
+                    "Kustomization {label} exists in cluster {} but not in {}",
+                    other.name, baseline.name
+                ),
+                _ => format!(
+                    "Kustomization {label} has different dependsOn/wait/prune in clusters {} and {}",
+                    baseline.name, other.name
+                ),
+            };
+            let mut related = Vec::new();
+            if let Some(base_tier) = baseline.tiers.get(id) {
+                if !std::ptr::eq(base_tier, tier) {
+                    related.push((
+                        base_tier.defined_at.clone(),
+                        format!("{label} in cluster {}", baseline.name),
+                    ));
                 }
-                let (tier_cluster, tier) = match other.tiers.get(id) {
-                    Some(t) => (*other, t),
-                    None => (*baseline, &baseline.tiers[id]),
-                };
-                let label = tier_cluster.tier_label(id);
-                let diff = unified(&base_lines, &lines, &baseline.name, &other.name);
-                let message = match (base_lines.is_empty(), lines.is_empty()) {
-                    (false, true) => format!(
-                        "Kustomization {label} exists in cluster {} but not in {}",
-                        baseline.name, other.name
-                    ),
-                    (true, false) => format!(
-                        "Kustomization {label} exists in cluster {} but not in {}",
-                        other.name, baseline.name
-                    ),
-                    _ => format!(
-                        "Kustomization {label} has different dependsOn/wait/prune in clusters {} and {}",
-                        baseline.name, other.name
-                    ),
-                };
-                let mut related = Vec::new();
-                if let Some(base_tier) = baseline.tiers.get(id) {
-                    if !std::ptr::eq(base_tier, tier) {
-                        related.push((
-                            base_tier.defined_at.clone(),
-                            format!("{label} in cluster {}", baseline.name),
-                        ));
-                    }
-                }
-                // Point at the field that differs: dependsOn when an edge
-                // line differs, else wait/prune, else the object.
-                let edges_differ = base_lines.iter().chain(&lines).any(|l| {
-                    l.starts_with("dependsOn ") && !(base_lines.contains(l) && lines.contains(l))
-                });
-                let field = if edges_differ { "dependsOn" } else { "wait" };
-                let line = tier
-                    .spec
-                    .path(&["spec", field])
-                    .or_else(|| tier.spec.path(&["spec", "prune"]))
-                    .map_or(tier.defined_at.line, |n| n.line);
-                out.push(Finding {
-                    rule: self.id(),
-                    severity: self.severity(),
+            }
+            // Point at the field that differs: dependsOn when an edge
+            // line differs, else wait/prune, else the object.
+            let edges_differ = base_lines.iter().chain(&lines).any(|l| {
+                l.starts_with("dependsOn ") && !(base_lines.contains(l) && lines.contains(l))
+            });
+            let field = if edges_differ { "dependsOn" } else { "wait" };
+            let line = tier
+                .spec
+                .path(&["spec", field])
+                .or_else(|| tier.spec.path(&["spec", "prune"]))
+                .map_or(tier.defined_at.line, |n| n.line);
+            out.push(Finding {
+                    rule: rule.id(),
+                    severity: rule.severity(),
                     cluster: other.name.clone(),
                     kustomization: label,
                     object: None,
@@ -108,10 +120,9 @@ meant to match, declare parity groups in conformance.yaml."
                         baseline.name, other.name
                     ),
                     detail: Some(diff),
+                    waived: None,
                 });
-            }
         }
-        out
     }
 }
 

@@ -232,5 +232,6 @@ fn kind_finding(cluster: &Cluster, rule: &dyn Rule, u: &KindUse) -> Finding {
         },
         fix,
         detail: None,
+                        waived: None,
     }
 }

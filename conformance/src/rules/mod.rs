@@ -5,17 +5,20 @@
 //! summary with an example (README, `conformance explain`) and a paragraph
 //! saying which Flux behaviour it models.
 
+mod bootstrap;
 mod dependency_cycle;
 mod dependency_missing;
 mod duplicate_object;
 mod graph_parity;
 mod kinds;
 mod namespace_missing;
+mod placement;
 mod remote_base;
 mod render_failed;
 mod sops_decryption;
 mod substitution;
 mod unresolved_reference;
+mod waivers;
 
 use serde::Serialize;
 
@@ -55,6 +58,15 @@ pub struct Finding {
     pub fix: String,
     /// Extra text shown verbatim (a diff).
     pub detail: Option<String>,
+    /// Accepted by a waiver in conformance.yaml (reported, not counted).
+    pub waived: Option<Waived>,
+}
+
+/// The waiver a finding is accepted under.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Waived {
+    pub reason: String,
+    pub expires: String,
 }
 
 /// A rule of the contract.
@@ -116,6 +128,12 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &sops_decryption::SopsDecryption,
         &substitution::SubstitutionHazard,
         &substitution::SubstitutionUnaudited,
+        &bootstrap::TierOrderScript,
+        &bootstrap::ToolchainSkew,
+        &placement::KindPlacement,
+        &placement::FieldPolicyRule,
+        &waivers::WaiverExpired,
+        &waivers::WaiverStale,
     ]
 }
 
@@ -128,6 +146,9 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
 pub fn run_all(model: &Model, config: &Config) -> Vec<Finding> {
     let cx = Context::new(model, config);
     let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(&cx)).collect();
+    let today = crate::config::Date::today();
+    let warnings = waivers::apply(&config.waivers, &mut findings, today);
+    findings.extend(warnings);
     findings.sort_by(|a, b| {
         (
             &a.cluster,

@@ -86,6 +86,7 @@ namespace that exists."
                     why: "on a cold cluster the namespace does not exist when this tier is dry-run, so the stage fails with 'namespaces not found' and the tier never becomes Ready".into(),
                     fix,
                     detail: None,
+                        waived: None,
                 });
             }
         }

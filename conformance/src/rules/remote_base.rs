@@ -52,6 +52,7 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
                         ),
                         fix: "vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization".into(),
                         detail: None,
+                        waived: None,
                     });
                 }
             }

@@ -59,6 +59,7 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                     ),
                     fix: "fix the file named above (or spec.path) until the path builds".into(),
                     detail: None,
+                        waived: None,
                 });
             }
         }

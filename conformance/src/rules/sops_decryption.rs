@@ -53,6 +53,7 @@ per-wave decryption), or move the file to a tier that has it. Values are never p
                         why: format!("Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied"),
                         fix: format!("add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts"),
                         detail: None,
+                        waived: None,
                     });
                 }
                 for (at, file) in &tier.generator_inputs {
@@ -75,6 +76,7 @@ per-wave decryption), or move the file to a tier that has it. Values are never p
                         why: "without decryption the generated Secret or ConfigMap holds the ciphertext, and the workload reads it as its configuration".into(),
                         fix: format!("add spec.decryption to {label}, or generate this Secret in a tier that decrypts"),
                         detail: None,
+                        waived: None,
                     });
                 }
             }

@@ -58,6 +58,7 @@ for controllers older than kustomize-controller 1.9. Escape a literal as $${VAR}
                         why,
                         fix,
                         detail: None,
+                        waived: None,
                     });
                 }
             }
@@ -162,6 +163,7 @@ postBuild and define the variables."
                         why: format!("adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"),
                         fix: format!("escape literal tokens as $${{…}}, or add postBuild to {label} and define {}", names.join(", ")),
                         detail: None,
+                        waived: None,
                     });
                 }
             }

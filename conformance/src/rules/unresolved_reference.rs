@@ -181,6 +181,7 @@ fn check_reference(
             format!("add `dependsOn: {}` to {label}", providers[0])
         },
         detail: None,
+                        waived: None,
     });
 }
 

@@ -1,0 +1,417 @@
+//! `tier-order-script` and `toolchain-skew`: files outside the graph that
+//! must agree with it (a bootstrap script's tier list, toolchain pins).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{Context, Finding, Rule, Severity};
+use crate::config::{self, minor_version};
+use crate::model::{Cluster, Span};
+
+#[derive(Debug)]
+pub struct TierOrderScript;
+#[derive(Debug)]
+pub struct ToolchainSkew;
+
+impl Rule for TierOrderScript {
+    fn id(&self) -> &'static str {
+        "tier-order-script"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "the bootstrap script's tier list misses a tier, names an unknown one, repeats one, or lists a tier before what it depends on"
+    }
+    fn example(&self) -> &'static str {
+        "bootstrap/standup.sh:8: TIER_ORDER does not include platform-config-cdi, so `resume` never waits on it"
+    }
+    fn explain(&self) -> &'static str {
+        "Stand-up and resume scripts usually walk the tiers themselves (flux reconcile, then wait for Ready) from \
+a hand-kept list. When a tier is added to the graph but not to the list, the script neither reconciles nor waits \
+for it, and the next step starts before it is healthy; a renamed tier makes the script fail; a tier listed before \
+one of its dependencies (or before the parent that creates it) waits on something that cannot be Ready yet. The \
+script (default bootstrap/standup.sh) and the bash array (default TIER_ORDER) are configurable under bootstrap in \
+conformance.yaml; the check runs by default when the default script exists. Every tier of each cluster must be \
+listed exactly once, in an order consistent with dependsOn and parents."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let configured = cx.config.bootstrap.clone();
+        let (script, variable, clusters) = match &configured {
+            Some(b) => (b.script.clone(), b.variable.clone(), b.clusters.clone()),
+            None => (
+                config::default_script(),
+                config::default_variable(),
+                Vec::new(),
+            ),
+        };
+        let path = cx.model.repo.join(&script);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            if configured.is_none() {
+                return Vec::new();
+            }
+            return cx
+                .model
+                .clusters
+                .iter()
+                .map(|c| {
+                    self.finding(
+                        c,
+                        &script,
+                        Span::new(config::FILE_NAME, 0),
+                        format!("bootstrap script {script} does not exist"),
+                        "fix bootstrap.script in conformance.yaml".into(),
+                    )
+                })
+                .collect();
+        };
+        let mut out = Vec::new();
+        let Some((start, entries)) = bash_array(&text, &variable) else {
+            for c in &cx.model.clusters {
+                out.push(self.finding(c, &script, Span::new(script.clone(), 0), format!("{script} defines no bash array {variable}"), format!("define {variable}=( … ) in {script}, or set bootstrap.variable in conformance.yaml")));
+            }
+            return out;
+        };
+        for cluster in cx
+            .model
+            .clusters
+            .iter()
+            .filter(|c| clusters.is_empty() || clusters.contains(&c.name))
+        {
+            let names: BTreeMap<&str, &crate::model::Tier> = cluster
+                .tiers
+                .values()
+                .map(|t| (t.id.name.as_str(), t))
+                .collect();
+            let mut position: BTreeMap<&str, usize> = BTreeMap::new();
+            for (i, (name, line)) in entries.iter().enumerate() {
+                let at = Span::new(script.clone(), *line);
+                if !names.contains_key(name.as_str()) {
+                    out.push(self.finding(cluster, name, at, format!("{variable} in {script} lists `{name}`, which is not a Kustomization of cluster {}", cluster.name), "remove or rename the entry".into()));
+                } else if position.contains_key(name.as_str()) {
+                    out.push(self.finding(
+                        cluster,
+                        name,
+                        at,
+                        format!("{variable} in {script} lists `{name}` twice"),
+                        "keep one entry".into(),
+                    ));
+                } else {
+                    position.insert(name, i);
+                }
+            }
+            for (name, tier) in &names {
+                let Some(&pos) = position.get(name) else {
+                    out.push(self.finding(
+                        cluster,
+                        name,
+                        Span::new(script.clone(), start),
+                        format!("{variable} in {script} does not include {name}, so the script neither reconciles it nor waits for it"),
+                        format!("add {name} to {variable}, after {}", after_what(tier, &names)),
+                    ));
+                    continue;
+                };
+                let mut before: Vec<String> = tier
+                    .depends_on
+                    .iter()
+                    .map(|d| d.target.name.clone())
+                    .collect();
+                before.extend(tier.parent.as_ref().map(|p| p.name.clone()));
+                for dep in before {
+                    if let Some(&dep_pos) = position.get(dep.as_str()) {
+                        if dep_pos > pos {
+                            out.push(self.finding(
+                                cluster,
+                                name,
+                                Span::new(script.clone(), entries[pos].1),
+                                format!("{variable} in {script} lists {name} before {dep}, which it depends on"),
+                                format!("move {name} after {dep}"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl TierOrderScript {
+    fn finding(
+        &self,
+        cluster: &Cluster,
+        subject: &str,
+        at: Span,
+        message: String,
+        fix: String,
+    ) -> Finding {
+        Finding {
+            rule: self.id(),
+            severity: self.severity(),
+            cluster: cluster.name.clone(),
+            kustomization: subject.to_string(),
+            object: None,
+            at: Some(at),
+            related: Vec::new(),
+            message,
+            why: "the script walks the tiers from its own list; a tier missing or misplaced there is skipped, fails, or is waited on before it can be Ready".into(),
+            fix,
+            detail: None,
+                        waived: None,
+        }
+    }
+}
+
+fn after_what(tier: &crate::model::Tier, names: &BTreeMap<&str, &crate::model::Tier>) -> String {
+    let deps: Vec<&str> = tier
+        .depends_on
+        .iter()
+        .map(|d| d.target.name.as_str())
+        .filter(|d| names.contains_key(d))
+        .collect();
+    if deps.is_empty() {
+        "its parent".into()
+    } else {
+        deps.join(" and ")
+    }
+}
+
+/// The entries of `NAME=( … )` (possibly `declare -a`/`readonly`), each with
+/// its line, and the line the array starts on. Comments and quotes are
+/// handled as bash does for plain words.
+pub fn bash_array(text: &str, name: &str) -> Option<(u32, Vec<(String, u32)>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let opener = format!("{name}=(");
+    let start = lines.iter().position(|l| {
+        let t = l.trim_start();
+        let t = t
+            .strip_prefix("declare -a ")
+            .or_else(|| t.strip_prefix("readonly "))
+            .or_else(|| t.strip_prefix("local "))
+            .unwrap_or(t);
+        t.trim_start().starts_with(&opener)
+    })?;
+    let mut entries = Vec::new();
+    let first = lines[start];
+    let mut rest = &first[first.find(&opener)? + opener.len()..];
+    let mut line_no = start;
+    loop {
+        let without_comment = match rest
+            .find(" #")
+            .or_else(|| rest.trim_start().starts_with('#').then_some(0))
+        {
+            Some(i) => &rest[..i],
+            None => rest,
+        };
+        let (body, closed) = match without_comment.find(')') {
+            Some(i) => (&without_comment[..i], true),
+            None => (without_comment, false),
+        };
+        for word in body.split_whitespace() {
+            let word = word.trim_matches(|c| c == '"' || c == '\'');
+            if !word.is_empty() {
+                entries.push((word.to_string(), line_no as u32 + 1));
+            }
+        }
+        if closed {
+            return Some((start as u32 + 1, entries));
+        }
+        line_no += 1;
+        rest = lines.get(line_no)?;
+    }
+}
+
+impl Rule for ToolchainSkew {
+    fn id(&self) -> &'static str {
+        "toolchain-skew"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "toolchain pins (versions.env files) disagree on kubectl, or kubectl is outside ±1 minor of a cluster's Kubernetes"
+    }
+    fn example(&self) -> &'static str {
+        "ci/versions.env pins kubectl 1.31.4, but cluster prod runs Kubernetes 1.36 (kubectl supports ±1 minor)"
+    }
+    fn explain(&self) -> &'static str {
+        "kubectl supports talking to API servers within one minor version of its own; outside that, apply, \
+server-side dry-run and kustomize behave differently from what the cluster does, and CI gates pass or fail for \
+the wrong reasons. The toolchain files (versions.env style KEY=value; default: every versions.env in the \
+repository, key KUBECTL_VERSION; configurable under toolchain) must agree with each other, and each must be within \
+±1 minor of every cluster's Kubernetes version (clusters.<name>.kubernetes in conformance.yaml, or kubernetes: \
+{file, variable} pointing at a pin such as K3S_VERSION=v1.36.4+k3s1). Bump the pins together."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let settings = cx.config.toolchain.clone();
+        let variable = settings
+            .as_ref()
+            .map_or_else(config::default_kubectl_variable, |t| t.variable.clone());
+        let files: Vec<String> = match settings.as_ref().filter(|t| !t.files.is_empty()) {
+            Some(t) => t.files.clone(),
+            None => find_named(&cx.model.repo, "versions.env"),
+        };
+        let mut pins: Vec<(String, Option<(String, u32)>)> = Vec::new();
+        for file in &files {
+            pins.push((file.clone(), read_env(&cx.model.repo.join(file), &variable)));
+        }
+        let shared_version = cx.config.kubernetes.as_ref().and_then(|src| {
+            read_env(&cx.model.repo.join(&src.file.value), &src.variable).map(|(v, _)| v)
+        });
+        let mut out = Vec::new();
+        let reference = pins
+            .iter()
+            .find_map(|(f, v)| v.as_ref().map(|(v, _)| (f.clone(), v.clone())));
+        for cluster in &cx.model.clusters {
+            let cluster_version = cx
+                .config
+                .clusters
+                .get(&cluster.name)
+                .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.clone()))
+                .or_else(|| shared_version.clone());
+            for (file, pin) in &pins {
+                let Some((version, line)) = pin else {
+                    if settings.as_ref().is_some_and(|t| !t.files.is_empty()) {
+                        out.push(self.finding(
+                            cluster,
+                            file,
+                            Span::new(file.clone(), 0),
+                            format!("{file} does not set {variable}"),
+                            format!("add {variable}=… to {file}"),
+                        ));
+                    }
+                    continue;
+                };
+                let at = Span::new(file.clone(), *line);
+                if let Some((ref_file, ref_version)) = &reference {
+                    if minor_version(version) != minor_version(ref_version)
+                        || strip_v(version) != strip_v(ref_version)
+                    {
+                        out.push(self.finding(
+                            cluster,
+                            file,
+                            at.clone(),
+                            format!(
+                                "{file} pins kubectl {version}, but {ref_file} pins {ref_version}"
+                            ),
+                            format!("set {variable} to the same version in every toolchain file"),
+                        ));
+                    }
+                }
+                if let (Some(cv), Some(kv)) = (
+                    cluster_version.as_deref().and_then(minor_version),
+                    minor_version(version),
+                ) {
+                    if cv.0 != kv.0 || cv.1.abs_diff(kv.1) > 1 {
+                        out.push(self.finding(
+                            cluster,
+                            file,
+                            at,
+                            format!(
+                                "{file} pins kubectl {version}, but cluster {} runs Kubernetes {}.{}: outside kubectl's ±1 minor skew",
+                                cluster.name, cv.0, cv.1
+                            ),
+                            format!("bump {variable} to {}.{}.x", cv.0, cv.1),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl ToolchainSkew {
+    fn finding(
+        &self,
+        cluster: &Cluster,
+        file: &str,
+        at: Span,
+        message: String,
+        fix: String,
+    ) -> Finding {
+        Finding {
+            rule: self.id(),
+            severity: self.severity(),
+            cluster: cluster.name.clone(),
+            kustomization: file.to_string(),
+            object: None,
+            at: Some(at),
+            related: Vec::new(),
+            message,
+            why: "kubectl supports API servers within one minor version; beyond that, dry-runs and applies in CI and bootstrap do not match what the cluster does".into(),
+            fix,
+            detail: None,
+                        waived: None,
+        }
+    }
+}
+
+fn strip_v(v: &str) -> &str {
+    v.trim().trim_start_matches('v')
+}
+
+/// `KEY=value` (optionally `export KEY=value`, quoted) with its line.
+pub fn read_env(path: &Path, key: &str) -> Option<(String, u32)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let (k, v) = line.split_once('=')?;
+        (k.trim() == key).then(|| {
+            (
+                v.trim().trim_matches(|c| c == '"' || c == '\'').to_string(),
+                i as u32 + 1,
+            )
+        })
+    })
+}
+
+/// Repository-relative paths of files called `name` (not under .git), sorted.
+fn find_named(root: &Path, name: &str) -> Vec<String> {
+    fn walk(root: &Path, rel: &Path, name: &str, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let file_name = entry.file_name();
+            let child = rel.join(&file_name);
+            match entry.file_type() {
+                Ok(t) if t.is_dir() && file_name != ".git" => walk(root, &child, name, out),
+                Ok(t) if t.is_file() && file_name == name => {
+                    out.push(child.to_string_lossy().replace('\\', "/"))
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, Path::new(""), name, &mut out);
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_arrays_with_comments_quotes_and_lines() {
+        let script = "#!/bin/bash\nset -e\nTIER_ORDER=(\n  flux-system   # entry\n  \"platform\" 'platform-config'\n  # apps next\n  apps)\n";
+        let (start, entries) = bash_array(script, "TIER_ORDER").unwrap();
+        assert_eq!(start, 3);
+        let got: Vec<(&str, u32)> = entries.iter().map(|(n, l)| (n.as_str(), *l)).collect();
+        assert_eq!(
+            got,
+            [
+                ("flux-system", 4),
+                ("platform", 5),
+                ("platform-config", 5),
+                ("apps", 7)
+            ]
+        );
+        let (_, one_line) = bash_array("declare -a X=(a b)\n", "X").unwrap();
+        assert_eq!(one_line.len(), 2);
+        assert!(bash_array("Y=(a)\n", "X").is_none());
+    }
+}

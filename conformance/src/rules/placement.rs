@@ -1,0 +1,301 @@
+//! `kind-placement` and `field-policy`: repository rules declared in
+//! `conformance.yaml` (`policies.placement`, `policies.fields`).
+
+use super::{Context, Finding, Rule, Severity};
+use crate::config::{FieldPath, matches_glob};
+use crate::model::{Object, Span};
+
+#[derive(Debug)]
+pub struct KindPlacement;
+#[derive(Debug)]
+pub struct FieldPolicyRule;
+
+/// `Kind` matches any group; `group/Kind` (or `/Kind` for core) is exact.
+fn kind_matches(pattern: &str, object: &Object) -> bool {
+    match pattern.rsplit_once('/') {
+        Some((group, kind)) => object.id.group == group && object.id.kind == kind,
+        None => object.id.kind == pattern,
+    }
+}
+
+impl Rule for KindPlacement {
+    fn id(&self) -> &'static str {
+        "kind-placement"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a tier renders a kind it must not, lacks one it must have, or has the wrong number of it (policies.placement)"
+    }
+    fn example(&self) -> &'static str {
+        "platform-config renders StorageProfile/longhorn-vm, which policies.placement forbids there (second-order kinds live in platform-config-cdi)"
+    }
+    fn explain(&self) -> &'static str {
+        "Some placements are decisions a repository makes once and must not regress: 'no StorageProfile in \
+platform-config', 'platform-config-cdi renders exactly the two profiles'. policies.placement in conformance.yaml \
+names a Kustomization (name or glob, optionally a cluster glob) and kinds (Kind, or group/Kind) that must not \
+appear (forbid), must appear (require), or must appear exactly N times (count), with a reason shown in the \
+finding. The check runs on the rendered and substituted objects, as Flux would apply them. Move the object back to \
+its tier, or change the policy if the decision changed."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for policy in &cx.config.policies.placement {
+            let reason = policy
+                .reason
+                .clone()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            let config_line = Span::new(
+                crate::config::FILE_NAME,
+                policy.kustomization.referenced.line() as u32,
+            );
+            for cluster in &cx.model.clusters {
+                if !matches_glob(policy.cluster.as_deref(), &cluster.name) {
+                    continue;
+                }
+                for tier in cluster.tiers.values() {
+                    let label = cluster.tier_label(&tier.id);
+                    if !matches_glob(Some(&policy.kustomization.value), &tier.id.name) {
+                        continue;
+                    }
+                    let related = vec![
+                        (config_line.clone(), "policies.placement".to_string()),
+                        (tier.defined_at.clone(), format!("Kustomization {label}")),
+                    ];
+                    let finding = |object: Option<&Object>, message: String, fix: String| Finding {
+                        rule: "kind-placement",
+                        severity: Severity::Error,
+                        cluster: cluster.name.clone(),
+                        kustomization: label.clone(),
+                        object: object.map(|o| o.id.to_string()),
+                        at: object
+                            .and_then(|o| o.source.clone())
+                            .or_else(|| Some(tier.defined_at.clone())),
+                        related: related.clone(),
+                        message,
+                        why: format!(
+                            "the repository decided where this kind lives{reason}; this tier breaks that decision"
+                        ),
+                        fix,
+                        detail: None,
+                        waived: None,
+                    };
+                    for kind in &policy.forbid {
+                        for object in tier.objects().iter().filter(|o| kind_matches(kind, o)) {
+                            out.push(finding(
+                                Some(object),
+                                format!("{label} renders {}, and policies.placement forbids {kind} in {label}{reason}", object.id),
+                                format!("move {} out of {label}", object.id),
+                            ));
+                        }
+                    }
+                    for kind in &policy.require {
+                        if !tier.objects().iter().any(|o| kind_matches(kind, o)) {
+                            out.push(finding(
+                                None,
+                                format!("{label} renders no {kind}, and policies.placement requires it{reason}"),
+                                format!("put the {kind} objects back in {label}"),
+                            ));
+                        }
+                    }
+                    for (kind, want) in &policy.count {
+                        let found: Vec<&Object> = tier
+                            .objects()
+                            .iter()
+                            .filter(|o| kind_matches(kind, o))
+                            .collect();
+                        if found.len() != *want {
+                            let names: Vec<String> =
+                                found.iter().map(|o| o.id.to_string()).collect();
+                            out.push(finding(
+                                None,
+                                format!(
+                                    "{label} renders {} {kind} ({}), policies.placement wants exactly {want}{reason}",
+                                    found.len(),
+                                    if names.is_empty() { "none".into() } else { names.join(", ") }
+                                ),
+                                format!("make {label} render exactly {want} {kind}, or update the count"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Rule for FieldPolicyRule {
+    fn id(&self) -> &'static str {
+        "field-policy"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a rendered object's field is present, absent, different or not matching where policies.fields says otherwise"
+    }
+    fn example(&self) -> &'static str {
+        "KubeVirt/kubevirt/kubevirt sets spec.configuration.evictionStrategy, which policies.fields forbids (it would wedge drains of RWO-disk VMs)"
+    }
+    fn explain(&self) -> &'static str {
+        "policies.fields in conformance.yaml holds small declarative checks on rendered (and substituted) \
+objects, selected by kind (Kind or group/Kind) and optionally Kustomization, cluster, namespace and name globs. A \
+field path is keys separated by dots, [\"quoted.key\"] for keys containing dots or slashes, [N] for a list index \
+and [*] for every item (e.g. spec.template.spec.containers[*].image). Exactly one check per policy: absent: true \
+(the field must not exist), present: true, equals: value (compared as text), matches: regex (every reached value \
+must match). A path that does not parse, or a regex that does not compile, is a configuration error (exit 2), never \
+a silent pass."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for policy in &cx.config.policies.fields {
+            let Ok(path) = FieldPath::parse(&policy.path.value) else {
+                continue;
+            };
+            let regex = policy
+                .matches
+                .as_ref()
+                .and_then(|m| regex::Regex::new(&m.value).ok());
+            let reason = policy
+                .reason
+                .clone()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            let field = &policy.path.value;
+            let config_line = Span::new(
+                crate::config::FILE_NAME,
+                policy.path.referenced.line() as u32,
+            );
+            for cluster in &cx.model.clusters {
+                if !matches_glob(policy.cluster.as_deref(), &cluster.name) {
+                    continue;
+                }
+                for tier in cluster.tiers.values() {
+                    if !matches_glob(policy.kustomization.as_deref(), &tier.id.name) {
+                        continue;
+                    }
+                    let label = cluster.tier_label(&tier.id);
+                    for object in tier.objects() {
+                        let selected = kind_matches(&policy.kind, object)
+                            && matches_glob(policy.name.as_deref(), &object.id.name)
+                            && policy.namespace.as_deref().is_none_or(|ns| {
+                                object
+                                    .id
+                                    .namespace
+                                    .as_deref()
+                                    .is_some_and(|o| matches_glob(Some(ns), o))
+                            });
+                        if !selected {
+                            continue;
+                        }
+                        let reached = path.select(&object.body);
+                        let (problem, line): (Option<String>, u32) = if policy.absent == Some(true)
+                        {
+                            match reached.first() {
+                                Some(n) => {
+                                    (Some(format!("sets {field}, which must be absent")), n.line)
+                                }
+                                None => (None, 0),
+                            }
+                        } else if policy.present == Some(true) {
+                            if reached.is_empty() {
+                                (
+                                    Some(format!("does not set {field}, which must be present")),
+                                    0,
+                                )
+                            } else {
+                                (None, 0)
+                            }
+                        } else if let Some(want) = &policy.equals {
+                            match reached.iter().find(|n| {
+                                n.as_scalar_string().as_deref() != Some(want.value.as_str())
+                            }) {
+                                Some(n) => (
+                                    Some(format!(
+                                        "has {field} = {}, policy wants {}",
+                                        shown(n),
+                                        want.value
+                                    )),
+                                    n.line,
+                                ),
+                                None if reached.is_empty() => (
+                                    Some(format!(
+                                        "does not set {field}, policy wants {}",
+                                        want.value
+                                    )),
+                                    0,
+                                ),
+                                None => (None, 0),
+                            }
+                        } else if let Some(re) = &regex {
+                            match reached
+                                .iter()
+                                .find(|n| !n.as_scalar_string().is_some_and(|v| re.is_match(&v)))
+                            {
+                                Some(n) => (
+                                    Some(format!(
+                                        "has {field} = {}, which does not match {}",
+                                        shown(n),
+                                        re.as_str()
+                                    )),
+                                    n.line,
+                                ),
+                                None if reached.is_empty() => (
+                                    Some(format!(
+                                        "does not set {field}, which must match {}",
+                                        re.as_str()
+                                    )),
+                                    0,
+                                ),
+                                None => (None, 0),
+                            }
+                        } else {
+                            (None, 0)
+                        };
+                        let Some(problem) = problem else { continue };
+                        let at = object
+                            .source
+                            .clone()
+                            .map(|s| if line > 0 { Span::new(s.file, line) } else { s });
+                        out.push(Finding {
+                            rule: self.id(),
+                            severity: self.severity(),
+                            cluster: cluster.name.clone(),
+                            kustomization: label.clone(),
+                            object: Some(object.id.to_string()),
+                            at: at.or_else(|| Some(tier.defined_at.clone())),
+                            related: vec![
+                                (config_line.clone(), "policies.fields".into()),
+                                (tier.defined_at.clone(), format!("Kustomization {label}")),
+                            ],
+                            message: format!("{} in {label} {problem}{reason}", object.id),
+                            why: format!(
+                                "policies.fields records a decision about {field}{reason}"
+                            ),
+                            fix: format!(
+                                "change {field} in {} as the policy says, or update the policy",
+                                object.id
+                            ),
+                            detail: None,
+                            waived: None,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A value for a message: scalars as text, structures by shape.
+fn shown(node: &crate::yaml::Node) -> String {
+    match node.as_scalar_string() {
+        Some(s) => format!("`{s}`"),
+        None if node.is_map() => "a mapping".into(),
+        None if !node.as_seq().is_empty() => "a list".into(),
+        None => "null".into(),
+    }
+}

@@ -1,0 +1,143 @@
+//! Waivers: findings accepted until a date (`waivers` in conformance.yaml).
+//!
+//! A waived finding is still reported, marked as waived, and does not count
+//! towards the exit status. After `expires` it counts again and a
+//! `waiver-expired` warning says so; a waiver that matches nothing is a
+//! `waiver-stale` warning. Both warnings come from [`apply`], which runs
+//! after every other rule; their `check` returns nothing.
+
+use super::{Context, Finding, Rule, Severity, Waived};
+use crate::config::{Date, FILE_NAME, Waiver};
+use crate::model::Span;
+
+#[derive(Debug)]
+pub struct WaiverExpired;
+#[derive(Debug)]
+pub struct WaiverStale;
+
+impl Rule for WaiverExpired {
+    fn id(&self) -> &'static str {
+        "waiver-expired"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "a waiver in conformance.yaml is past its expiry date: the findings it covered count again"
+    }
+    fn example(&self) -> &'static str {
+        "conformance.yaml:31: waiver for graph-parity on prod/apps-vms expired on 2026-10-01"
+    }
+    fn explain(&self) -> &'static str {
+        "A waiver (rule, and optionally cluster, kustomization, object; a reason; an expiry date) accepts \
+matching findings until the end of its expiry day. Waived findings are still reported, marked waived, in every \
+output format, but do not fail the run. After the expiry date the findings count again, and this warning points at \
+the waiver: fix the findings, or renew the waiver with a new date and a reason that still holds."
+    }
+    fn check(&self, _: &Context) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+impl Rule for WaiverStale {
+    fn id(&self) -> &'static str {
+        "waiver-stale"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "a waiver in conformance.yaml matches no finding: the problem is gone (or the waiver has a typo)"
+    }
+    fn example(&self) -> &'static str {
+        "conformance.yaml:31: waiver for graph-parity on prod/apps-vms matches no finding"
+    }
+    fn explain(&self) -> &'static str {
+        "A waiver that matches nothing either outlived the problem it covered (delete it) or does not say what \
+its author meant (a wrong rule, cluster, Kustomization or object), in which case the finding it was meant for is \
+failing the run. Either way the waiver should go."
+    }
+    fn check(&self, _: &Context) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+/// Marks findings covered by active waivers; returns the waiver warnings.
+pub fn apply(waivers: &[Waiver], findings: &mut [Finding], today: Date) -> Vec<Finding> {
+    let mut warnings = Vec::new();
+    for waiver in waivers {
+        let Some(expires) = Date::parse(&waiver.expires.value) else {
+            continue;
+        };
+        let expired = today > expires;
+        let mut matched = 0;
+        for f in findings.iter_mut().filter(|f| covers(waiver, f)) {
+            matched += 1;
+            if !expired && f.waived.is_none() {
+                f.waived = Some(Waived {
+                    reason: waiver.reason.clone(),
+                    expires: expires.to_string(),
+                });
+            }
+        }
+        let target = describe(waiver);
+        let at = Span::new(FILE_NAME, waiver.rule.referenced.line() as u32);
+        let (rule, message, fix) = if matched == 0 {
+            (
+                "waiver-stale",
+                format!("waiver for {target} matches no finding"),
+                "delete the waiver, or correct its rule/cluster/kustomization/object".to_string(),
+            )
+        } else if expired {
+            (
+                "waiver-expired",
+                format!("waiver for {target} expired on {expires}; its {matched} finding(s) count again"),
+                "fix the findings, or renew the waiver with a new date and a reason that still holds".to_string(),
+            )
+        } else {
+            continue;
+        };
+        warnings.push(Finding {
+            rule,
+            severity: Severity::Warning,
+            cluster: waiver.cluster.clone().unwrap_or_else(|| "*".into()),
+            kustomization: waiver.kustomization.clone().unwrap_or_else(|| "*".into()),
+            object: waiver.object.clone(),
+            at: Some(at),
+            related: Vec::new(),
+            message,
+            why: format!("the waiver said: {}", waiver.reason),
+            fix,
+            detail: None,
+            waived: None,
+        });
+    }
+    warnings
+}
+
+fn covers(w: &Waiver, f: &Finding) -> bool {
+    w.rule.value == f.rule
+        && w.cluster.as_ref().is_none_or(|c| *c == f.cluster)
+        && w.kustomization
+            .as_ref()
+            .is_none_or(|k| *k == f.kustomization)
+        && w.object
+            .as_ref()
+            .is_none_or(|o| Some(o) == f.object.as_ref())
+}
+
+fn describe(w: &Waiver) -> String {
+    let mut target = w.rule.value.clone();
+    let place: Vec<&str> = [
+        w.cluster.as_deref(),
+        w.kustomization.as_deref(),
+        w.object.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !place.is_empty() {
+        target.push_str(&format!(" on {}", place.join("/")));
+    }
+    target
+}
