@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::config::{Config, ConfigError};
 use crate::discover;
 use crate::model::Model;
+use crate::render::Choice;
 use crate::render::Kustomize;
-use crate::render::external::{External, MissingRenderer};
+use crate::render::external::MissingRenderer;
 use crate::repo::{RepoError, RepoIndex};
 use crate::rules::{self, Finding};
 
@@ -50,6 +51,8 @@ pub struct CheckOptions {
     /// Report only these clusters (all when empty). Rules still see every
     /// cluster, so parity is judged against the whole repository.
     pub clusters: Vec<String>,
+    /// The renderer; `None`: conformance.yaml's `renderer`, else native.
+    pub renderer: Option<Choice>,
 }
 
 /// The result of a run.
@@ -60,6 +63,8 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// The renderer that built the tiers.
     pub renderer: String,
+    /// Kustomizations the external program built instead (`auto`), and why.
+    pub fallbacks: Vec<String>,
 }
 
 impl Outcome {
@@ -85,10 +90,15 @@ impl Outcome {
     }
 }
 
-/// Indexes, discovers, renders with the default renderer, and runs every rule.
+/// Indexes, discovers, renders with the chosen renderer, and runs every rule.
 pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
-    let renderer = External::detect()?;
-    check_with(options, &renderer)
+    let config = Config::load(&options.repo)?;
+    let renderer = options
+        .renderer
+        .or(config.renderer)
+        .unwrap_or_default()
+        .backend()?;
+    check_with(options, renderer.as_ref())
 }
 
 /// As [`check`], with a given renderer.
@@ -110,7 +120,9 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
             });
         }
     }
+    let started = std::time::Instant::now();
     let mut findings = rules::run_all(&model, &config);
+    stat("rules", started);
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.contains(&f.cluster));
     }
@@ -119,6 +131,7 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
         config,
         findings,
         renderer: renderer.name().to_string(),
+        fallbacks: renderer.fallbacks(),
     })
 }
 
@@ -140,15 +153,28 @@ pub fn check_config_against(config: &Config, model: &Model) -> Result<(), CheckE
 
 /// Indexes and discovers a repository.
 pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckError> {
+    let started = std::time::Instant::now();
     let index = RepoIndex::load(repo)?;
+    stat("index", started);
+    let started = std::time::Instant::now();
     let mut model = discover::discover(&index, renderer);
+    stat("discover+render", started);
+    let started = std::time::Instant::now();
     for cluster in &mut model.clusters {
         crate::postbuild::apply(cluster);
     }
+    stat("postbuild", started);
     if model.clusters.is_empty() {
         return Err(CheckError::NoClusters {
             repo: repo.display().to_string(),
         });
     }
     Ok(model)
+}
+
+/// Phase timings on stderr when `CONFORMANCE_STATS` is set (benchmarks).
+fn stat(phase: &str, started: std::time::Instant) {
+    if std::env::var_os("CONFORMANCE_STATS").is_some() {
+        eprintln!("phase {phase}: {:.3}s", started.elapsed().as_secs_f64());
+    }
 }

@@ -47,6 +47,9 @@ pub struct Config {
     pub toolchain: Option<Toolchain>,
     #[serde(default)]
     pub waivers: Vec<Waiver>,
+    /// `native` (default), `kustomize` (the external program) or `auto`.
+    #[serde(default)]
+    pub renderer: Option<crate::render::Choice>,
 }
 
 /// `parity:`.

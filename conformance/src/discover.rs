@@ -260,10 +260,18 @@ impl Walk {
     }
 
     fn finish(self) -> Cluster {
+        let mut seen = BTreeSet::new();
+        let ambiguous_names = self
+            .tiers
+            .keys()
+            .filter(|id| !seen.insert(id.name.clone()))
+            .map(|id| id.name.clone())
+            .collect();
         Cluster {
             name: self.name,
             entry: self.entry,
             tiers: self.tiers,
+            ambiguous_names,
         }
     }
 }
@@ -365,7 +373,8 @@ type ReachSets = (BTreeSet<String>, BTreeSet<String>);
 /// path builds, without running kustomize.
 struct StaticReach<'a> {
     index: &'a RepoIndex,
-    raw: &'a [RawKustomization<'a>],
+    /// The raw Kustomizations of each file.
+    by_file: BTreeMap<&'a str, Vec<&'a RawKustomization<'a>>>,
     by_path: std::cell::RefCell<BTreeMap<String, ReachSets>>,
 }
 
@@ -406,11 +415,12 @@ impl<'a> StaticReach<'a> {
             for file in self.files(&path) {
                 // An empty path would claim the whole repository for this
                 // cluster; it stays a tier of the cluster but not a claim.
-                for k in self
-                    .raw
-                    .iter()
-                    .filter(|k| k.file == file && k.source() == source)
-                {
+                let in_file = self
+                    .by_file
+                    .get(file.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                for k in in_file.iter().filter(|k| k.source() == source) {
                     let path = k.path();
                     if !path.is_empty() {
                         queue.push(path);
@@ -435,9 +445,13 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
                 .map(move |doc| RawKustomization { file, doc })
         })
         .collect();
+    let mut by_file: BTreeMap<&str, Vec<&RawKustomization>> = BTreeMap::new();
+    for k in &raw {
+        by_file.entry(k.file).or_default().push(k);
+    }
     let reach = StaticReach {
         index,
-        raw: &raw,
+        by_file,
         by_path: Default::default(),
     };
 

@@ -26,6 +26,7 @@
 //! let outcome = check(&CheckOptions {
 //!     repo: "fixtures/reference-platform".into(),
 //!     clusters: vec![],
+//!     renderer: None,
 //! })?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule, finding.cluster, finding.message);

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use conformance::check::{CheckOptions, check};
 use conformance::graph::TierGraph;
-use conformance::render::external::External;
+use conformance::render::Choice;
 use conformance::report;
 use conformance::rules;
 
@@ -24,8 +24,43 @@ use conformance::rules;
     about = "Conformance checks for Flux GitOps repositories"
 )]
 struct Cli {
+    /// How kustomize builds run: native (built in, default), kustomize (the
+    /// kustomize or kubectl program), auto (native, and the program for what
+    /// native does not support). Overrides `renderer` in conformance.yaml.
+    #[arg(long, global = true, value_enum)]
+    renderer: Option<RendererArg>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RendererArg {
+    Native,
+    Kustomize,
+    Auto,
+}
+
+impl From<RendererArg> for Choice {
+    fn from(r: RendererArg) -> Choice {
+        match r {
+            RendererArg::Native => Choice::Native,
+            RendererArg::Kustomize => Choice::Kustomize,
+            RendererArg::Auto => Choice::Auto,
+        }
+    }
+}
+
+/// The backend for a command: --renderer, else conformance.yaml, else native.
+fn backend(
+    repo: &std::path::Path,
+    cli: Option<RendererArg>,
+) -> anyhow::Result<Box<dyn conformance::render::Kustomize>> {
+    let config = conformance::config::Config::load(repo)?;
+    let choice = cli
+        .map(Choice::from)
+        .or(config.renderer)
+        .unwrap_or_default();
+    Ok(choice.backend()?)
 }
 
 #[derive(Debug, Subcommand)]
@@ -99,16 +134,26 @@ enum Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("conformance: {err:#}");
             ExitCode::from(2)
         }
+    };
+    if std::env::var_os("CONFORMANCE_STATS").is_some() {
+        // Peak resident memory, for the benchmarks (Linux only).
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            let kb: String = line.chars().filter(char::is_ascii_digit).collect();
+            eprintln!("peak_rss_kb={kb}");
+        }
     }
+    code
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let renderer_arg = cli.renderer;
     match cli.command {
         Command::Check {
             repo,
@@ -128,6 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let options = CheckOptions {
                 repo: repo.clone(),
                 clusters: clusters.clone(),
+                renderer: renderer_arg.map(Choice::from),
             };
             let outcome = check(&options)?;
             let text = match format {
@@ -148,24 +194,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Graph { repo, cluster } => {
-            let renderer = External::detect()?;
-            let model = conformance::check::load_model(&repo, &renderer)?;
+            let renderer = backend(&repo, renderer_arg)?;
+            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
             let found = find_cluster(&model, &cluster, &repo)?;
             print(&TierGraph::of(found).canonical())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Crds { repo, cluster } => {
             let config = conformance::config::Config::load(&repo)?;
-            let renderer = External::detect()?;
-            let model = conformance::check::load_model(&repo, &renderer)?;
+            let renderer = backend(&repo, renderer_arg)?;
+            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
             let found = find_cluster(&model, &cluster, &repo)?;
             let analysis = conformance::convergence::ClusterAnalysis::of(found, &config.catalog());
             print(&report::crds::render(&analysis))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Substitutions { repo, clusters } => {
-            let renderer = External::detect()?;
-            let model = conformance::check::load_model(&repo, &renderer)?;
+            let renderer = backend(&repo, renderer_arg)?;
+            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
             let mut selected = Vec::new();
             for name in &clusters {
                 selected.push(find_cluster(&model, name, &repo)?);
@@ -180,8 +226,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             action: ConfigAction::Check { repo },
         } => {
             let config = conformance::config::Config::load(&repo)?;
-            let renderer = External::detect()?;
-            let model = conformance::check::load_model(&repo, &renderer)?;
+            let renderer = backend(&repo, renderer_arg)?;
+            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
             conformance::check::check_config_against(&config, &model)?;
             let exists = repo.join(conformance::config::FILE_NAME).is_file();
             print(&if exists {

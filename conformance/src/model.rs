@@ -237,18 +237,15 @@ pub struct Cluster {
     pub entry: Entry,
     /// Tiers keyed by identity (sorted, so every iteration is deterministic).
     pub tiers: BTreeMap<TierId, Tier>,
+    /// Tier names used in more than one namespace (labelled ns/name).
+    pub ambiguous_names: std::collections::BTreeSet<String>,
 }
 
 impl Cluster {
     /// The name a report uses for a tier: the bare name when it is unique in
     /// the cluster, `namespace/name` otherwise.
     pub fn tier_label(&self, id: &TierId) -> String {
-        let clashes = self
-            .tiers
-            .keys()
-            .filter(|other| other.name == id.name)
-            .count();
-        if clashes > 1 {
+        if self.ambiguous_names.contains(&id.name) {
             id.to_string()
         } else {
             id.name.clone()

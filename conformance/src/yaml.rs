@@ -201,7 +201,11 @@ impl Node {
 /// Parses every document of a YAML stream. Empty and null documents are
 /// skipped, as kustomize skips them.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    // Kubernetes tooling reads YAML with go-yaml v3: `0755` is octal, and
+    // only true/false spellings are booleans (`yes`, `on` stay strings).
     let options = serde_saphyr::options! {
+        legacy_octal_numbers: true,
+        strict_booleans: true,
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
             max_documents: MAX_DOCUMENTS,
@@ -251,10 +255,94 @@ pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
         path: path.display().to_string(),
         source,
     })?;
-    parse_documents(&text).map_err(|source| LoadError::Yaml {
+    let mut docs = parse_documents(&text).map_err(|source| LoadError::Yaml {
         path: path.display().to_string(),
         source,
-    })
+    })?;
+    go_yaml_folding(&text, &mut docs);
+    Ok(docs)
+}
+
+/// go-yaml v3 (what kustomize and kustomize-controller parse with) keeps an
+/// extra line break before a more-indented line in a folded (`>`) block
+/// scalar: `a\n  b` in the YAML spec becomes `a\n\n  b`. Flux applies
+/// go-yaml's string, so this loader does the same. Only files that contain
+/// such a scalar are touched.
+fn go_yaml_folding(text: &str, docs: &mut [Node]) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut fixes: Vec<(u32, Vec<String>)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_end();
+        let indicator = t.ends_with(": >")
+            || t.ends_with(": >-")
+            || t.ends_with(": >+")
+            || t.ends_with("- >")
+            || t.ends_with("- >-")
+            || t.ends_with("- >+");
+        if !indicator {
+            continue;
+        }
+        let parent_indent = line.len() - line.trim_start().len();
+        let body: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > parent_indent)
+            .copied()
+            .collect();
+        let Some(base) = body
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+        else {
+            continue;
+        };
+        let mut targets = Vec::new();
+        for pair in body.windows(2) {
+            let (prev, cur) = (pair[0], pair[1]);
+            let indent = |l: &str| l.len() - l.trim_start().len();
+            if !prev.trim().is_empty()
+                && indent(prev) == base
+                && !cur.trim().is_empty()
+                && indent(cur) > base
+            {
+                targets.push(cur[base..].to_string());
+            }
+        }
+        if !targets.is_empty() {
+            fixes.push((i as u32 + 1, targets));
+        }
+    }
+    if fixes.is_empty() {
+        return;
+    }
+    for doc in docs {
+        apply_folding_fixes(doc, &fixes);
+    }
+}
+
+fn apply_folding_fixes(node: &mut Node, fixes: &[(u32, Vec<String>)]) {
+    match &mut node.value {
+        Value::String(s) => {
+            // The scalar's node starts on the indicator line or the next one.
+            if let Some((_, targets)) = fixes
+                .iter()
+                .find(|(l, _)| *l == node.line || *l + 1 == node.line)
+            {
+                for t in targets {
+                    let needle = format!("\n{t}");
+                    if let Some(pos) = s.find(&needle) {
+                        if !s[..pos].ends_with('\n') {
+                            s.insert(pos, '\n');
+                        }
+                    }
+                }
+            }
+        }
+        Value::Seq(items) => items.iter_mut().for_each(|i| apply_folding_fixes(i, fixes)),
+        Value::Map(entries) => entries
+            .iter_mut()
+            .for_each(|(_, v)| apply_folding_fixes(v, fixes)),
+        _ => {}
+    }
 }
 
 /// Why a file could not be loaded.
@@ -418,6 +506,20 @@ mod tests {
         }
         let err = parse_documents(&text).unwrap_err();
         assert!(!err.message.is_empty());
+    }
+
+    #[test]
+    fn go_yaml_compatible_scalars() {
+        let docs = parse_documents("mode: 0775\nflag: yes\non: true\n").unwrap();
+        assert_eq!(docs[0].get("mode").unwrap().value, Value::Int(509));
+        assert_eq!(
+            docs[0].get("flag").unwrap().value,
+            Value::String("yes".into())
+        );
+        let text = "e: >-\n  a(c,\n    b\n  )\n";
+        let mut docs = parse_documents(text).unwrap();
+        go_yaml_folding(text, &mut docs);
+        assert_eq!(docs[0].str_at(&["e"]).as_deref(), Some("a(c,\n\n  b\n)"));
     }
 
     #[test]

@@ -358,16 +358,23 @@ fn explain_knows_every_implemented_rule() {
 }
 
 #[test]
-fn missing_renderer_says_what_to_install() {
+fn native_renderer_needs_no_program_and_external_one_says_what_to_install() {
     let empty = tempfile::tempdir().unwrap();
     let repo = fixture("reference-platform");
-    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(["check", "--repo", repo.to_str().unwrap()])
-        .env("PATH", empty.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_conformance"))
+            .args(extra)
+            .args(["check", "--repo", repo.to_str().unwrap()])
+            .env("PATH", empty.path())
+            .output()
+            .unwrap()
+    };
+    let native = run(&[]);
+    assert_eq!(native.status.code(), Some(0), "{}", stderr(&native));
+    assert!(String::from_utf8_lossy(&native.stdout).contains("with native:"));
+    let external = run(&["--renderer", "kustomize"]);
+    assert_eq!(external.status.code(), Some(2));
+    let err = stderr(&external);
     assert!(
         err.contains("install kustomize") && err.contains("kubectl"),
         "{err}"

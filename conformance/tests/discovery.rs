@@ -47,6 +47,7 @@ fn run(root: &Path) -> Outcome {
     check(&CheckOptions {
         repo: root.to_path_buf(),
         clusters: vec![],
+        renderer: None,
     })
     .unwrap()
 }
@@ -572,4 +573,128 @@ fn postbuild_substitution_reaches_every_rule_and_the_audit() {
     assert_eq!(cdi.files_read, 2);
     assert_eq!(cdi.substitution.defined.len(), 0);
     assert!(cdi.substitution.hazards.is_empty());
+}
+
+#[test]
+fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - cm.yaml\nvars:\n  - name: APP\n    objref:\n      kind: ConfigMap\n      name: app\n      apiVersion: v1\n",
+    );
+    let native = run(root);
+    assert_eq!(rules(&native), [("render-failed", "prod", "apps")]);
+    let message = &native.findings[0].message;
+    assert!(
+        message.contains("unsupported: vars in apps/kustomization.yaml:4"),
+        "{message}"
+    );
+    let auto = check(&CheckOptions {
+        repo: root.to_path_buf(),
+        clusters: vec![],
+        renderer: Some(conformance::render::Choice::Auto),
+    })
+    .unwrap();
+    assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
+    assert_eq!(auto.fallbacks.len(), 1, "{:?}", auto.fallbacks);
+    assert!(
+        auto.fallbacks[0].contains("took over: unsupported: vars"),
+        "{:?}",
+        auto.fallbacks
+    );
+}
+
+#[test]
+fn symlinks_out_of_the_repository_are_reported_not_followed() {
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "secret.yaml", &configmap("outside"));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - linked.yaml\n",
+    );
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.yaml"),
+        root.join("apps/linked.yaml"),
+    )
+    .unwrap();
+    let outcome = run(root);
+    assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
+    assert!(
+        outcome.findings[0]
+            .message
+            .contains("points outside the repository"),
+        "{}",
+        outcome.findings[0].message
+    );
+}
+
+#[test]
+fn cyclic_kustomizations_are_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./a", ""),
+    );
+    write(root, "a/kustomization.yaml", "resources:\n  - ../b\n");
+    write(root, "b/kustomization.yaml", "resources:\n  - ../a\n");
+    let outcome = run(root);
+    assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
+    assert!(
+        outcome.findings[0]
+            .message
+            .contains("cyclic kustomization reference"),
+        "{}",
+        outcome.findings[0].message
+    );
+}
+
+#[test]
+fn a_bad_patch_names_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - cm.yaml\npatches:\n  - path: fix.yaml\n    target:\n      kind: ConfigMap\n",
+    );
+    write(
+        root,
+        "apps/fix.yaml",
+        "- op: remove\n  path: /data/missing\n",
+    );
+    let outcome = run(root);
+    assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
+    let message = &outcome.findings[0].message;
+    assert!(
+        message.contains("fix.yaml") && message.contains("apps/kustomization.yaml:4"),
+        "{message}"
+    );
 }

@@ -109,6 +109,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         return match check(&CheckOptions {
             repo: dir.join("repo"),
             clusters: Vec::new(),
+            renderer: None,
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -122,6 +123,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
     let outcome = check(&CheckOptions {
         repo: dir.join("repo"),
         clusters: Vec::new(),
+        renderer: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -176,6 +178,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
     let options = CheckOptions {
         repo: dir.join("repo"),
         clusters: Vec::new(),
+        renderer: None,
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let text = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -203,6 +206,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
     let outcome = check(&CheckOptions {
         repo: repo.to_path_buf(),
         clusters: Vec::new(),
+        renderer: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     let options = CheckOptions {
         repo: repo.clone(),
         clusters: Vec::new(),
+        renderer: None,
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

@@ -498,7 +498,16 @@ fn reach_kustomization(
             continue; // an inline strategic-merge patch, not a path
         }
         let (target, escaped) = repo::normalize(dir, &reference);
-        if escaped {
+        // A `..` that climbs above the root, or a symlink that points out of
+        // the repository: Flux's secure file system refuses both.
+        let outside = || {
+            index
+                .root()
+                .join(&target)
+                .canonicalize()
+                .is_ok_and(|real| !real.starts_with(index.root()))
+        };
+        if escaped || outside() {
             out.escapes.push((at, reference));
             continue;
         }

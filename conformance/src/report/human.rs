@@ -39,6 +39,9 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
         out.push_str(&unchecked);
         out.push('\n');
     }
+    for line in &outcome.fallbacks {
+        let _ = writeln!(out, "renderer: {line}");
+    }
     out.push_str(&summary(outcome, selected, elapsed));
     out.push('\n');
     out

@@ -1,0 +1,158 @@
+//! `cargo bench -p conformance --bench render`: whole-process timings of
+//! `conformance check` (release build), printed as the tables in
+//! BENCHMARKS.md.
+//!
+//! 1. The real-world repository onedr0p-home-ops (from the corpus beside the
+//!    checkout), native renderer vs the external kustomize program, in the
+//!    same run, as a ratio, with peak memory.
+//! 2. Synthetic repositories (generated here, deterministically): one
+//!    cluster, N Kustomizations of 20 objects each, for N = 100, 1,000 and
+//!    5,000, with the native renderer.
+//!
+//! Each case runs `BENCH_RUNS` times (default 3); the median is reported.
+
+#![allow(clippy::unwrap_used)] // a benchmark that cannot write its fixture should stop
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn runs() -> usize {
+    std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
+/// Median wall time (seconds) and peak RSS (MiB) of `conformance check`.
+fn measure(repo: &Path, renderer: &str) -> (f64, f64, String) {
+    let mut times = Vec::new();
+    let mut peak = 0u64;
+    let mut summary = String::new();
+    for _ in 0..runs() {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+            .args(["--renderer", renderer, "check", "--repo"])
+            .arg(repo)
+            .env("CONFORMANCE_STATS", "1")
+            .output()
+            .expect("run conformance");
+        times.push(start.elapsed().as_secs_f64());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if let Some(kb) = stderr.lines().find_map(|l| l.strip_prefix("peak_rss_kb=")) {
+            peak = peak.max(kb.trim().parse().unwrap_or(0));
+        }
+        summary = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{renderer} on {}: {stderr}",
+            repo.display()
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], peak as f64 / 1024.0, summary)
+}
+
+/// A deterministic repository: one cluster, `tiers` Kustomizations in chains
+/// of ten (each depends on the previous one), each path holding a
+/// kustomization with a namespace, a ConfigMap generator and 20 objects.
+fn synthesize(root: &Path, tiers: usize) {
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "clusters/prod/flux-system/kustomization.yaml",
+        "resources:\n  - gotk-sync.yaml\n",
+    );
+    write(
+        "clusters/prod/flux-system/gotk-sync.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  url: https://example.com/fleet\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/prod\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    );
+    let mut tiers_yaml = String::new();
+    for i in 0..tiers {
+        let depends = if i % 10 == 0 {
+            String::new()
+        } else {
+            format!("  dependsOn:\n    - name: app-{:05}\n", i - 1)
+        };
+        tiers_yaml.push_str(&format!(
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app-{i:05}\n  namespace: flux-system\nspec:\n{depends}  path: ./apps/app-{i:05}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  postBuild:\n    substitute:\n      APP: app-{i:05}\n"
+        ));
+        let mut objects =
+            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{i:05}\n");
+        for j in 0..18 {
+            objects.push_str(&format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{j:02}\n  namespace: ns-{i:05}\ndata:\n  app: ${{APP}}\n  index: \"{j}\"\n"
+            ));
+        }
+        objects.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: ns-{i:05}\nspec:\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n          envFrom:\n            - configMapRef:\n                name: settings\n"
+        ));
+        write(&format!("apps/app-{i:05}/objects.yaml"), &objects);
+        write(
+            &format!("apps/app-{i:05}/kustomization.yaml"),
+            &format!(
+                "resources:\n  - objects.yaml\nconfigMapGenerator:\n  - name: settings\n    namespace: ns-{i:05}\n    literals:\n      - MODE=prod\nlabels:\n  - pairs:\n      team: platform\n"
+            ),
+        );
+    }
+    write("clusters/prod/tiers.yaml", &tiers_yaml);
+}
+
+fn corpus() -> PathBuf {
+    std::env::var_os("CONFORMANCE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"))
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` must not run this.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    println!("| case | renderer | median wall time | peak memory | result |");
+    println!("|---|---|---|---|---|");
+    let home_ops = corpus().join("onedr0p-home-ops");
+    if home_ops.is_dir() {
+        let (native, native_mem, summary) = measure(&home_ops, "native");
+        println!("| onedr0p-home-ops | native | {native:.3} s | {native_mem:.1} MiB | {summary} |");
+        if Command::new("kubectl")
+            .arg("version")
+            .arg("--client")
+            .output()
+            .is_ok()
+        {
+            let (external, external_mem, summary) = measure(&home_ops, "kustomize");
+            println!(
+                "| onedr0p-home-ops | kustomize | {external:.3} s | {external_mem:.1} MiB | {summary} |"
+            );
+            println!(
+                "| onedr0p-home-ops | ratio | **{:.1}× faster** native | | |",
+                external / native
+            );
+        }
+    } else {
+        println!(
+            "| onedr0p-home-ops | (corpus not found at {}) | | | |",
+            home_ops.display()
+        );
+    }
+    if let Some(dir) = std::env::var_os("BENCH_KEEP") {
+        synthesize(Path::new(&dir), 5_000);
+        return;
+    }
+    for tiers in [100, 1_000, 5_000] {
+        let dir = tempfile::tempdir().unwrap();
+        synthesize(dir.path(), tiers);
+        let (time, mem, summary) = measure(dir.path(), "native");
+        println!(
+            "| synthetic {tiers} Kustomizations | native | {time:.3} s | {mem:.1} MiB | {summary} |"
+        );
+    }
+}

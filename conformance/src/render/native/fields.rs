@@ -1,0 +1,123 @@
+//! Field specs: kustomize's `path/with/slashes` addresses into objects,
+//! walked through lists, optionally creating missing maps.
+
+use crate::yaml::{Node, Value};
+
+/// Applies `f` to every node at `path` (segments separated by `/`; lists
+/// along the way are walked item by item). With `create`, missing
+/// intermediate maps and the final field are created (the final field as an
+/// empty map, for `f` to fill).
+pub fn visit(node: &mut Node, path: &str, create: bool, f: &mut dyn FnMut(&mut Node)) {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    walk(node, &segments, create, f);
+}
+
+fn walk(node: &mut Node, segments: &[&str], create: bool, f: &mut dyn FnMut(&mut Node)) {
+    if let Value::Seq(items) = &mut node.value {
+        for item in items {
+            walk(item, segments, create, f);
+        }
+        return;
+    }
+    let Some((first, rest)) = segments.split_first() else {
+        f(node);
+        return;
+    };
+    if !node.is_map() {
+        return;
+    }
+    if node.get(first).is_none() {
+        // kustomize creates missing maps, never missing lists.
+        if !create || LIST_FIELDS.contains(first) {
+            return;
+        }
+        node.set(first, Node::new(Value::Map(Vec::new())));
+    }
+    if let Value::Map(entries) = &mut node.value {
+        if let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == first) {
+            if matches!(child.value, Value::Null) && create {
+                child.value = Value::Map(Vec::new());
+            }
+            walk(child, rest, create, f);
+        }
+    }
+}
+
+/// Fields that are lists in Kubernetes types: a field spec never creates them.
+const LIST_FIELDS: &[&str] = &[
+    "volumeClaimTemplates",
+    "containers",
+    "initContainers",
+    "volumes",
+    "ports",
+    "env",
+];
+
+/// A field spec: an optional kind (and group) filter, a path, create.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSpec {
+    pub group: Option<&'static str>,
+    pub kind: Option<&'static str>,
+    pub path: &'static str,
+    pub create: bool,
+}
+
+impl FieldSpec {
+    pub const fn any(path: &'static str, create: bool) -> FieldSpec {
+        FieldSpec {
+            group: None,
+            kind: None,
+            path,
+            create,
+        }
+    }
+
+    pub const fn kind(kind: &'static str, path: &'static str, create: bool) -> FieldSpec {
+        FieldSpec {
+            group: None,
+            kind: Some(kind),
+            path,
+            create,
+        }
+    }
+
+    pub const fn group_kind(
+        group: &'static str,
+        kind: &'static str,
+        path: &'static str,
+        create: bool,
+    ) -> FieldSpec {
+        FieldSpec {
+            group: Some(group),
+            kind: Some(kind),
+            path,
+            create,
+        }
+    }
+
+    pub fn applies(&self, group: &str, kind: &str) -> bool {
+        self.kind.is_none_or(|k| k == kind) && self.group.is_none_or(|g| g == group)
+    }
+}
+
+/// Sets string entries into the map at each field spec (labels, annotations).
+pub fn set_pairs(
+    node: &mut Node,
+    group: &str,
+    kind: &str,
+    specs: &[FieldSpec],
+    pairs: &[(String, String)],
+) {
+    for spec in specs.iter().filter(|s| s.applies(group, kind)) {
+        visit(node, spec.path, spec.create, &mut |target| {
+            if matches!(target.value, Value::Null) {
+                target.value = Value::Map(Vec::new());
+            }
+            if target.is_map() {
+                for (k, v) in pairs {
+                    target.set(k, Node::new(Value::String(v.clone())));
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,233 @@
+//! Reading kustomization files and resource files.
+
+use std::path::{Path, PathBuf};
+
+use super::{Origin, Res};
+use crate::repo::KUSTOMIZATION_FILE_NAMES;
+use crate::yaml::{self, Node, Value};
+
+/// A string with the line it was written on.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub value: String,
+    pub line: u32,
+}
+
+/// The fields of a kustomization file this renderer implements.
+#[derive(Debug, Clone, Default)]
+pub struct Kustomization {
+    pub kind: String,
+    pub resources: Vec<Entry>,
+    pub components: Vec<Entry>,
+    pub namespace: Option<String>,
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    pub common_labels: Option<Node>,
+    pub labels: Vec<Node>,
+    pub common_annotations: Option<Node>,
+    pub patches: Vec<Node>,
+    pub patches_strategic_merge: Vec<Node>,
+    pub patches_json6902: Vec<Node>,
+    pub images: Vec<Node>,
+    pub replicas: Vec<Node>,
+    pub config_map_generator: Vec<Node>,
+    pub secret_generator: Vec<Node>,
+    pub generator_options: Option<Node>,
+    pub replacements: Vec<Node>,
+    pub build_metadata: Vec<String>,
+}
+
+/// Fields kustomize has that this renderer does not implement.
+const UNSUPPORTED: &[&str] = &[
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "helmGlobals",
+    "vars",
+    "generators",
+    "transformers",
+    "validators",
+    "openapi",
+    "crds",
+    "configurations",
+    "nameReference",
+];
+
+/// Fields that do not change the built objects.
+const IGNORED: &[&str] = &["apiVersion", "kind", "metadata", "sortOptions"];
+
+pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
+    KUSTOMIZATION_FILE_NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+impl Kustomization {
+    /// Reads and checks a kustomization file; `rel` names it in messages.
+    pub fn read(file: &Path, rel: &Path) -> Result<Kustomization, String> {
+        let docs = yaml::read_documents(file)
+            .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+        let doc = match docs.len() {
+            0 => {
+                return Ok(Kustomization {
+                    kind: "Kustomization".into(),
+                    ..Kustomization::default()
+                });
+            }
+            1 => &docs[0],
+            _ => {
+                return Err(format!(
+                    "{}: a kustomization file must hold one document",
+                    rel.display()
+                ));
+            }
+        };
+        if !doc.is_map() {
+            return Err(format!(
+                "{}:{}: a kustomization must be a mapping",
+                rel.display(),
+                doc.line
+            ));
+        }
+        let mut k = Kustomization {
+            kind: doc
+                .str_at(&["kind"])
+                .unwrap_or_else(|| "Kustomization".into()),
+            ..Kustomization::default()
+        };
+        let at = |n: &Node| format!("{}:{}", rel.display(), n.line);
+        for (key, value) in doc.as_map() {
+            match key.as_str() {
+                k_ if IGNORED.contains(&k_) => {}
+                k_ if UNSUPPORTED.contains(&k_) => {
+                    return Err(format!(
+                        "unsupported: {key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
+                        at(value)
+                    ));
+                }
+                "resources" | "bases" => k.resources.extend(entries(value, rel, key)?),
+                "components" => k.components.extend(entries(value, rel, key)?),
+                "namespace" => k.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
+                "namePrefix" => k.name_prefix = value.as_scalar_string(),
+                "nameSuffix" => k.name_suffix = value.as_scalar_string(),
+                "commonLabels" => k.common_labels = Some(value.clone()),
+                "labels" => k.labels.extend(value.as_seq().iter().cloned()),
+                "commonAnnotations" => k.common_annotations = Some(value.clone()),
+                "patches" => k.patches.extend(value.as_seq().iter().cloned()),
+                "patchesStrategicMerge" => k
+                    .patches_strategic_merge
+                    .extend(value.as_seq().iter().cloned()),
+                "patchesJson6902" => k.patches_json6902.extend(value.as_seq().iter().cloned()),
+                "images" => k.images.extend(value.as_seq().iter().cloned()),
+                "replicas" => k.replicas.extend(value.as_seq().iter().cloned()),
+                "configMapGenerator" => k
+                    .config_map_generator
+                    .extend(value.as_seq().iter().cloned()),
+                "secretGenerator" => k.secret_generator.extend(value.as_seq().iter().cloned()),
+                "generatorOptions" => k.generator_options = Some(value.clone()),
+                "replacements" => k.replacements.extend(value.as_seq().iter().cloned()),
+                "buildMetadata" => {
+                    k.build_metadata = value
+                        .as_seq()
+                        .iter()
+                        .filter_map(Node::as_scalar_string)
+                        .collect();
+                }
+                other => {
+                    return Err(format!(
+                        "{}: invalid Kustomization: unknown field \"{other}\"",
+                        at(value)
+                    ));
+                }
+            }
+        }
+        Ok(k)
+    }
+}
+
+fn entries(value: &Node, rel: &Path, key: &str) -> Result<Vec<Entry>, String> {
+    match &value.value {
+        Value::Null => Ok(Vec::new()),
+        Value::Seq(items) => items
+            .iter()
+            .map(|n| {
+                n.as_scalar_string()
+                    .map(|value| Entry {
+                        value,
+                        line: n.line,
+                    })
+                    .ok_or_else(|| {
+                        format!(
+                            "{}:{}: {key} entries must be strings",
+                            rel.display(),
+                            n.line
+                        )
+                    })
+            })
+            .collect(),
+        _ => Err(format!(
+            "{}:{}: {key} must be a list",
+            rel.display(),
+            value.line
+        )),
+    }
+}
+
+/// Drops the "path: " prefix a load error repeats.
+fn strip_path(message: &str) -> String {
+    match message.split_once(": ") {
+        Some((_, rest)) if message.starts_with('/') => rest.to_string(),
+        _ => message.to_string(),
+    }
+}
+
+/// The objects of a resource file: documents, with `List` kinds expanded
+/// (kustomize inlines any kind ending in `List` that has `items`).
+pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> {
+    let docs = yaml::read_documents(path)
+        .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+    let mut out = Vec::new();
+    let mut queue: std::collections::VecDeque<Node> = docs.into();
+    while let Some(doc) = queue.pop_front() {
+        let kind = doc.str_at(&["kind"]);
+        if let Some(kind) = &kind {
+            if kind.ends_with("List") {
+                if let Some(items) = doc.get("items") {
+                    match &items.value {
+                        Value::Seq(list) => {
+                            queue.extend(list.iter().cloned());
+                            continue;
+                        }
+                        Value::Null => continue,
+                        _ => {
+                            return Err(format!(
+                                "{}:{}: items of a {kind} must be a list",
+                                rel.display(),
+                                items.line
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        match (&kind, doc.str_at(&["metadata", "name"])) {
+            (None, _) => {
+                return Err(format!(
+                    "{}:{}: missing Resource metadata: kind is required",
+                    rel.display(),
+                    doc.line
+                ));
+            }
+            (Some(k), None) if !k.ends_with("List") => {
+                return Err(format!(
+                    "{}:{}: missing metadata.name in object {k}",
+                    rel.display(),
+                    doc.line
+                ));
+            }
+            _ => {}
+        }
+        out.push(Res::new(doc, Origin::File(rel.to_path_buf())));
+    }
+    Ok(out)
+}

@@ -1,0 +1,250 @@
+//! Name references: after renames (prefix, suffix, hash, namespace),
+//! references to the renamed objects are updated, as kustomize's
+//! FixBackReferences does with its default name-reference table.
+
+use super::fields::visit;
+use super::{Res, is_cluster_scoped};
+use crate::yaml::{Node, Value};
+
+/// Where a Pod spec sits in each workload kind.
+const POD_SPECS: &[(&str, &str)] = &[
+    ("Pod", "spec"),
+    ("PodTemplate", "template/spec"),
+    ("Deployment", "spec/template/spec"),
+    ("ReplicaSet", "spec/template/spec"),
+    ("DaemonSet", "spec/template/spec"),
+    ("StatefulSet", "spec/template/spec"),
+    ("Job", "spec/template/spec"),
+    ("CronJob", "spec/jobTemplate/spec/template/spec"),
+];
+
+/// (referenced kind, field inside a pod spec).
+const POD_REFS: &[(&str, &str)] = &[
+    ("ConfigMap", "volumes/configMap/name"),
+    ("ConfigMap", "volumes/projected/sources/configMap/name"),
+    ("ConfigMap", "containers/env/valueFrom/configMapKeyRef/name"),
+    (
+        "ConfigMap",
+        "initContainers/env/valueFrom/configMapKeyRef/name",
+    ),
+    ("ConfigMap", "containers/envFrom/configMapRef/name"),
+    ("ConfigMap", "initContainers/envFrom/configMapRef/name"),
+    ("Secret", "volumes/secret/secretName"),
+    ("Secret", "volumes/projected/sources/secret/name"),
+    ("Secret", "containers/env/valueFrom/secretKeyRef/name"),
+    ("Secret", "initContainers/env/valueFrom/secretKeyRef/name"),
+    ("Secret", "containers/envFrom/secretRef/name"),
+    ("Secret", "initContainers/envFrom/secretRef/name"),
+    ("Secret", "imagePullSecrets/name"),
+    ("ServiceAccount", "serviceAccountName"),
+    (
+        "PersistentVolumeClaim",
+        "volumes/persistentVolumeClaim/claimName",
+    ),
+    ("PriorityClass", "priorityClassName"),
+];
+
+/// (referenced kind, referrer kind, path, whether the field is a map with
+/// name/namespace).
+const OTHER_REFS: &[(&str, &str, &str, bool)] = &[
+    ("Secret", "Ingress", "spec/tls/secretName", false),
+    ("Secret", "ServiceAccount", "imagePullSecrets/name", false),
+    ("Service", "StatefulSet", "spec/serviceName", false),
+    (
+        "Service",
+        "Ingress",
+        "spec/rules/http/paths/backend/service/name",
+        false,
+    ),
+    (
+        "Service",
+        "Ingress",
+        "spec/defaultBackend/service/name",
+        false,
+    ),
+    ("Service", "APIService", "spec/service/name", false),
+    (
+        "Service",
+        "MutatingWebhookConfiguration",
+        "webhooks/clientConfig/service",
+        true,
+    ),
+    (
+        "Service",
+        "ValidatingWebhookConfiguration",
+        "webhooks/clientConfig/service",
+        true,
+    ),
+    ("ServiceAccount", "RoleBinding", "subjects", true),
+    ("ServiceAccount", "ClusterRoleBinding", "subjects", true),
+    ("Role", "RoleBinding", "roleRef/name", false),
+    ("ClusterRole", "RoleBinding", "roleRef/name", false),
+    ("ClusterRole", "ClusterRoleBinding", "roleRef/name", false),
+    (
+        "StorageClass",
+        "PersistentVolumeClaim",
+        "spec/storageClassName",
+        false,
+    ),
+    (
+        "StorageClass",
+        "PersistentVolume",
+        "spec/storageClassName",
+        false,
+    ),
+    (
+        "StorageClass",
+        "StatefulSet",
+        "spec/volumeClaimTemplates/spec/storageClassName",
+        false,
+    ),
+    (
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "spec/volumeName",
+        false,
+    ),
+    (
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "spec/scaleTargetRef/name",
+        false,
+    ),
+    (
+        "StatefulSet",
+        "HorizontalPodAutoscaler",
+        "spec/scaleTargetRef/name",
+        false,
+    ),
+    (
+        "ReplicaSet",
+        "HorizontalPodAutoscaler",
+        "spec/scaleTargetRef/name",
+        false,
+    ),
+];
+
+/// A renamed object: what it was called, and what it is called now.
+struct Renamed {
+    kind: String,
+    namespace: String,
+    cluster_scoped: bool,
+    old_names: Vec<String>,
+    name: String,
+}
+
+pub fn fix_back_references(acc: &mut [Res]) -> Result<(), String> {
+    let renamed: Vec<Renamed> = acc
+        .iter()
+        .filter(|r| !r.previous.is_empty())
+        .map(|r| Renamed {
+            kind: r.kind(),
+            namespace: r.namespace(),
+            cluster_scoped: is_cluster_scoped(&r.api_version(), &r.kind()),
+            old_names: r.previous.iter().map(|p| p.name.clone()).collect(),
+            name: r.name(),
+        })
+        .collect();
+    if renamed.is_empty() {
+        return Ok(());
+    }
+    for r in acc.iter_mut() {
+        let referrer_kind = r.original().kind;
+        let referrer_ns = r.namespace();
+        let mut edits: Vec<(String, String, bool, &'static str)> = Vec::new();
+        for (spec_kind, prefix) in POD_SPECS.iter().filter(|(k, _)| *k == referrer_kind) {
+            for (target, field) in POD_REFS {
+                edits.push((
+                    target.to_string(),
+                    format!("{prefix}/{field}"),
+                    false,
+                    spec_kind,
+                ));
+            }
+        }
+        for (target, referrer, path, is_map) in
+            OTHER_REFS.iter().filter(|(_, k, _, _)| *k == referrer_kind)
+        {
+            edits.push((target.to_string(), path.to_string(), *is_map, referrer));
+        }
+        let role_ref_kind = r.node.str_at(&["roleRef", "kind"]);
+        let hpa_kind = r.node.str_at(&["spec", "scaleTargetRef", "kind"]);
+        let mut error = None;
+        for (target, path, is_map, _) in edits {
+            if path == "roleRef/name" && role_ref_kind.as_deref() != Some(target.as_str()) {
+                continue;
+            }
+            if path == "spec/scaleTargetRef/name" && hpa_kind.as_deref() != Some(target.as_str()) {
+                continue;
+            }
+            let find = |old: &str, ns_hint: &str| -> Result<Option<&Renamed>, String> {
+                let hits: Vec<&Renamed> = renamed
+                    .iter()
+                    .filter(|c| c.kind == target && c.old_names.iter().any(|n| n == old))
+                    .filter(|c| {
+                        c.cluster_scoped
+                            || c.kind == "ServiceAccount"
+                            || c.namespace == ns_hint
+                            || (c.namespace.is_empty() && ns_hint == "default")
+                            || (ns_hint.is_empty() && c.namespace == "default")
+                    })
+                    .collect();
+                let mut names: Vec<&str> = hits.iter().map(|c| c.name.as_str()).collect();
+                names.dedup();
+                match names.len() {
+                    0 => Ok(None),
+                    1 => Ok(hits.first().copied()),
+                    _ => Err(format!(
+                        "found multiple possible referrals for {target}/{old}: {}",
+                        names.join(", ")
+                    )),
+                }
+            };
+            visit(&mut r.node, &path, false, &mut |field: &mut Node| {
+                if is_map {
+                    let old = field.str_at(&["name"]).unwrap_or_default();
+                    let ns = field
+                        .str_at(&["namespace"])
+                        .unwrap_or_else(|| referrer_ns.clone());
+                    match find(&old, &ns) {
+                        Ok(Some(c)) => {
+                            field.set("name", Node::new(Value::String(c.name.clone())));
+                            if !c.namespace.is_empty() {
+                                field.set(
+                                    "namespace",
+                                    Node::new(Value::String(c.namespace.clone())),
+                                );
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => error = Some(e),
+                    }
+                    return;
+                }
+                match &mut field.value {
+                    Value::String(old) => match find(old, &referrer_ns) {
+                        Ok(Some(c)) => *old = c.name.clone(),
+                        Ok(None) => {}
+                        Err(e) => error = Some(e),
+                    },
+                    Value::Seq(items) => {
+                        for item in items {
+                            if let Value::String(old) = &mut item.value {
+                                match find(old, &referrer_ns) {
+                                    Ok(Some(c)) => *old = c.name.clone(),
+                                    Ok(None) => {}
+                                    Err(e) => error = Some(e),
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            });
+        }
+        if let Some(e) = error {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
