@@ -50,6 +50,26 @@ pub struct Config {
     /// `native` (default), `kustomize` (the external program) or `auto`.
     #[serde(default)]
     pub renderer: Option<crate::render::Choice>,
+    /// The live-cluster (l1-cluster) run.
+    #[serde(default)]
+    pub l1: L1,
+}
+
+/// `l1:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1 {
+    /// Tiers (by name) a bare k3s can run; default: the runtime triggers'
+    /// tiers, their ancestors and their consumers.
+    #[serde(default)]
+    pub tiers: Vec<String>,
+    /// The k3s image (`rancher/k3s:v1.36.4-k3s1`); default: from the
+    /// cluster's Kubernetes version, else a pinned release.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// The cluster L1 runs (default: the first discovered).
+    #[serde(default)]
+    pub cluster: Option<String>,
 }
 
 /// `parity:`.

@@ -39,6 +39,7 @@ pub mod config;
 pub mod convergence;
 pub mod discover;
 pub mod graph;
+pub mod l1;
 pub mod model;
 pub mod postbuild;
 pub mod provenance;

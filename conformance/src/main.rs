@@ -100,6 +100,14 @@ enum Command {
         #[arg(long = "cluster", value_name = "NAME")]
         clusters: Vec<String>,
     },
+    /// Print the live-cluster (l1-cluster) plan: tiers, stages, assertions.
+    L1Plan {
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Default: l1.cluster in conformance.yaml, else the first cluster.
+        #[arg(long = "cluster", value_name = "NAME")]
+        cluster: Option<String>,
+    },
     /// Validate conformance.yaml (syntax, keys, paths, regexes, dates, and the
     /// cluster names it uses against discovery).
     Config {
@@ -220,6 +228,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 selected = model.clusters.iter().collect();
             }
             print(&report::substitutions::render(&selected))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::L1Plan { repo, cluster } => {
+            let config = conformance::config::Config::load(&repo)?;
+            let renderer = backend(&repo, renderer_arg)?;
+            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
+            let name = cluster
+                .or_else(|| config.l1.cluster.clone())
+                .or_else(|| model.clusters.first().map(|c| c.name.clone()))
+                .unwrap_or_default();
+            let found = find_cluster(&model, &name, &repo)?;
+            let catalog = config.catalog();
+            let analysis = conformance::convergence::ClusterAnalysis::of(found, &catalog);
+            let plan = conformance::l1::plan(&analysis, &config, &catalog);
+            print(&conformance::l1::render(
+                &plan,
+                &conformance::l1::k3s_image(&config, &name),
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config {

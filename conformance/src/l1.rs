@@ -1,0 +1,358 @@
+//! The L1 plan: what a live-cluster run (the `l1-cluster` crate) applies, in
+//! which order and stages, and what it asserts. Pure data, computed from the
+//! convergence model, so it is unit-tested without a cluster and printed by
+//! `conformance l1-plan`.
+//!
+//! * **Tiers**: `l1.tiers` in conformance.yaml, or by default the tiers that
+//!   hold a runtime-catalog trigger (a CDI or KubeVirt CR, a Crossplane XRD,
+//!   an operator Deployment), their ancestors, and the tiers that use the
+//!   kinds those triggers create. The entry tier (Flux itself) is left out:
+//!   L1 applies tiers the way kustomize-controller would, it does not run
+//!   Flux.
+//! * **Objects**: those a bare k3s can take: built-in kinds, kinds whose CRD
+//!   is in git, and kinds a runtime trigger creates. Objects that need Flux's
+//!   or a chart's CRDs (HelmRelease, a chart's custom resources, …) are
+//!   listed as skipped, with the reason.
+//! * **Stages**: Flux's staged apply: CRDs, Namespaces and ClusterRoles;
+//!   then `*Class` kinds; then everything else. Each stage is dry-run before
+//!   it is applied.
+//! * **Assertions**: every selected tier applies cleanly in model order; each
+//!   runtime trigger, once healthy, makes the CRDs the catalog lists
+//!   Established; and, before the trigger's tier is applied, a second-order
+//!   object is rejected with "no matches for kind", as the model predicts.
+
+use std::collections::BTreeSet;
+
+use crate::config::Config;
+use crate::convergence::{ClusterAnalysis, Provenance, RuntimeHow};
+use crate::model::{Entry, Object, ObjectId, TierId};
+use crate::provenance::{Catalog, crd_name};
+
+/// The plan for one cluster.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub cluster: String,
+    /// Tiers to apply, in model order.
+    pub tiers: Vec<PlannedTier>,
+    pub assertions: Vec<Assertion>,
+    /// How the tiers were chosen.
+    pub selection: String,
+}
+
+/// One tier to apply.
+#[derive(Debug, Clone)]
+pub struct PlannedTier {
+    pub id: TierId,
+    pub label: String,
+    pub wait: bool,
+    pub stages: Vec<Stage>,
+    /// Objects left out, and why.
+    pub skipped: Vec<(ObjectId, String)>,
+}
+
+/// One stage of Flux's staged apply.
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub name: &'static str,
+    pub objects: Vec<Object>,
+}
+
+/// What a run asserts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assertion {
+    /// Every stage of the tier dry-runs and applies, and its objects become
+    /// healthy.
+    TierApplies { tier: String },
+    /// Once `trigger` is healthy, these CRDs are Established.
+    RuntimeCrds {
+        tier: String,
+        trigger: ObjectId,
+        operator: String,
+        crds: Vec<String>,
+    },
+    /// Before `tier` is applied, a dry-run of `object` fails with "no matches
+    /// for kind": its CRD does not exist until the trigger is reconciled.
+    SecondOrderRejected {
+        tier: String,
+        object: ObjectId,
+        crd: String,
+    },
+}
+
+impl Assertion {
+    /// The trial name suffix (`<cluster>::l1::<this>`).
+    pub fn name(&self) -> String {
+        match self {
+            Assertion::TierApplies { tier } => format!("applies::{tier}"),
+            Assertion::RuntimeCrds { trigger, .. } => {
+                format!("runtime-crds::{}/{}", trigger.kind, trigger.name)
+            }
+            Assertion::SecondOrderRejected { object, .. } => {
+                format!("second-order-rejected::{}/{}", object.kind, object.name)
+            }
+        }
+    }
+}
+
+/// Partitions objects into Flux's apply stages (empty stages are dropped).
+pub fn stages(objects: &[Object]) -> Vec<Stage> {
+    let mut first = Vec::new();
+    let mut classes = Vec::new();
+    let mut rest = Vec::new();
+    for o in objects {
+        let k = o.id.kind.as_str();
+        if matches!(k, "CustomResourceDefinition" | "Namespace" | "ClusterRole") {
+            first.push(o.clone());
+        } else if k.ends_with("Class") {
+            classes.push(o.clone());
+        } else {
+            rest.push(o.clone());
+        }
+    }
+    [
+        ("crds-namespaces-clusterroles", first),
+        ("classes", classes),
+        ("rest", rest),
+    ]
+    .into_iter()
+    .filter(|(_, objects)| !objects.is_empty())
+    .map(|(name, objects)| Stage { name, objects })
+    .collect()
+}
+
+/// Plans the L1 run of one cluster.
+pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
+    let cluster = a.cluster;
+    let entry = match &cluster.entry {
+        Entry::SyncKustomization { tier, .. } => Some(tier.clone()),
+        Entry::Directory { .. } => Some(TierId::new("flux-system", "flux-system")),
+    };
+    // Runtime triggers (not charts: a bare k3s has no helm-controller).
+    let triggered: Vec<(&TierId, &ObjectId, String)> = a
+        .uses
+        .iter()
+        .filter_map(|u| match &u.provenance {
+            Provenance::Runtime {
+                how: RuntimeHow::Operator { operator },
+                trigger,
+                tier,
+                ..
+            } => Some((tier, trigger, operator.clone())),
+            Provenance::Runtime {
+                how: RuntimeHow::Crossplane,
+                trigger,
+                tier,
+                ..
+            } => Some((tier, trigger, "crossplane".to_string())),
+            _ => None,
+        })
+        .collect();
+    let configured: Vec<String> = config.l1.tiers.clone();
+    let (selected, selection): (BTreeSet<TierId>, String) = if configured.is_empty() {
+        let mut set = BTreeSet::new();
+        for (trigger_tier, _, _) in &triggered {
+            set.insert((*trigger_tier).clone());
+            set.extend(a.order.applied_before(trigger_tier).iter().cloned());
+        }
+        for u in &a.uses {
+            if matches!(
+                &u.provenance,
+                Provenance::Runtime {
+                    how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                    ..
+                }
+            ) {
+                set.insert(u.tier.id.clone());
+            }
+        }
+        if let Some(e) = &entry {
+            set.remove(e);
+        }
+        (
+            set,
+            "default: tiers holding runtime-catalog triggers, their ancestors, and the tiers using the kinds they create (the Flux entry excluded)".into(),
+        )
+    } else {
+        (
+            cluster
+                .tiers
+                .keys()
+                .filter(|id| configured.contains(&id.name))
+                .cloned()
+                .collect(),
+            "l1.tiers in conformance.yaml".into(),
+        )
+    };
+    let mut tiers = Vec::new();
+    for id in a.order.sequence.iter().filter(|id| selected.contains(id)) {
+        let tier = &cluster.tiers[id];
+        let mut keep = Vec::new();
+        let mut skipped = Vec::new();
+        for u in a.uses.iter().filter(|u| u.tier.id == *id) {
+            let reason = match &u.provenance {
+                Provenance::BuiltIn | Provenance::Crd { .. } => None,
+                Provenance::Runtime {
+                    how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                    ..
+                } => None,
+                Provenance::Runtime {
+                    how: RuntimeHow::Chart { chart },
+                    ..
+                } => Some(format!(
+                    "its CRD comes from chart {chart}, and a bare k3s runs no helm-controller"
+                )),
+                Provenance::Flux => {
+                    Some("a Flux kind; L1 applies tiers itself and does not run Flux".to_string())
+                }
+                Provenance::Preinstalled => {
+                    Some("its CRD is installed outside Flux (catalog.preinstalled)".to_string())
+                }
+                Provenance::Unchecked { .. } | Provenance::Unknown => {
+                    Some("no known source for its CRD".to_string())
+                }
+            };
+            match reason {
+                None => keep.push(u.object.clone()),
+                Some(r) => skipped.push((u.object.id.clone(), r)),
+            }
+        }
+        tiers.push(PlannedTier {
+            id: id.clone(),
+            label: cluster.tier_label(id),
+            wait: tier.wait,
+            stages: stages(&keep),
+            skipped,
+        });
+    }
+    let mut assertions: Vec<Assertion> = tiers
+        .iter()
+        .map(|t| Assertion::TierApplies {
+            tier: t.label.clone(),
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for (tier, trigger, operator) in &triggered {
+        if !selected.contains(*tier) || !seen.insert((*trigger).clone()) {
+            continue;
+        }
+        let label = cluster.tier_label(tier);
+        let crds: Vec<String> = catalog
+            .runtime
+            .iter()
+            .filter(|e| e.operator == *operator)
+            .flat_map(|e| e.creates.iter())
+            .flat_map(|c| {
+                c.kinds
+                    .iter()
+                    .filter(|k| *k != "*")
+                    .map(move |k| crd_name(&c.group, k))
+            })
+            .collect();
+        if !crds.is_empty() {
+            assertions.push(Assertion::RuntimeCrds {
+                tier: label.clone(),
+                trigger: (*trigger).clone(),
+                operator: operator.clone(),
+                crds,
+            });
+        }
+        // One object of a kind this trigger creates, from the repository.
+        let consumer = a.uses.iter().find(
+            |u| matches!(&u.provenance, Provenance::Runtime { trigger: t, .. } if t == *trigger),
+        );
+        if let Some(u) = consumer {
+            assertions.push(Assertion::SecondOrderRejected {
+                tier: label.clone(),
+                object: u.object.id.clone(),
+                crd: crd_name(&u.object.id.group, &u.object.id.kind),
+            });
+        }
+    }
+    Plan {
+        cluster: cluster.name.clone(),
+        tiers,
+        assertions,
+        selection,
+    }
+}
+
+/// The k3s image for a cluster: `rancher/k3s` with the tag of its Kubernetes
+/// version (`v1.36.4+k3s1` → `v1.36.4-k3s1`), or the pinned default.
+pub fn k3s_image(config: &Config, cluster: &str) -> (String, String) {
+    if let Some(image) = &config.l1.image {
+        return match image.rsplit_once(':') {
+            Some((name, tag)) => (name.to_string(), tag.to_string()),
+            None => (image.clone(), DEFAULT_K3S_TAG.to_string()),
+        };
+    }
+    let version = config
+        .clusters
+        .get(cluster)
+        .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.clone()));
+    let tag = match version {
+        Some(v) if v.contains("+k3s") => {
+            format!("v{}", v.trim_start_matches('v').replace('+', "-"))
+        }
+        Some(v) if v.matches('.').count() == 2 => format!("v{}-k3s1", v.trim_start_matches('v')),
+        _ => DEFAULT_K3S_TAG.to_string(),
+    };
+    ("rancher/k3s".to_string(), tag)
+}
+
+/// The k3s release used when the configuration names none.
+pub const DEFAULT_K3S_TAG: &str = "v1.33.4-k3s1";
+
+/// The plan as text (`conformance l1-plan`).
+pub fn render(plan: &Plan, image: &(String, String)) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "cluster {} (image {}:{})",
+        plan.cluster, image.0, image.1
+    );
+    let _ = writeln!(out, "tiers ({}):", plan.selection);
+    for t in &plan.tiers {
+        let _ = writeln!(
+            out,
+            "  {}{}",
+            t.label,
+            if t.wait { " (wait: true)" } else { "" }
+        );
+        for s in &t.stages {
+            let names: Vec<String> = s.objects.iter().map(|o| o.id.to_string()).collect();
+            let _ = writeln!(out, "    stage {}: {}", s.name, names.join(", "));
+        }
+        for (o, why) in &t.skipped {
+            let _ = writeln!(out, "    skipped {o}: {why}");
+        }
+    }
+    let _ = writeln!(out, "assertions:");
+    for a in &plan.assertions {
+        let detail = match a {
+            Assertion::TierApplies { tier } => {
+                format!("{tier} dry-runs and applies stage by stage, and becomes healthy")
+            }
+            Assertion::RuntimeCrds {
+                trigger,
+                operator,
+                crds,
+                ..
+            } => {
+                format!(
+                    "once {}/{} is healthy, {operator} has created {}",
+                    trigger.kind,
+                    trigger.name,
+                    crds.join(", ")
+                )
+            }
+            Assertion::SecondOrderRejected { tier, object, crd } => {
+                format!(
+                    "before {tier} is applied, a dry-run of {object} fails: no matches for kind ({crd} does not exist yet)"
+                )
+            }
+        };
+        let _ = writeln!(out, "  {}::l1::{}: {detail}", plan.cluster, a.name());
+    }
+    out
+}
