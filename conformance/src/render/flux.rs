@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use super::Kustomize;
+use super::native::relative;
 use crate::model::{Object, ObjectId, RenderFailure, Span, TierId};
 use crate::repo::{self, RepoIndex};
 use crate::yaml::{Node, Value};
@@ -637,21 +638,6 @@ fn clean_message(message: &str, work: &Path, root: &Path, to_repo: &Path) -> Str
     }
     text = text.replace(&format!("{}/", root.display()), "");
     text.replace(&work.display().to_string(), "<flux build>")
-}
-
-/// `to` relative to directory `from` (both absolute, canonical).
-fn relative(from: &Path, to: &Path) -> PathBuf {
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..from.len() {
-        out.push("..");
-    }
-    for part in &to[common..] {
-        out.push(part.as_os_str());
-    }
-    out
 }
 
 /// Joins and resolves `.`/`..` without touching the file system.

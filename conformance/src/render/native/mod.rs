@@ -94,6 +94,26 @@ pub struct Id {
     pub name: String,
 }
 
+impl Id {
+    /// kustomize's rendering of an id: `Kind.version.group/name.namespace`.
+    pub fn text(&self) -> String {
+        let group = if self.group.is_empty() {
+            "[noGrp]"
+        } else {
+            &self.group
+        };
+        let namespace = if self.namespace.is_empty() {
+            "[noNs]"
+        } else {
+            &self.namespace
+        };
+        format!(
+            "{}.{}.{group}/{}.{namespace}",
+            self.kind, self.version, self.name
+        )
+    }
+}
+
 impl Res {
     pub fn new(node: Node, origin: Origin) -> Res {
         Res {
@@ -351,20 +371,8 @@ fn append(acc: &mut Vec<Res>, more: Vec<Res>) -> Result<(), String> {
         let id = r.id();
         if !seen.insert(id_key(&id)) {
             return Err(format!(
-                "may not add resource with an already registered id: {}.{}.{}/{}.{}",
-                id.kind,
-                id.version,
-                if id.group.is_empty() {
-                    "[noGrp]"
-                } else {
-                    &id.group
-                },
-                id.name,
-                if id.namespace.is_empty() {
-                    "[noNs]"
-                } else {
-                    &id.namespace
-                }
+                "may not add resource with an already registered id: {}",
+                id.text()
             ));
         }
         acc.push(r);

@@ -254,32 +254,13 @@ fn apply_by_id(
             .map_err(|e| format!("{what}: {e}")),
         [] => Err(format!(
             "{what}: no resource matches strategic merge patch \"{}\"",
-            id_text(&want)
+            want.text()
         )),
         _ => Err(format!(
             "{what}: multiple matches for strategic merge patch \"{}\"",
-            id_text(&want)
+            want.text()
         )),
     }
-}
-
-fn id_text(id: &super::Id) -> String {
-    format!(
-        "{}.{}.{}/{}.{}",
-        id.kind,
-        id.version,
-        if id.group.is_empty() {
-            "[noGrp]"
-        } else {
-            &id.group
-        },
-        id.name,
-        if id.namespace.is_empty() {
-            "[noNs]"
-        } else {
-            &id.namespace
-        }
-    )
 }
 
 fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
@@ -338,7 +319,7 @@ fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
         if seen.iter().any(|s| same_id(s, &id)) {
             return Err(format!(
                 "namespace transformation produces ID conflict: {}",
-                id_text(&id)
+                id.text()
             ));
         }
         seen.push(id);
