@@ -29,6 +29,9 @@ pub enum CheckError {
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
     Config(ConfigError),
+    /// The previous revision (`--base`) could not be read.
+    #[error(transparent)]
+    Base(#[from] crate::base::BaseError),
     /// `--cluster` named a cluster that discovery did not find.
     #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
     UnknownCluster {
@@ -53,6 +56,8 @@ pub struct CheckOptions {
     pub clusters: Vec<String>,
     /// The renderer; `None`: conformance.yaml's `renderer`, else native.
     pub renderer: Option<Choice>,
+    /// The previous revision, for rules that compare (prune-transient).
+    pub base: Option<crate::base::Base>,
 }
 
 /// The result of a run.
@@ -120,8 +125,15 @@ pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Ou
             });
         }
     }
+    let base_model = match &options.base {
+        Some(base) => {
+            let tree = base.materialise(&options.repo)?;
+            Some(load_model(&tree.root, renderer)?)
+        }
+        None => None,
+    };
     let started = std::time::Instant::now();
-    let mut findings = rules::run_all(&model, &config);
+    let mut findings = rules::run_all(&model, &config, base_model.as_ref());
     stat("rules", started);
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.contains(&f.cluster));

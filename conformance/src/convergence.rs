@@ -230,25 +230,25 @@ impl Providers {
         let mut chart_sources: BTreeMap<(String, String, String), String> = BTreeMap::new();
         for tier in cluster.tiers.values() {
             for o in tier.objects() {
-                if o.id.kind == "OCIRepository" {
-                    if let Some(url) = o.body.str_at(&["spec", "url"]) {
-                        let chart = url
-                            .trim_end_matches('/')
-                            .rsplit('/')
-                            .next()
-                            .unwrap_or_default()
-                            .to_string();
-                        chart_sources.insert(
-                            ("OCIRepository".into(), ns_of(&o.id), o.id.name.clone()),
-                            chart,
-                        );
-                    }
+                if o.id.kind == "OCIRepository"
+                    && let Some(url) = o.body.str_at(&["spec", "url"])
+                {
+                    let chart = url
+                        .trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    chart_sources.insert(
+                        ("OCIRepository".into(), ns_of(&o.id), o.id.name.clone()),
+                        chart,
+                    );
                 }
-                if o.id.kind == "HelmChart" {
-                    if let Some(chart) = o.body.str_at(&["spec", "chart"]) {
-                        chart_sources
-                            .insert(("HelmChart".into(), ns_of(&o.id), o.id.name.clone()), chart);
-                    }
+                if o.id.kind == "HelmChart"
+                    && let Some(chart) = o.body.str_at(&["spec", "chart"])
+                {
+                    chart_sources
+                        .insert(("HelmChart".into(), ns_of(&o.id), o.id.name.clone()), chart);
                 }
             }
         }

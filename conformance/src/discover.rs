@@ -212,20 +212,21 @@ impl Walk {
         }
         let post_build = self.tiers.get(id).and_then(|t| t.post_build.clone());
         for object in self.objects_of(&state) {
-            if object.id.kind == "GitRepository" && object.id.group == "source.toolkit.fluxcd.io" {
-                if let Some(url) = object.body.str_at(&["spec", "url"]) {
-                    let ns = object
-                        .id
-                        .namespace
-                        .clone()
-                        .unwrap_or_else(|| "default".into());
-                    let key = SourceRef {
-                        kind: "GitRepository".into(),
-                        namespace: ns,
-                        name: object.id.name.clone(),
-                    };
-                    self.git_urls.insert(key, url);
-                }
+            if object.id.kind == "GitRepository"
+                && object.id.group == "source.toolkit.fluxcd.io"
+                && let Some(url) = object.body.str_at(&["spec", "url"])
+            {
+                let ns = object
+                    .id
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into());
+                let key = SourceRef {
+                    kind: "GitRepository".into(),
+                    namespace: ns,
+                    name: object.id.name.clone(),
+                };
+                self.git_urls.insert(key, url);
             }
             if is_flux_kustomization(&object.body) {
                 let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
@@ -605,15 +606,16 @@ pub fn normalize_url(url: &str) -> String {
     if let Some((_, rest)) = u.split_once("://") {
         u = rest.to_string();
     }
-    if let Some((user, rest)) = u.split_once('@') {
-        if !user.contains('/') {
-            u = rest.to_string();
-        }
+    if let Some((user, rest)) = u.split_once('@')
+        && !user.contains('/')
+    {
+        u = rest.to_string();
     }
-    if let Some((host, path)) = u.split_once(':') {
-        if !host.contains('/') && !path.starts_with(|c: char| c.is_ascii_digit()) {
-            u = format!("{host}/{path}");
-        }
+    if let Some((host, path)) = u.split_once(':')
+        && !host.contains('/')
+        && !path.starts_with(|c: char| c.is_ascii_digit())
+    {
+        u = format!("{host}/{path}");
     }
     let u = u.trim_end_matches('/');
     u.strip_suffix(".git").unwrap_or(u).to_string()

@@ -27,6 +27,7 @@
 //!     repo: "fixtures/reference-platform".into(),
 //!     clusters: vec![],
 //!     renderer: None,
+//!     base: None,
 //! })?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule, finding.cluster, finding.message);
@@ -34,6 +35,7 @@
 //! # Ok::<(), conformance::check::CheckError>(())
 //! ```
 
+pub mod base;
 pub mod check;
 pub mod config;
 pub mod convergence;

@@ -75,6 +75,12 @@ enum Command {
         clusters: Vec<String>,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// A previous git revision to compare with (prune-transient).
+        #[arg(long, value_name = "REV", conflicts_with = "base_dir")]
+        base: Option<String>,
+        /// A directory holding the previous tree, instead of a revision.
+        #[arg(long, value_name = "DIR")]
+        base_dir: Option<PathBuf>,
     },
     /// Print a cluster's tier graph in canonical form (sorted, one line each).
     Graph {
@@ -167,6 +173,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             repo,
             clusters,
             format,
+            base,
+            base_dir,
         } => {
             if matches!(format, Format::Junit | Format::Sarif | Format::Github) {
                 anyhow::bail!(
@@ -182,6 +190,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 repo: repo.clone(),
                 clusters: clusters.clone(),
                 renderer: renderer_arg.map(Choice::from),
+                base: base
+                    .map(conformance::base::Base::Rev)
+                    .or(base_dir.map(conformance::base::Base::Dir)),
             };
             let outcome = check(&options)?;
             let text = match format {

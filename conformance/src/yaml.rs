@@ -329,10 +329,10 @@ fn apply_folding_fixes(node: &mut Node, fixes: &[(u32, Vec<String>)]) {
             {
                 for t in targets {
                     let needle = format!("\n{t}");
-                    if let Some(pos) = s.find(&needle) {
-                        if !s[..pos].ends_with('\n') {
-                            s.insert(pos, '\n');
-                        }
+                    if let Some(pos) = s.find(&needle)
+                        && !s[..pos].ends_with('\n')
+                    {
+                        s.insert(pos, '\n');
                     }
                 }
             }

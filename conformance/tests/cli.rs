@@ -516,3 +516,72 @@ fn config_check_validates_and_names_line_and_key() {
         stderr(&unknown)
     );
 }
+
+#[test]
+fn base_revision_finds_objects_moved_under_prune() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "ci@example.com"]);
+    git(&["config", "user.name", "ci"]);
+    copy_tree(
+        &fixture("incidents/storageprofile-moved-under-prune/base"),
+        repo,
+    );
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "profiles in platform-config"]);
+    std::fs::remove_dir_all(repo.join("platform-config")).unwrap();
+    std::fs::remove_dir_all(repo.join("clusters")).unwrap();
+    copy_tree(
+        &fixture("incidents/storageprofile-moved-under-prune/repo"),
+        repo,
+    );
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "move the profiles to platform-config-cdi"]);
+    let out = conformance(&[
+        "check",
+        "--format",
+        "json",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--base",
+        "HEAD~1",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    let rules: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["prune-transient", "prune-transient"]);
+    let without = conformance(&["check", "--repo", repo.to_str().unwrap()]);
+    assert_eq!(
+        without.status.code(),
+        Some(0),
+        "no base, nothing to compare"
+    );
+    let bad = conformance(&[
+        "check",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--base",
+        "no-such-rev",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("base revision"), "{}", stderr(&bad));
+}

@@ -78,14 +78,14 @@ fn difference(native: &Objects, external: &Objects) -> Option<String> {
         out.push(format!("only native: {k:?}"));
     }
     for (k, v) in native {
-        if let Some(e) = external.get(k) {
-            if e != v {
-                out.push(format!(
-                    "{k:?} differs:\n  native:    {}\n  kustomize: {}",
-                    serde_json::to_string(v).unwrap_or_default(),
-                    serde_json::to_string(e).unwrap_or_default()
-                ));
-            }
+        if let Some(e) = external.get(k)
+            && e != v
+        {
+            out.push(format!(
+                "{k:?} differs:\n  native:    {}\n  kustomize: {}",
+                serde_json::to_string(v).unwrap_or_default(),
+                serde_json::to_string(e).unwrap_or_default()
+            ));
         }
     }
     Some(out.join("\n"))

@@ -48,6 +48,7 @@ fn run(root: &Path) -> Outcome {
         repo: root.to_path_buf(),
         clusters: vec![],
         renderer: None,
+        base: None,
     })
     .unwrap()
 }
@@ -602,6 +603,7 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
         repo: root.to_path_buf(),
         clusters: vec![],
         renderer: Some(conformance::render::Choice::Auto),
+        base: None,
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);

@@ -32,6 +32,12 @@ struct ExpectedFinding {
     object: Option<String>,
 }
 
+/// An incident about a change carries the previous tree in `base/`.
+fn base_of(dir: &Path) -> Option<conformance::base::Base> {
+    let base = dir.join("base");
+    base.is_dir().then_some(conformance::base::Base::Dir(base))
+}
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
@@ -110,6 +116,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
             repo: dir.join("repo"),
             clusters: Vec::new(),
             renderer: None,
+            base: base_of(dir),
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -124,6 +131,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         repo: dir.join("repo"),
         clusters: Vec::new(),
         renderer: None,
+        base: base_of(dir),
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -179,6 +187,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
         repo: dir.join("repo"),
         clusters: Vec::new(),
         renderer: None,
+        base: base_of(dir),
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let text = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -207,6 +216,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
         repo: repo.to_path_buf(),
         clusters: Vec::new(),
         renderer: None,
+        base: repo.parent().and_then(base_of),
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

@@ -14,6 +14,14 @@ fn main() -> ExitCode {
         repo: repo.clone(),
         clusters: Vec::new(),
         renderer: None,
+        base: std::env::var_os("CONFORMANCE_BASE").map(|b| {
+            let path = std::path::PathBuf::from(&b);
+            if path.is_dir() {
+                conformance::base::Base::Dir(path)
+            } else {
+                conformance::base::Base::Rev(b.to_string_lossy().into_owned())
+            }
+        }),
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

@@ -180,13 +180,12 @@ pub async fn execute(cluster: &Cluster, plan: &Plan, timeout: Duration) -> Outco
                 object,
                 crd,
             } = a
+                && *t == tier.label
             {
-                if *t == tier.label {
-                    let result = expect_no_matches(client, plan, object).await.map_err(|e| {
+                let result = expect_no_matches(client, plan, object).await.map_err(|e| {
                         format!("before {t} was applied, {object} was expected to be rejected (no matches for kind: {crd} should not exist yet): {e}")
                     });
-                    outcomes.insert(a.name(), result);
-                }
+                outcomes.insert(a.name(), result);
             }
         }
         let applied = apply_tier(client, tier, timeout).await;
@@ -208,19 +207,18 @@ pub async fn execute(cluster: &Cluster, plan: &Plan, timeout: Duration) -> Outco
                 operator,
                 crds,
             } = a
+                && *t == tier.label
             {
-                if *t == tier.label {
-                    let result = match wait_crds(client, crds, timeout).await {
-                        Ok(()) => Ok(()),
-                        Err(e) => Err(format!(
-                            "{operator} did not create its CRDs after {}/{} in {t} became healthy: {e}{}",
-                            trigger.kind,
-                            trigger.name,
-                            operator_logs(client).await
-                        )),
-                    };
-                    outcomes.insert(a.name(), result);
-                }
+                let result = match wait_crds(client, crds, timeout).await {
+                    Ok(()) => Ok(()),
+                    Err(e) => Err(format!(
+                        "{operator} did not create its CRDs after {}/{} in {t} became healthy: {e}{}",
+                        trigger.kind,
+                        trigger.name,
+                        operator_logs(client).await
+                    )),
+                };
+                outcomes.insert(a.name(), result);
             }
         }
     }

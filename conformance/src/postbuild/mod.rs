@@ -362,14 +362,14 @@ fn unaudited_refs(tier: &Tier) -> Vec<(ObjectId, Option<Span>, String)> {
     {
         let file = object.source.as_ref().map(|s| s.file.clone());
         let mut visit = |text: &str, line: u32| -> Option<String> {
-            if text.contains("${") {
-                if let Ok(t) = envsubst::parse(text) {
-                    for var in t.vars() {
-                        let at = file.as_ref().map(|f| Span::new(f.clone(), line));
-                        let entry = (object.id.clone(), at, var.name.clone());
-                        if !out.contains(&entry) {
-                            out.push(entry);
-                        }
+            if text.contains("${")
+                && let Ok(t) = envsubst::parse(text)
+            {
+                for var in t.vars() {
+                    let at = file.as_ref().map(|f| Span::new(f.clone(), line));
+                    let entry = (object.id.clone(), at, var.name.clone());
+                    if !out.contains(&entry) {
+                        out.push(entry);
                     }
                 }
             }

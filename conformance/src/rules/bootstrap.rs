@@ -118,16 +118,16 @@ listed exactly once, in an order consistent with dependsOn and parents."
                     .collect();
                 before.extend(tier.parent.as_ref().map(|p| p.name.clone()));
                 for dep in before {
-                    if let Some(&dep_pos) = position.get(dep.as_str()) {
-                        if dep_pos > pos {
-                            out.push(self.finding(
+                    if let Some(&dep_pos) = position.get(dep.as_str())
+                        && dep_pos > pos
+                    {
+                        out.push(self.finding(
                                 cluster,
                                 name,
                                 Span::new(script.clone(), entries[pos].1),
                                 format!("{variable} in {script} lists {name} before {dep}, which it depends on"),
                                 format!("move {name} after {dep}"),
                             ));
-                        }
                     }
                 }
             }
@@ -283,27 +283,24 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
                     continue;
                 };
                 let at = Span::new(file.clone(), *line);
-                if let Some((ref_file, ref_version)) = &reference {
-                    if minor_version(version) != minor_version(ref_version)
-                        || strip_v(version) != strip_v(ref_version)
-                    {
-                        out.push(self.finding(
-                            cluster,
-                            file,
-                            at.clone(),
-                            format!(
-                                "{file} pins kubectl {version}, but {ref_file} pins {ref_version}"
-                            ),
-                            format!("set {variable} to the same version in every toolchain file"),
-                        ));
-                    }
+                if let Some((ref_file, ref_version)) = &reference
+                    && (minor_version(version) != minor_version(ref_version)
+                        || strip_v(version) != strip_v(ref_version))
+                {
+                    out.push(self.finding(
+                        cluster,
+                        file,
+                        at.clone(),
+                        format!("{file} pins kubectl {version}, but {ref_file} pins {ref_version}"),
+                        format!("set {variable} to the same version in every toolchain file"),
+                    ));
                 }
                 if let (Some(cv), Some(kv)) = (
                     cluster_version.as_deref().and_then(minor_version),
                     minor_version(version),
-                ) {
-                    if cv.0 != kv.0 || cv.1.abs_diff(kv.1) > 1 {
-                        out.push(self.finding(
+                ) && (cv.0 != kv.0 || cv.1.abs_diff(kv.1) > 1)
+                {
+                    out.push(self.finding(
                             cluster,
                             file,
                             at,
@@ -313,7 +310,6 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
                             ),
                             format!("bump {variable} to {}.{}.x", cv.0, cv.1),
                         ));
-                    }
                 }
             }
         }

@@ -83,13 +83,13 @@ fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mu
                 ),
             };
             let mut related = Vec::new();
-            if let Some(base_tier) = baseline.tiers.get(id) {
-                if !std::ptr::eq(base_tier, tier) {
-                    related.push((
-                        base_tier.defined_at.clone(),
-                        format!("{label} in cluster {}", baseline.name),
-                    ));
-                }
+            if let Some(base_tier) = baseline.tiers.get(id)
+                && !std::ptr::eq(base_tier, tier)
+            {
+                related.push((
+                    base_tier.defined_at.clone(),
+                    format!("{label} in cluster {}", baseline.name),
+                ));
             }
             // Point at the field that differs: dependsOn when an edge
             // line differs, else wait/prune, else the object.

@@ -13,6 +13,7 @@ mod graph_parity;
 mod kinds;
 mod namespace_missing;
 mod placement;
+mod prune_transient;
 mod remote_base;
 mod render_failed;
 mod sops_decryption;
@@ -92,10 +93,12 @@ pub struct Context<'m> {
     pub catalog: Catalog,
     /// One per cluster, in the model's order.
     pub analyses: Vec<ClusterAnalysis<'m>>,
+    /// The previous revision's model, when the run compares (`--base`).
+    pub base: Option<&'m Model>,
 }
 
 impl<'m> Context<'m> {
-    pub fn new(model: &'m Model, config: &'m Config) -> Context<'m> {
+    pub fn new(model: &'m Model, config: &'m Config, base: Option<&'m Model>) -> Context<'m> {
         let catalog = config.catalog();
         let analyses = model
             .clusters
@@ -107,6 +110,7 @@ impl<'m> Context<'m> {
             config,
             catalog,
             analyses,
+            base,
         }
     }
 }
@@ -132,6 +136,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &bootstrap::ToolchainSkew,
         &placement::KindPlacement,
         &placement::FieldPolicyRule,
+        &prune_transient::PruneTransient,
         &waivers::WaiverExpired,
         &waivers::WaiverStale,
     ]
@@ -143,8 +148,8 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
 }
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
-pub fn run_all(model: &Model, config: &Config) -> Vec<Finding> {
-    let cx = Context::new(model, config);
+pub fn run_all(model: &Model, config: &Config, base: Option<&Model>) -> Vec<Finding> {
+    let cx = Context::new(model, config, base);
     let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(&cx)).collect();
     let today = crate::config::Date::today();
     let warnings = waivers::apply(&config.waivers, &mut findings, today);

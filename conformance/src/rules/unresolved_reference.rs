@@ -312,18 +312,17 @@ fn references(o: &Object) -> Vec<Reference> {
             ] {
                 let Some(r) = body.path(path) else { continue };
                 if let (Some(kind), Some((name, line))) = (r.str_at(&["kind"]), text(r.get("name")))
+                    && let Some(kind) = source_kind(&kind)
                 {
-                    if let Some(kind) = source_kind(&kind) {
-                        let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
-                        out.push(Reference {
-                            kind,
-                            group: "source.toolkit.fluxcd.io",
-                            namespace,
-                            name,
-                            via,
-                            line,
-                        });
-                    }
+                    let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
+                    out.push(Reference {
+                        kind,
+                        group: "source.toolkit.fluxcd.io",
+                        namespace,
+                        name,
+                        via,
+                        line,
+                    });
                 }
             }
         }
@@ -344,17 +343,16 @@ fn tier_references(tier: &Tier) -> Vec<Reference> {
     if let (Some(kind), Some((name, line))) = (
         tier.spec.str_at(&["spec", "sourceRef", "kind"]),
         text(tier.spec.path(&["spec", "sourceRef", "name"])),
-    ) {
-        if let Some(kind) = source_kind(&kind) {
-            out.push(Reference {
-                kind,
-                group: "source.toolkit.fluxcd.io",
-                namespace: Some(tier.source_ref.namespace.clone()),
-                name,
-                via: "spec.sourceRef",
-                line,
-            });
-        }
+    ) && let Some(kind) = source_kind(&kind)
+    {
+        out.push(Reference {
+            kind,
+            group: "source.toolkit.fluxcd.io",
+            namespace: Some(tier.source_ref.namespace.clone()),
+            name,
+            via: "spec.sourceRef",
+            line,
+        });
     }
     for entry in tier
         .post_build

@@ -33,13 +33,13 @@ fn walk(node: &mut Node, segments: &[&str], create: bool, f: &mut dyn FnMut(&mut
         }
         node.set(first, Node::new(Value::Map(Vec::new())));
     }
-    if let Value::Map(entries) = &mut node.value {
-        if let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == first) {
-            if matches!(child.value, Value::Null) && create {
-                child.value = Value::Map(Vec::new());
-            }
-            walk(child, rest, create, f);
+    if let Value::Map(entries) = &mut node.value
+        && let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == first)
+    {
+        if matches!(child.value, Value::Null) && create {
+            child.value = Value::Map(Vec::new());
         }
+        walk(child, rest, create, f);
     }
 }
 

@@ -431,19 +431,19 @@ pub fn replacements(
         let mut value = get_path(&src.node, &source_path)
             .cloned()
             .ok_or_else(|| format!("{at}: source field {source_path} not found"))?;
-        if let Some(opts) = source.get("options") {
-            if let (Some(delim), Some(Value::Int(i))) = (
+        if let Some(opts) = source.get("options")
+            && let (Some(delim), Some(Value::Int(i))) = (
                 opts.str_at(&["delimiter"]),
                 opts.get("index").map(|n| n.value.clone()),
-            ) {
-                let text = value.as_scalar_string().unwrap_or_default();
-                let part = text
-                    .split(delim.as_str())
-                    .nth(i.max(0) as usize)
-                    .unwrap_or_default()
-                    .to_string();
-                value = Node::new(Value::String(part));
-            }
+            )
+        {
+            let text = value.as_scalar_string().unwrap_or_default();
+            let part = text
+                .split(delim.as_str())
+                .nth(i.max(0) as usize)
+                .unwrap_or_default()
+                .to_string();
+            value = Node::new(Value::String(part));
         }
         for target in entry.get("targets").map(Node::as_seq).unwrap_or_default() {
             let select = target
@@ -545,10 +545,10 @@ fn step<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
             .iter()
             .find(|i| i.str_at(&[k]).as_deref() == Some(v));
     }
-    if let Ok(i) = seg.parse::<usize>() {
-        if let Value::Seq(items) = &node.value {
-            return items.get(i);
-        }
+    if let Ok(i) = seg.parse::<usize>()
+        && let Value::Seq(items) = &node.value
+    {
+        return items.get(i);
     }
     node.get(seg)
 }
@@ -567,13 +567,12 @@ fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> R
         let (k, v) = sel
             .split_once('=')
             .ok_or_else(|| format!("bad selector {seg}"))?;
-        if let Value::Seq(items) = &mut cur.value {
-            if let Some(item) = items
+        if let Value::Seq(items) = &mut cur.value
+            && let Some(item) = items
                 .iter_mut()
                 .find(|i| i.str_at(&[k]).as_deref() == Some(v))
-            {
-                return set_segments(item, rest, value, create);
-            }
+        {
+            return set_segments(item, rest, value, create);
         }
         return Ok(());
     }
@@ -592,10 +591,10 @@ fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> R
         }
         cur.set(seg, Node::new(Value::Map(Vec::new())));
     }
-    if let Value::Map(entries) = &mut cur.value {
-        if let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == seg) {
-            return set_segments(child, rest, value, create);
-        }
+    if let Value::Map(entries) = &mut cur.value
+        && let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == seg)
+    {
+        return set_segments(child, rest, value, create);
     }
     Ok(())
 }

@@ -190,23 +190,22 @@ pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> 
     let mut queue: std::collections::VecDeque<Node> = docs.into();
     while let Some(doc) = queue.pop_front() {
         let kind = doc.str_at(&["kind"]);
-        if let Some(kind) = &kind {
-            if kind.ends_with("List") {
-                if let Some(items) = doc.get("items") {
-                    match &items.value {
-                        Value::Seq(list) => {
-                            queue.extend(list.iter().cloned());
-                            continue;
-                        }
-                        Value::Null => continue,
-                        _ => {
-                            return Err(format!(
-                                "{}:{}: items of a {kind} must be a list",
-                                rel.display(),
-                                items.line
-                            ));
-                        }
-                    }
+        if let Some(kind) = &kind
+            && kind.ends_with("List")
+            && let Some(items) = doc.get("items")
+        {
+            match &items.value {
+                Value::Seq(list) => {
+                    queue.extend(list.iter().cloned());
+                    continue;
+                }
+                Value::Null => continue,
+                _ => {
+                    return Err(format!(
+                        "{}:{}: items of a {kind} must be a list",
+                        rel.display(),
+                        items.line
+                    ));
                 }
             }
         }

@@ -266,12 +266,12 @@ fn merge(target: &mut Node, patch: &Node, ctx: &MergeCtx) -> Result<(), String> 
                         target.set(key, value);
                     }
                     Some(_) => {
-                        if let Value::Map(entries) = &mut target.value {
-                            if let Some((_, slot)) = entries.iter_mut().find(|(k, _)| k == key) {
-                                merge(slot, pvalue, &child_ctx)?;
-                                if is_null(slot) {
-                                    target.remove(key);
-                                }
+                        if let Value::Map(entries) = &mut target.value
+                            && let Some((_, slot)) = entries.iter_mut().find(|(k, _)| k == key)
+                        {
+                            merge(slot, pvalue, &child_ctx)?;
+                            if is_null(slot) {
+                                target.remove(key);
                             }
                         }
                     }
@@ -368,19 +368,19 @@ fn merge_keyed(
     ctx: &MergeCtx,
 ) -> Result<(), String> {
     // A lone {$patch: …} element directs the whole list.
-    if let [only] = pitems {
-        if only.as_map().len() == 1 {
-            match only.str_at(&["$patch"]).as_deref() {
-                Some("delete") => {
-                    target.value = Value::Seq(Vec::new());
-                    return Ok(());
-                }
-                Some("replace") => {
-                    target.value = Value::Seq(Vec::new());
-                    return Ok(());
-                }
-                _ => {}
+    if let [only] = pitems
+        && only.as_map().len() == 1
+    {
+        match only.str_at(&["$patch"]).as_deref() {
+            Some("delete") => {
+                target.value = Value::Seq(Vec::new());
+                return Ok(());
             }
+            Some("replace") => {
+                target.value = Value::Seq(Vec::new());
+                return Ok(());
+            }
+            _ => {}
         }
     }
     let Value::Seq(items) = &mut target.value else {

@@ -298,19 +298,19 @@ fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
                 svc.set("namespace", Node::new(Value::String(ns.to_string())));
             });
         }
-        if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
-            if let Some(Value::Seq(subjects)) = r.node.get("subjects").map(|s| s.value.clone()) {
-                let updated: Vec<Node> = subjects
-                    .into_iter()
-                    .map(|mut s| {
-                        if s.str_at(&["name"]).as_deref() == Some("default") {
-                            s.set("namespace", Node::new(Value::String(ns.to_string())));
-                        }
-                        s
-                    })
-                    .collect();
-                r.node.set("subjects", Node::new(Value::Seq(updated)));
-            }
+        if (kind == "RoleBinding" || kind == "ClusterRoleBinding")
+            && let Some(Value::Seq(subjects)) = r.node.get("subjects").map(|s| s.value.clone())
+        {
+            let updated: Vec<Node> = subjects
+                .into_iter()
+                .map(|mut s| {
+                    if s.str_at(&["name"]).as_deref() == Some("default") {
+                        s.set("namespace", Node::new(Value::String(ns.to_string())));
+                    }
+                    s
+                })
+                .collect();
+            r.node.set("subjects", Node::new(Value::Seq(updated)));
         }
     }
     let mut seen: Vec<super::Id> = Vec::new();
@@ -415,13 +415,11 @@ fn rewrite_images(node: &mut Node, in_containers: bool, f: &mut dyn FnMut(&str) 
                     continue;
                 }
                 let containers = k == "containers" || k == "initContainers";
-                if containers {
-                    if let Value::Seq(items) = &mut v.value {
-                        for item in items {
-                            rewrite_images(item, true, f);
-                        }
-                        continue;
+                if containers && let Value::Seq(items) = &mut v.value {
+                    for item in items {
+                        rewrite_images(item, true, f);
                     }
+                    continue;
                 }
                 rewrite_images(v, false, f);
             }

@@ -1,0 +1,108 @@
+//! The previous revision of a repository, for rules that compare (moving an
+//! object between tiers under `prune: true`).
+//!
+//! A git revision is read with `git archive` into a private temporary
+//! directory (nothing in the user's repository or its `.git` is written); a
+//! directory holding the previous tree can be given instead.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where the previous revision comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Base {
+    /// A git revision of the repository (`main`, `HEAD~1`, a commit).
+    Rev(String),
+    /// A directory with the previous tree.
+    Dir(PathBuf),
+}
+
+/// The previous revision could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("base revision: {0}")]
+pub struct BaseError(pub String);
+
+/// A materialised base tree; the temporary directory lives as long as it.
+#[derive(Debug)]
+pub struct BaseTree {
+    pub root: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Base {
+    /// Makes the previous tree of `repo` available on disk.
+    pub fn materialise(&self, repo: &Path) -> Result<BaseTree, BaseError> {
+        match self {
+            Base::Dir(dir) => {
+                if !dir.is_dir() {
+                    return Err(BaseError(format!("{}: not a directory", dir.display())));
+                }
+                Ok(BaseTree {
+                    root: dir.clone(),
+                    _dir: None,
+                })
+            }
+            Base::Rev(rev) => {
+                let git = |args: &[&str]| -> Result<String, BaseError> {
+                    let out = Command::new("git")
+                        .arg("-C")
+                        .arg(repo)
+                        .args(args)
+                        .output()
+                        .map_err(|e| BaseError(format!("cannot run git: {e}")))?;
+                    if !out.status.success() {
+                        return Err(BaseError(format!(
+                            "git {}: {}",
+                            args.join(" "),
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        )));
+                    }
+                    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+                };
+                let top = git(&["rev-parse", "--show-toplevel"])?;
+                let prefix = git(&["rev-parse", "--show-prefix"])?;
+                git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?;
+                let dir = tempfile::Builder::new()
+                    .prefix("conformance-base-")
+                    .tempdir()
+                    .map_err(|e| BaseError(e.to_string()))?;
+                let archive = Command::new("git")
+                    .arg("-C")
+                    .arg(&top)
+                    .args(["archive", "--format=tar", rev])
+                    .output()
+                    .map_err(|e| BaseError(format!("cannot run git archive: {e}")))?;
+                if !archive.status.success() {
+                    return Err(BaseError(
+                        String::from_utf8_lossy(&archive.stderr).trim().to_string(),
+                    ));
+                }
+                let mut tar = Command::new("tar")
+                    .arg("-x")
+                    .arg("-C")
+                    .arg(dir.path())
+                    .stdin(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| BaseError(format!("cannot run tar: {e}")))?;
+                {
+                    use std::io::Write as _;
+                    let stdin = tar
+                        .stdin
+                        .as_mut()
+                        .ok_or_else(|| BaseError("tar has no stdin".into()))?;
+                    stdin
+                        .write_all(&archive.stdout)
+                        .map_err(|e| BaseError(e.to_string()))?;
+                }
+                let status = tar.wait().map_err(|e| BaseError(e.to_string()))?;
+                if !status.success() {
+                    return Err(BaseError("tar could not unpack the archive".into()));
+                }
+                Ok(BaseTree {
+                    root: dir.path().join(prefix),
+                    _dir: Some(dir),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! `prune-transient`: an object moves from one tier to another, and the old
+//! tier prunes (needs the previous revision: `--base`).
+
+use std::collections::BTreeMap;
+
+use super::{Context, Finding, Rule, Severity};
+use crate::model::{Cluster, Object, Tier};
+
+#[derive(Debug)]
+pub struct PruneTransient;
+
+type Key = (String, String, Option<String>, String);
+
+fn owners(cluster: &Cluster) -> BTreeMap<Key, (&Tier, &Object)> {
+    let mut out = BTreeMap::new();
+    for tier in cluster.tiers.values() {
+        for o in tier.objects() {
+            let id = &o.id;
+            out.entry((
+                id.group.clone(),
+                id.kind.clone(),
+                id.namespace.clone(),
+                id.name.clone(),
+            ))
+            .or_insert((tier, o));
+        }
+    }
+    out
+}
+
+impl Rule for PruneTransient {
+    fn id(&self) -> &'static str {
+        "prune-transient"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "an object moves to another tier while its old tier has prune: true, so it is deleted and recreated (needs --base)"
+    }
+    fn example(&self) -> &'static str {
+        "StorageProfile/longhorn-vm moves from platform-config (prune: true) to platform-config-cdi: deleted when platform-config reconciles, recreated when platform-config-cdi applies"
+    }
+    fn explain(&self) -> &'static str {
+        "With prune: true, kustomize-controller deletes every object that carries the Kustomization's ownership \
+labels but left its output. Moving an object from tier A to tier B therefore deletes it when A reconciles the new \
+revision (if A goes first) and recreates it only when B applies: a window in which controllers act on its absence. \
+For a CDI StorageProfile that window let CDI recreate the profile with inferred defaults, and DataVolumes created in \
+it were stamped RWO for good. The check compares the rendered tree with a previous revision (--base REV, a git \
+revision of the repository, or --base-dir DIR; CONFORMANCE_BASE for l0-static) and reports every object whose \
+owning Kustomization changed while the old one prunes. Safe move: merge with prune: false on the old tier, verify the \
+kustomize.toolkit.fluxcd.io/name label moved to the new tier, then restore prune: true; make sure the old tier is \
+Ready before merging."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let Some(base) = cx.base else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for cluster in &cx.model.clusters {
+            let Some(old_cluster) = base.clusters.iter().find(|c| c.name == cluster.name) else {
+                continue;
+            };
+            let before = owners(old_cluster);
+            for (key, (tier, object)) in owners(cluster) {
+                let Some((old_tier, old_object)) = before.get(&key) else {
+                    continue;
+                };
+                if old_tier.id == tier.id {
+                    continue;
+                }
+                // The old tier's prune setting as it will be applied (or, if
+                // it is gone, as it was: deleting it garbage-collects too).
+                let prunes = cluster
+                    .tiers
+                    .get(&old_tier.id)
+                    .map_or(old_tier.prune, |t| t.prune);
+                if !prunes {
+                    continue;
+                }
+                let label = cluster.tier_label(&tier.id);
+                let old_label = old_cluster.tier_label(&old_tier.id);
+                let mut related = vec![(tier.defined_at.clone(), format!("Kustomization {label}"))];
+                if let Some(src) = &old_object.source {
+                    related.push((
+                        src.clone(),
+                        format!("before: in {old_label} (base revision)"),
+                    ));
+                }
+                out.push(Finding {
+                    rule: self.id(),
+                    severity: self.severity(),
+                    cluster: cluster.name.clone(),
+                    kustomization: label.clone(),
+                    object: Some(object.id.to_string()),
+                    at: object.source.clone().or_else(|| Some(tier.defined_at.clone())),
+                    related,
+                    message: format!(
+                        "{} moves from {old_label} (prune: true) to {label}: deleted when {old_label} reconciles, recreated only when {label} applies",
+                        object.id
+                    ),
+                    why: "between the prune and the re-apply the object does not exist; controllers that react to its absence (CDI recreating a StorageProfile with inferred defaults, a workload losing its ConfigMap) act in that window".into(),
+                    fix: format!(
+                        "merge with `prune: false` on {old_label}, check that the kustomize.toolkit.fluxcd.io/name label of {} moved to {label}, then restore `prune: true`",
+                        object.id
+                    ),
+                    detail: None,
+                    waived: None,
+                });
+            }
+        }
+        out
+    }
+}
