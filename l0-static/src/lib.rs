@@ -2,7 +2,8 @@
 //! ordinary test.
 //!
 //! `cargo test -p l0-static` checks `fixtures/reference-platform`, or the
-//! repository named by `CONFORMANCE_REPO`. There is one trial per cluster,
+//! repository named by `CONFORMANCE_REPO` (compared with `CONFORMANCE_BASE`,
+//! a git revision or a directory, when set). There is one trial per cluster,
 //! rule and Kustomization, named `<cluster>::<rule>::<kustomization>`, so
 //! `cargo test -p l0-static -- prod::` runs one cluster and
 //! `-- ::graph-parity::` one rule. Passing checks are trials too, so `--list`
@@ -41,22 +42,39 @@ pub struct PlannedTrial {
 /// are taken from the directory cargo was run in), else the reference
 /// platform.
 pub fn target_repo() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     match std::env::var_os("CONFORMANCE_REPO") {
-        Some(repo) => {
-            let repo = PathBuf::from(repo);
-            if repo.is_absolute() {
-                return repo;
-            }
-            // cargo runs tests in the crate directory; the user meant the
-            // directory they typed the command in.
-            let from_shell = std::env::var_os("PWD").map(|pwd| PathBuf::from(pwd).join(&repo));
-            match from_shell {
-                Some(path) if path.exists() => path,
-                _ => workspace.join(repo),
-            }
-        }
-        None => workspace.join("fixtures").join("reference-platform"),
+        Some(repo) => resolve(Path::new(&repo)),
+        None => workspace().join("fixtures").join("reference-platform"),
+    }
+}
+
+/// The previous revision to compare with: `CONFORMANCE_BASE`, a directory
+/// holding the previous tree or a git revision of the repository.
+pub fn target_base() -> Option<conformance::base::Base> {
+    let value = std::env::var_os("CONFORMANCE_BASE")?;
+    let dir = resolve(Path::new(&value));
+    Some(if dir.is_dir() {
+        conformance::base::Base::Dir(dir)
+    } else {
+        conformance::base::Base::Rev(value.to_string_lossy().into_owned())
+    })
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A path from the environment: absolute as is; relative to the directory
+/// cargo was run from (cargo runs tests in the crate directory), else to the
+/// workspace root.
+fn resolve(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let from_shell = std::env::var_os("PWD").map(|pwd| PathBuf::from(pwd).join(path));
+    match from_shell {
+        Some(p) if p.exists() => p,
+        _ => workspace().join(path),
     }
 }
 

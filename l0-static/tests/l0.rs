@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use conformance::check::{CheckOptions, check};
-use l0_static::{Verdict, plan, target_repo};
+use l0_static::{Verdict, plan, target_base, target_repo};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 fn main() -> ExitCode {
@@ -14,14 +14,7 @@ fn main() -> ExitCode {
         repo: repo.clone(),
         clusters: Vec::new(),
         renderer: None,
-        base: std::env::var_os("CONFORMANCE_BASE").map(|b| {
-            let path = std::path::PathBuf::from(&b);
-            if path.is_dir() {
-                conformance::base::Base::Dir(path)
-            } else {
-                conformance::base::Base::Rev(b.to_string_lossy().into_owned())
-            }
-        }),
+        base: target_base(),
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)
