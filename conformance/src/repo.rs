@@ -91,19 +91,6 @@ impl RepoIndex {
         self.files.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Indexed files under directory `dir` (recursively), sorted.
-    pub fn files_under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = (&'a str, &'a File)> {
-        let prefix = if dir.is_empty() {
-            String::new()
-        } else {
-            format!("{dir}/")
-        };
-        self.files
-            .range(prefix.clone()..)
-            .take_while(move |(k, _)| k.starts_with(&prefix))
-            .map(|(k, v)| (k.as_str(), v))
-    }
-
     pub fn is_dir(&self, rel: &str) -> bool {
         self.root.join(rel).is_dir()
     }
