@@ -176,15 +176,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             base,
             base_dir,
         } => {
-            if matches!(format, Format::Junit | Format::Sarif | Format::Github) {
-                anyhow::bail!(
-                    "--format {}: not supported yet; use human or json",
-                    format
-                        .to_possible_value()
-                        .map(|v| v.get_name().to_string())
-                        .unwrap_or_default()
-                );
-            }
             let started = Instant::now();
             let options = CheckOptions {
                 repo: repo.clone(),
@@ -203,7 +194,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     text.push('\n');
                     text
                 }
-                _ => report::human::render(&outcome, &clusters, started.elapsed()),
+                Format::Github => report::ci::github(&outcome),
+                Format::Junit => report::ci::junit(&outcome, &clusters),
+                Format::Sarif => {
+                    let mut text = serde_json::to_string_pretty(&report::ci::sarif(&outcome))?;
+                    text.push('\n');
+                    text
+                }
+                Format::Human => report::human::render(&outcome, &clusters, started.elapsed()),
             };
             print(&text)?;
             Ok(if outcome.errors() > 0 {

@@ -225,7 +225,7 @@ fn malformed_yaml_in_the_cluster_directory_fails_the_sync_tier() {
 }
 
 #[test]
-fn unknown_and_unsupported_formats_are_usage_errors() {
+fn unknown_format_is_a_usage_error() {
     let repo = fixture("reference-platform");
     let out = conformance(&[
         "check",
@@ -235,19 +235,46 @@ fn unknown_and_unsupported_formats_are_usage_errors() {
         "yaml",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let out = conformance(&[
-        "check",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--format",
-        "sarif",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn ci_formats_github_junit_sarif() {
+    let repo = fixture("incidents/dependson-typo/repo");
+    let run = |format: &str| {
+        let out = conformance(&[
+            "check",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let github = run("github");
     assert!(
-        stderr(&out).contains("not supported yet"),
-        "{}",
-        stderr(&out)
+        github.starts_with("::error file=clusters/prod/tiers.yaml,line=39,title=dependency-missing (prod/apps-vms)::"),
+        "{github}"
     );
+    assert!(!github.lines().next().unwrap().contains('\n'));
+    let junit = run("junit");
+    assert!(junit.starts_with("<?xml"), "{junit}");
+    assert!(junit.contains("<testcase classname=\"dependency-missing\" name=\"prod::dependency-missing::apps-vms\">"), "{junit}");
+    assert_eq!(junit.matches("<failure ").count(), 2, "{junit}");
+    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["ruleId"], "dependency-missing");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        39
+    );
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    let index = results[0]["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[index]["id"], "dependency-missing");
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! Reports: findings rendered for people ([`human`]) and for tools ([`json`]),
+//! Reports: findings rendered for people ([`human`]) and for tools ([`json`],
+//! and [`ci`]: GitHub annotations, JUnit XML, SARIF),
 //! and the kind-provenance audit ([`crds`]).
 
+pub mod ci;
 pub mod crds;
 pub mod human;
 pub mod json;

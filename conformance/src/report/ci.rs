@@ -1,0 +1,251 @@
+//! Reports for CI systems: GitHub Actions annotations, JUnit XML and SARIF
+//! 2.1.0 (code scanning). Paths are relative to the repository root.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::check::Outcome;
+use crate::rules::{self, Finding, Severity};
+
+/// GitHub Actions workflow commands: one `::error`/`::warning`/`::notice`
+/// line per finding (waived ones as notices), then the summary.
+pub fn github(outcome: &Outcome) -> String {
+    let mut out = String::new();
+    for f in &outcome.findings {
+        let level = match (f.severity, &f.waived) {
+            (_, Some(_)) => "notice",
+            (Severity::Error, None) => "error",
+            (Severity::Warning, None) => "warning",
+        };
+        let mut props = Vec::new();
+        if let Some(at) = &f.at {
+            props.push(format!("file={}", escape_property(&at.file)));
+            if at.line > 0 {
+                props.push(format!("line={}", at.line));
+            }
+        }
+        props.push(format!(
+            "title={}",
+            escape_property(&format!("{} ({}/{})", f.rule, f.cluster, f.kustomization))
+        ));
+        let mut message = format!("{}\nWhy: {}\nFix: {}", f.message, f.why, f.fix);
+        if let Some(w) = &f.waived {
+            message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
+        }
+        let _ = writeln!(
+            out,
+            "::{level} {}::{}",
+            props.join(","),
+            escape_data(&message)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "conformance: {} errors, {} warnings, {} waived",
+        outcome.errors(),
+        outcome.warnings(),
+        outcome.waived()
+    );
+    out
+}
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// JUnit XML: a test suite per cluster, a test case per (rule,
+/// Kustomization) as in l0-static; failures carry the findings.
+pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let total_failures = outcome.errors();
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"conformance\" failures=\"{total_failures}\">"
+    );
+    for cluster in outcome
+        .model
+        .clusters
+        .iter()
+        .filter(|c| selected.is_empty() || selected.contains(&c.name))
+    {
+        let mut cases: std::collections::BTreeMap<(String, String), Vec<&Finding>> =
+            Default::default();
+        for tier in cluster.tiers.values() {
+            for rule in rules::all() {
+                cases
+                    .entry((rule.id().to_string(), cluster.tier_label(&tier.id)))
+                    .or_default();
+            }
+        }
+        for f in outcome
+            .findings
+            .iter()
+            .filter(|f| f.cluster == cluster.name)
+        {
+            cases
+                .entry((f.rule.to_string(), f.kustomization.clone()))
+                .or_default()
+                .push(f);
+        }
+        let failures = cases
+            .values()
+            .filter(|fs| {
+                fs.iter()
+                    .any(|f| f.severity == Severity::Error && f.waived.is_none())
+            })
+            .count();
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
+            xml(&cluster.name),
+            cases.len()
+        );
+        for ((rule, tier), findings) in &cases {
+            let name = format!("{}::{rule}::{tier}", cluster.name);
+            let _ = write!(
+                out,
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                xml(rule),
+                xml(&name)
+            );
+            let errors: Vec<&&Finding> = findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error && f.waived.is_none())
+                .collect();
+            let waived = findings.iter().find_map(|f| f.waived.as_ref());
+            if !errors.is_empty() {
+                out.push_str(">\n");
+                let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
+                let _ = writeln!(
+                    out,
+                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                    xml(&errors[0].message),
+                    xml(rule),
+                    xml(&body.join("\n\n"))
+                );
+                out.push_str("    </testcase>\n");
+            } else if let Some(w) = waived {
+                out.push_str(">\n");
+                let _ = writeln!(
+                    out,
+                    "      <skipped message=\"waived until {}: {}\"/>",
+                    xml(&w.expires),
+                    xml(&w.reason)
+                );
+                out.push_str("    </testcase>\n");
+            } else if !findings.is_empty() {
+                out.push_str(">\n");
+                let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
+                let _ = writeln!(
+                    out,
+                    "      <system-out>{}</system-out>",
+                    xml(&body.join("\n\n"))
+                );
+                out.push_str("    </testcase>\n");
+            } else {
+                out.push_str("/>\n");
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+fn finding_text(f: &Finding) -> String {
+    let at =
+        f.at.as_ref()
+            .map(|a| format!(" at {a}"))
+            .unwrap_or_default();
+    format!(
+        "{}{at}: {}\nwhy: {}\nfix: {}",
+        f.rule, f.message, f.why, f.fix
+    )
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+/// SARIF 2.1.0, one run, every rule described, one result per finding
+/// (waived findings carry an accepted suppression).
+pub fn sarif(outcome: &Outcome) -> Value {
+    let all = rules::all();
+    let rule_index = |id: &str| all.iter().position(|r| r.id() == id);
+    let descriptors: Vec<Value> = all
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id(),
+                "shortDescription": {"text": r.summary()},
+                "fullDescription": {"text": r.explain()},
+                "help": {"text": format!("{}\n\nExample: {}", r.explain(), r.example())},
+                "defaultConfiguration": {"level": match r.severity() { Severity::Error => "error", Severity::Warning => "warning" }},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = outcome
+        .findings
+        .iter()
+        .map(|f| {
+            let mut result = json!({
+                "ruleId": f.rule,
+                "level": match f.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message, f.why, f.fix)},
+                "properties": {"cluster": f.cluster, "kustomization": f.kustomization, "object": f.object},
+            });
+            if let Some(i) = rule_index(f.rule) {
+                result["ruleIndex"] = json!(i);
+            }
+            if let Some(at) = &f.at {
+                let mut location = json!({"physicalLocation": {"artifactLocation": {"uri": at.file}}});
+                if at.line > 0 {
+                    location["physicalLocation"]["region"] = json!({"startLine": at.line});
+                }
+                result["locations"] = json!([location]);
+            }
+            if !f.related.is_empty() {
+                let related: Vec<Value> = f
+                    .related
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (span, label))| {
+                        let mut loc = json!({"id": i, "message": {"text": label}, "physicalLocation": {"artifactLocation": {"uri": span.file}}});
+                        if span.line > 0 {
+                            loc["physicalLocation"]["region"] = json!({"startLine": span.line});
+                        }
+                        loc
+                    })
+                    .collect();
+                result["relatedLocations"] = json!(related);
+            }
+            if let Some(w) = &f.waived {
+                result["suppressions"] = json!([{"kind": "external", "status": "accepted", "justification": format!("waived until {}: {}", w.expires, w.reason)}]);
+            }
+            result
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "conformance",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": descriptors,
+            }},
+            "results": results,
+        }],
+    })
+}
