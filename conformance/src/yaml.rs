@@ -221,11 +221,13 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
                 .map_or((0, 0), |loc| (loc.line() as u32, loc.column() as u32));
             let rendered = err.without_snippet().to_string();
             let message = rendered.lines().next().unwrap_or("invalid YAML").trim();
-            // The location is carried separately; drop the parser's own suffix.
+            // The location is carried separately; drop the parser's own suffix,
+            // and its advice about options of ours that users cannot set.
             let message = match message.rfind(" at line ") {
                 Some(cut) => &message[..cut],
                 None => message,
             }
+            .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
             .to_string();
             YamlError {
                 line,

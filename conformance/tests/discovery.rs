@@ -700,3 +700,101 @@ fn a_bad_patch_names_its_file_and_line() {
         "{message}"
     );
 }
+
+/// Malformed kustomizations and Flux objects never panic: each ends as a
+/// finding (usually render-failed with the file) or a clean run.
+#[test]
+fn malformed_inputs_never_panic() {
+    let kustomizations = [
+        "resources: 5\n",
+        "resources: [ {a: b} ]\n",
+        "patches: \"not a list\"\n",
+        "patches:\n  - target: 7\n    patch: 3\n",
+        "patches:\n  - patch: \"- op: remove\\n  path: /nope\"\n    target: {kind: ConfigMap}\n",
+        "patches:\n  - patch: \"kind: ConfigMap\\nmetadata: {name: nope}\\n\"\n",
+        "patchesStrategicMerge:\n  - \"kind: Nope\"\n",
+        "configMapGenerator:\n  - literals: [a=b]\n",
+        "configMapGenerator:\n  - name: x\n    literals: [=b]\n",
+        "configMapGenerator:\n  - name: x\n    files: [missing.txt]\n",
+        "secretGenerator:\n  - name: x\n    envs: [missing.env]\n",
+        "namespace: [a]\nnamePrefix: {b: c}\n",
+        "images:\n  - name: \"(\"\n    newTag: x\n",
+        "replicas:\n  - name: nothing\n    count: two\n",
+        "replacements:\n  - source: {kind: Nope}\n    targets: []\n",
+        "components: [../nowhere]\n",
+        "labels:\n  - pairs: 5\n",
+        "commonLabels: [x]\n",
+        "unknownField: 1\n",
+        "- just\n- a list\n",
+        "kind: Component\n",
+        "resources:\n  - ../../../../../../etc\n",
+    ];
+    for (i, k) in kustomizations.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        sync(root, "clusters/prod");
+        write(
+            root,
+            "clusters/prod/apps.yaml",
+            &ks("apps", "flux-system", "./apps", ""),
+        );
+        write(root, "apps/cm.yaml", &configmap("app"));
+        write(
+            root,
+            "apps/kustomization.yaml",
+            &format!("resources: [cm.yaml]\n{k}"),
+        );
+        let outcome = check(&CheckOptions {
+            repo: root.to_path_buf(),
+            clusters: vec![],
+            renderer: None,
+            base: None,
+        });
+        match outcome {
+            // Each of these fails kustomize's own build too: a render-failed
+            // finding on the tier, pointing at a file.
+            Ok(o) => {
+                assert_eq!(
+                    rules(&o),
+                    [("render-failed", "prod", "apps")],
+                    "case {i} ({k:?}): {:#?}",
+                    o.findings
+                );
+                assert!(
+                    o.findings[0]
+                        .at
+                        .as_ref()
+                        .is_some_and(|a| a.file.starts_with("apps/")),
+                    "case {i}: {:#?}",
+                    o.findings[0]
+                );
+            }
+            Err(e) => panic!("case {i} ({k:?}): the run itself failed: {e}"),
+        }
+    }
+    // Flux objects with wrong types.
+    let flux = [
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec: 5\n",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec:\n  path: [x]\n  dependsOn: {name: b}\n  sourceRef: oops\n",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec:\n  path: ./apps\n  postBuild: {substitute: [1], substituteFrom: {kind: ConfigMap}}\n  healthChecks: 3\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+    ];
+    for (i, doc) in flux.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        sync(root, "clusters/prod");
+        write(root, "clusters/prod/apps.yaml", doc);
+        write(root, "apps/cm.yaml", &configmap("app"));
+        if let Err(e) = run_result(root) {
+            panic!("flux case {i}: the run itself failed: {e}");
+        }
+    }
+}
+
+fn run_result(root: &Path) -> Result<Outcome, conformance::check::CheckError> {
+    check(&CheckOptions {
+        repo: root.to_path_buf(),
+        clusters: vec![],
+        renderer: None,
+        base: None,
+    })
+}

@@ -97,6 +97,12 @@ impl Kustomization {
         };
         let at = |n: &Node| format!("{}:{}", rel.display(), n.line);
         for (key, value) in doc.as_map() {
+            check_shape(key, value).map_err(|expected| {
+                format!(
+                    "{}: invalid Kustomization: {key} must be {expected}",
+                    at(value)
+                )
+            })?;
             match key.as_str() {
                 k_ if IGNORED.contains(&k_) => {}
                 k_ if UNSUPPORTED.contains(&k_) => {
@@ -143,6 +149,49 @@ impl Kustomization {
         }
         Ok(k)
     }
+}
+
+/// kustomize decodes the file strictly into its Go types: a field of the
+/// wrong shape fails the build. Returns what was expected.
+fn check_shape(key: &str, value: &Node) -> Result<(), &'static str> {
+    let null = matches!(value.value, Value::Null);
+    let scalar = |n: &Node| n.as_scalar_string().is_some() || matches!(n.value, Value::Null);
+    let list_of = |pred: &dyn Fn(&Node) -> bool| {
+        null || matches!(&value.value, Value::Seq(items) if items.iter().all(pred))
+    };
+    let ok = match key {
+        "resources" | "bases" | "components" | "patchesStrategicMerge" | "buildMetadata" => {
+            list_of(&scalar)
+        }
+        "namespace" | "namePrefix" | "nameSuffix" => scalar(value),
+        "commonLabels" | "commonAnnotations" => {
+            null || (value.is_map() && value.as_map().iter().all(|(_, v)| scalar(v)))
+        }
+        "generatorOptions" => null || value.is_map(),
+        "labels" => list_of(&|n: &Node| {
+            n.is_map()
+                && n.get("pairs").is_none_or(|p| {
+                    matches!(p.value, Value::Null)
+                        || (p.is_map() && p.as_map().iter().all(|(_, v)| scalar(v)))
+                })
+        }),
+        "patches" | "patchesJson6902" | "images" | "replicas" | "configMapGenerator"
+        | "secretGenerator" | "replacements" => list_of(&Node::is_map),
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match key {
+        "resources" | "bases" | "components" | "patchesStrategicMerge" | "buildMetadata" => {
+            "a list of strings"
+        }
+        "namespace" | "namePrefix" | "nameSuffix" => "a string",
+        "commonLabels" | "commonAnnotations" => "a mapping of strings",
+        "generatorOptions" => "a mapping",
+        "labels" => "a list of mappings with string pairs",
+        _ => "a list of mappings",
+    })
 }
 
 fn entries(value: &Node, rel: &Path, key: &str) -> Result<Vec<Entry>, String> {
