@@ -252,7 +252,13 @@ impl Providers {
                 }
             }
         }
-        for tier in cluster.tiers.values() {
+        // Tiers that apply to another cluster (spec.kubeConfig) provide
+        // nothing here.
+        for tier in cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+        {
             for o in tier.objects() {
                 let id = &o.id;
                 if id.group == CRD_GROUP && id.kind == "CustomResourceDefinition" {
@@ -487,6 +493,9 @@ impl<'m> ClusterAnalysis<'m> {
         let mut uses = Vec::new();
         for id in &order.sequence {
             let tier = &cluster.tiers[id];
+            if tier.remote_target().is_some() {
+                continue; // applied to another cluster: its kinds live there
+            }
             for object in tier.objects() {
                 let (verdict, provenance) =
                     resolve(cluster, &order, &providers, catalog, tier, &object.id);

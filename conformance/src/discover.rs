@@ -501,7 +501,10 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
     }
 
     // Flux Operator layout: Kustomizations in files that no git-sourced
-    // Kustomization reads (as a resource or as a patch).
+    // Kustomization reads (as a resource or as a patch). Only a fallback:
+    // with a sync Kustomization in git, an unreferenced directory is not a
+    // cluster; and hidden directories (`.archive`, `.github`) never are.
+    let fallback = entries.is_empty();
     let read_by_any: BTreeSet<String> = raw
         .iter()
         .filter(|k| k.is_git_sourced() && !k.path().is_empty())
@@ -509,6 +512,8 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
         .collect();
     let orphan_dirs: BTreeSet<String> = raw
         .iter()
+        .filter(|_| fallback)
+        .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
         .filter(|k| !read_by_any.contains(k.file) && !covered.contains(k.file))
         .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
         .map(|k| parent_dir(k.file))

@@ -204,6 +204,26 @@ impl Tier {
         }
     }
 
+    /// The remote cluster this tier applies to (`spec.kubeConfig`: the
+    /// Secret or ConfigMap holding the kubeconfig), `None` for this cluster.
+    /// Its objects live in another API server, so the rules that reason
+    /// about one cluster's objects leave them out.
+    pub fn remote_target(&self) -> Option<String> {
+        let kube = self.spec.path(&["spec", "kubeConfig"])?;
+        // The Secret/ConfigMap lives in the Kustomization's namespace: two
+        // tiers name the same remote cluster only with the same namespace.
+        let ns = &self.id.namespace;
+        let by = |field: &str| {
+            kube.str_at(&[field, "name"])
+                .map(|n| format!("{ns}/{field}/{n}"))
+        };
+        Some(
+            by("secretRef")
+                .or_else(|| by("configMapRef"))
+                .unwrap_or_else(|| "kubeConfig".into()),
+        )
+    }
+
     /// `./path` as written in Flux manifests.
     pub fn display_path(&self) -> String {
         format!("./{}", self.path)

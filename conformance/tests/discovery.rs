@@ -798,3 +798,79 @@ fn run_result(root: &Path) -> Result<Outcome, conformance::check::CheckError> {
         base: None,
     })
 }
+
+#[test]
+fn tiers_applied_to_another_cluster_are_kept_apart() {
+    // Hub and spoke: two tiers render the same objects, but each into its
+    // own remote cluster (spec.kubeConfig, a Secret in its own namespace).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/hub");
+    let remote = |name: &str, ns: &str| {
+        ks(
+            name,
+            ns,
+            "./spoke",
+            "  kubeConfig:\n    secretRef:\n      name: cluster-kubeconfig\n",
+        )
+    };
+    write(
+        root,
+        "clusters/hub/spokes.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: staging\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: production\n---\n{}---\n{}",
+            remote("tenants", "staging"),
+            remote("tenants", "production")
+        ),
+    );
+    write(
+        root,
+        "spoke/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: podinfo\n",
+    );
+    write(
+        root,
+        "spoke/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: podinfo\n",
+    );
+    let outcome = run(root);
+    // No duplicate-object across spokes, no CRD claims about another cluster.
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let tier = &outcome.model.clusters[0].tiers[&TierId::new("staging", "tenants")];
+    assert_eq!(
+        tier.remote_target().as_deref(),
+        Some("staging/secretRef/cluster-kubeconfig")
+    );
+}
+
+#[test]
+fn hidden_and_unreferenced_directories_are_not_clusters_when_a_sync_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    // Archived apps keep their Flux Kustomizations but nothing syncs them.
+    write(
+        root,
+        ".archive/old/ks.yaml",
+        &ks("old", "flux-system", "./.archive/old/app", ""),
+    );
+    write(
+        root,
+        "unused/ks.yaml",
+        &ks("unused", "flux-system", "./unused/app", ""),
+    );
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["prod"]);
+}

@@ -34,7 +34,9 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
         let model = cx.model;
         let mut out = Vec::new();
         for cluster in &model.clusters {
-            type Key = (String, String, Option<String>, String);
+            // The target cluster is part of the key: tiers with
+            // spec.kubeConfig apply to another API server.
+            type Key = (Option<String>, String, String, Option<String>, String);
             let mut holders: BTreeMap<Key, Vec<(&Tier, &Object)>> = BTreeMap::new();
             for tier in cluster.tiers.values() {
                 for object in tier.objects() {
@@ -46,6 +48,7 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                     }
                     holders
                         .entry((
+                            tier.remote_target(),
                             id.group.clone(),
                             id.kind.clone(),
                             id.namespace.clone(),

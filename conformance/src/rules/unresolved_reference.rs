@@ -41,7 +41,12 @@ does not define at all are left alone."
         for a in &cx.analyses {
             let index = Index::of(a);
             for tier in a.cluster.tiers.values() {
-                for object in tier.objects() {
+                let objects = if tier.remote_target().is_some() {
+                    &[][..]
+                } else {
+                    tier.objects()
+                };
+                for object in objects {
                     for r in references(object) {
                         check_reference(self, a, &index, tier, Some(object), &r, false, &mut out);
                     }
@@ -75,7 +80,12 @@ type ObjectKey = (String, String, Option<String>, String);
 impl Index {
     fn of(a: &ClusterAnalysis) -> Index {
         let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
-        for tier in a.cluster.tiers.values() {
+        for tier in a
+            .cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+        {
             for o in tier.objects() {
                 let id = &o.id;
                 map.entry((

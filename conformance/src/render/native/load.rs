@@ -35,6 +35,8 @@ pub struct Kustomization {
     pub generator_options: Option<Node>,
     pub replacements: Vec<Node>,
     pub build_metadata: Vec<String>,
+    /// Transformer configuration files (`configurations`).
+    pub configurations: Vec<Entry>,
 }
 
 /// Fields kustomize has that this renderer does not implement.
@@ -48,7 +50,6 @@ const UNSUPPORTED: &[&str] = &[
     "validators",
     "openapi",
     "crds",
-    "configurations",
     "nameReference",
 ];
 
@@ -112,6 +113,7 @@ impl Kustomization {
                     ));
                 }
                 "resources" | "bases" => k.resources.extend(entries(value, rel, key)?),
+                "configurations" => k.configurations.extend(entries(value, rel, key)?),
                 "components" => k.components.extend(entries(value, rel, key)?),
                 "namespace" => k.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
                 "namePrefix" => k.name_prefix = value.as_scalar_string(),
@@ -276,6 +278,56 @@ pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> 
             _ => {}
         }
         out.push(Res::new(doc, Origin::File(rel.to_path_buf())));
+    }
+    Ok(out)
+}
+
+/// A name reference from a `configurations` file: objects of `referrer` (any
+/// kind when `None`) refer by `path` to objects of `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRef {
+    pub target: String,
+    pub referrer: Option<String>,
+    pub path: String,
+}
+
+/// Reads a transformer configuration file. Only `nameReference` is
+/// implemented; any other non-empty section is unsupported.
+pub fn configuration(path: &Path, rel: &Path) -> Result<Vec<NameRef>, String> {
+    let docs = yaml::read_documents(path)
+        .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+    let mut out = Vec::new();
+    for doc in &docs {
+        for (key, value) in doc.as_map() {
+            let empty =
+                matches!(value.value, Value::Null) || value.as_seq().is_empty() && !value.is_map();
+            match key.as_str() {
+                "nameReference" => {
+                    for entry in value.as_seq() {
+                        let target = entry.str_at(&["kind"]).unwrap_or_default();
+                        for spec in entry
+                            .get("fieldSpecs")
+                            .map(Node::as_seq)
+                            .unwrap_or_default()
+                        {
+                            out.push(NameRef {
+                                target: target.clone(),
+                                referrer: spec.str_at(&["kind"]),
+                                path: spec.str_at(&["path"]).unwrap_or_default(),
+                            });
+                        }
+                    }
+                }
+                _ if empty => {}
+                other => {
+                    return Err(format!(
+                        "unsupported: configurations section `{other}` in {}:{} (the native renderer implements nameReference only; use --renderer kustomize or auto)",
+                        rel.display(),
+                        value.line
+                    ));
+                }
+            }
+        }
     }
     Ok(out)
 }

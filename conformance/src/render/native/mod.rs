@@ -46,10 +46,11 @@ impl Kustomize for Native {
             root: root.clone(),
             stack: Vec::new(),
             origin_annotations: false,
+            name_refs: Vec::new(),
         };
         let mut resources = builder.build_dir(&root, Vec::new(), false)?;
         generate::add_hash_suffixes(&mut resources)?;
-        nameref::fix_back_references(&mut resources)?;
+        nameref::fix_back_references(&mut resources, &builder.name_refs)?;
         resources.retain(|r| !r.is_local_config());
         Ok(resources
             .into_iter()
@@ -264,6 +265,9 @@ struct Builder {
     stack: Vec<PathBuf>,
     /// Whether the top kustomization asked for origin annotations.
     origin_annotations: bool,
+    /// Name references added by `configurations` files anywhere in the
+    /// build (kustomize merges every layer's configuration).
+    name_refs: Vec<load::NameRef>,
 }
 
 impl Builder {
@@ -319,6 +323,22 @@ impl Builder {
         mut acc: Vec<Res>,
     ) -> Result<Vec<Res>, String> {
         let rel_file = self.rel(file);
+        for entry in &k.configurations {
+            let path = dir.join(&entry.value);
+            let refs = load::configuration(&path, &self.rel(&path)).map_err(|e| {
+                if path.is_file() {
+                    e
+                } else {
+                    format!(
+                        "{}:{}: configurations file {} not found",
+                        rel_file.display(),
+                        entry.line,
+                        entry.value
+                    )
+                }
+            })?;
+            self.name_refs.extend(refs);
+        }
         for entry in &k.resources {
             let path = dir.join(&entry.value);
             if path.is_file() {

@@ -133,7 +133,7 @@ struct Renamed {
     name: String,
 }
 
-pub fn fix_back_references(acc: &mut [Res]) -> Result<(), String> {
+pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> Result<(), String> {
     let renamed: Vec<Renamed> = acc
         .iter()
         .filter(|r| !r.previous.is_empty())
@@ -166,6 +166,17 @@ pub fn fix_back_references(acc: &mut [Res]) -> Result<(), String> {
             OTHER_REFS.iter().filter(|(_, k, _, _)| *k == referrer_kind)
         {
             edits.push((target.to_string(), path.to_string(), *is_map, referrer));
+        }
+        for extra_ref in extra
+            .iter()
+            .filter(|e| e.referrer.as_deref().is_none_or(|k| k == referrer_kind))
+        {
+            edits.push((
+                extra_ref.target.clone(),
+                extra_ref.path.clone(),
+                false,
+                "configurations",
+            ));
         }
         let role_ref_kind = r.node.str_at(&["roleRef", "kind"]);
         let hpa_kind = r.node.str_at(&["spec", "scaleTargetRef", "kind"]);

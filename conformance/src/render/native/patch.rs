@@ -53,8 +53,8 @@ pub struct Selector {
     kind: Option<regex::Regex>,
     name: Option<regex::Regex>,
     namespace: Option<regex::Regex>,
-    labels: Vec<(String, Option<String>)>,
-    annotations: Vec<(String, Option<String>)>,
+    labels: Vec<Requirement>,
+    annotations: Vec<Requirement>,
 }
 
 impl Selector {
@@ -104,34 +104,87 @@ impl Selector {
     }
 }
 
-/// Equality-based selectors (`a=b,c!=d,e`); set-based ones are rejected as
-/// unsupported.
-fn parse_label_selector(text: Option<&str>) -> Result<Vec<(String, Option<String>)>, String> {
+/// One requirement of a Kubernetes label selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requirement {
+    Exists(String),
+    NotExists(String),
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+}
+
+/// Kubernetes label selector syntax (labels.Parse): `a=b`, `a==b`, `a!=b`,
+/// `a`, `!a`, `a in (x,y)`, `a notin (x,y)`, comma-separated.
+fn parse_label_selector(text: Option<&str>) -> Result<Vec<Requirement>, String> {
     let Some(text) = text else {
         return Ok(Vec::new());
     };
+    // Split on commas outside parentheses.
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
     let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if part.contains(" in ") || part.contains(" notin ") || part.contains('!') {
-            return Err(format!(
-                "unsupported: set-based selector `{part}` (the native renderer supports key=value and key)"
-            ));
-        }
-        match part.split_once("==").or_else(|| part.split_once('=')) {
-            Some((k, v)) => out.push((k.trim().to_string(), Some(v.trim().to_string()))),
-            None => out.push((part.to_string(), None)),
-        }
+    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        let set = |rest: &str| -> Result<Vec<String>, String> {
+            let inner = rest
+                .trim()
+                .strip_prefix('(')
+                .and_then(|r| r.strip_suffix(')'))
+                .ok_or_else(|| format!("selector `{part}`: expected a (value, …) list"))?;
+            Ok(inner
+                .split(',')
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect())
+        };
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let requirement = if let Some(key) = part.strip_prefix('!') {
+            Requirement::NotExists(key.trim().to_string())
+        } else if words.len() >= 2 && words[1] == "in" {
+            Requirement::In(
+                words[0].to_string(),
+                set(part.split_once(" in ").map_or("", |x| x.1))?,
+            )
+        } else if words.len() >= 2 && words[1] == "notin" {
+            Requirement::NotIn(
+                words[0].to_string(),
+                set(part.split_once(" notin ").map_or("", |x| x.1))?,
+            )
+        } else if let Some((k, v)) = part.split_once("!=") {
+            Requirement::NotEquals(k.trim().to_string(), v.trim().to_string())
+        } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+            Requirement::Equals(k.trim().to_string(), v.trim().to_string())
+        } else {
+            Requirement::Exists(part.to_string())
+        };
+        out.push(requirement);
     }
     Ok(out)
 }
 
-fn selector_matches(want: &[(String, Option<String>)], have: Option<&Node>) -> bool {
-    want.iter()
-        .all(|(k, v)| match (have.and_then(|m| m.get(k)), v) {
-            (Some(found), Some(v)) => found.as_scalar_string().as_deref() == Some(v.as_str()),
-            (Some(_), None) => true,
-            (None, _) => false,
-        })
+fn selector_matches(want: &[Requirement], have: Option<&Node>) -> bool {
+    let value = |k: &str| have.and_then(|m| m.get(k)).and_then(Node::as_scalar_string);
+    want.iter().all(|r| match r {
+        Requirement::Exists(k) => value(k).is_some(),
+        Requirement::NotExists(k) => value(k).is_none(),
+        Requirement::Equals(k, v) => value(k).as_deref() == Some(v.as_str()),
+        Requirement::NotEquals(k, v) => value(k).as_deref() != Some(v.as_str()),
+        Requirement::In(k, vs) => value(k).is_some_and(|x| vs.contains(&x)),
+        Requirement::NotIn(k, vs) => value(k).is_none_or(|x| !vs.contains(&x)),
+    })
 }
 
 /// Applies one strategic merge patch document to a resource.
@@ -630,4 +683,28 @@ pub fn read_patch_file(
 ) -> Result<String, String> {
     std::fs::read_to_string(dir.join(path))
         .map_err(|e| format!("{}:{line}: patch file {path}: {e}", rel_file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_documents;
+
+    #[test]
+    fn label_selectors_follow_kubernetes_syntax() {
+        let labels = parse_documents("a: x\nb: y\n").unwrap().remove(0);
+        let matches =
+            |sel: &str| selector_matches(&parse_label_selector(Some(sel)).unwrap(), Some(&labels));
+        assert!(matches("a=x"));
+        assert!(matches("a==x,b"));
+        assert!(matches("a!=z"));
+        assert!(matches("c!=z"));
+        assert!(matches("!c"));
+        assert!(!matches("!a"));
+        assert!(matches("a in (x, q)"));
+        assert!(!matches("a in (q)"));
+        assert!(matches("a notin (q),c notin (true)"));
+        assert!(!matches("b notin (y)"));
+        assert!(parse_label_selector(Some("a in x")).is_err());
+    }
 }
