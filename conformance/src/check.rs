@@ -26,6 +26,11 @@ pub enum CheckError {
         "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
     )]
     NoClusters { repo: String },
+    /// Flux Kustomizations exist, but none is built from this repository.
+    #[error(
+        "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
+    )]
+    NoLocalClusters { repo: String, sources: String },
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
     Config(ConfigError),
@@ -168,8 +173,9 @@ pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckE
     let started = std::time::Instant::now();
     let index = RepoIndex::load(repo)?;
     stat("index", started);
+    let config = Config::load(repo)?;
     let started = std::time::Instant::now();
-    let mut model = discover::discover(&index, renderer);
+    let mut model = discover::discover_with(&index, renderer, &config.local_sources());
     stat("discover+render", started);
     let started = std::time::Instant::now();
     for cluster in &mut model.clusters {
@@ -177,8 +183,37 @@ pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckE
     }
     stat("postbuild", started);
     if model.clusters.is_empty() {
-        return Err(CheckError::NoClusters {
-            repo: repo.display().to_string(),
+        // Say which sources the Kustomizations in the repository use, so the
+        // user can map an OCI artifact built from this repository.
+        let mut sources: Vec<String> = index
+            .files()
+            .filter_map(|(_, f)| f.docs.as_ref().ok())
+            .flatten()
+            .filter(|d| discover::is_flux_kustomization(d))
+            .filter_map(|d| {
+                Some(format!(
+                    "{}/{}",
+                    d.str_at(&["spec", "sourceRef", "kind"])?,
+                    d.str_at(&["spec", "sourceRef", "name"])?
+                ))
+            })
+            .collect();
+        sources.sort();
+        sources.dedup();
+        if sources.len() > 6 {
+            let more = sources.len() - 5;
+            sources.truncate(5);
+            sources.push(format!("and {more} more"));
+        }
+        return Err(if sources.is_empty() {
+            CheckError::NoClusters {
+                repo: repo.display().to_string(),
+            }
+        } else {
+            CheckError::NoLocalClusters {
+                repo: repo.display().to_string(),
+                sources: sources.join(", "),
+            }
         });
     }
     Ok(model)

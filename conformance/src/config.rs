@@ -53,6 +53,25 @@ pub struct Config {
     /// The live-cluster (l1-cluster) run.
     #[serde(default)]
     pub l1: L1,
+    /// Sources that are this repository although they are not its
+    /// GitRepository (an OCI artifact built from one of its directories).
+    #[serde(default)]
+    pub sources: Vec<SourceMapping>,
+}
+
+/// `sources[]`: a Flux source whose artifact is a directory of this
+/// repository.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceMapping {
+    /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`.
+    pub kind: String,
+    pub name: String,
+    /// Default: any namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// The repository directory the artifact is built from (`kubernetes`).
+    pub path: String,
 }
 
 /// `l1:`.
@@ -380,6 +399,21 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// The configured sources, for discovery.
+    pub fn local_sources(&self) -> crate::discover::LocalSources {
+        crate::discover::LocalSources(
+            self.sources
+                .iter()
+                .map(|s| crate::discover::LocalSource {
+                    kind: s.kind.clone(),
+                    name: s.name.clone(),
+                    namespace: s.namespace.clone(),
+                    dir: crate::repo::normalize("", &s.path).0,
+                })
+                .collect(),
+        )
     }
 
     /// The embedded catalog extended with this repository's additions.

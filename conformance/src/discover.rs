@@ -34,9 +34,48 @@ pub fn is_flux_kustomization(doc: &Node) -> bool {
             .is_some_and(|v| v.starts_with(&format!("{FLUX_KUSTOMIZATION_GROUP}/")))
 }
 
+/// Sources that are this repository although they are not a GitRepository
+/// of it: an OCI artifact (or bucket) built from one of its directories
+/// (`sources` in conformance.yaml). `spec.path` of their Kustomizations is
+/// relative to that directory.
+#[derive(Debug, Clone, Default)]
+pub struct LocalSources(pub Vec<LocalSource>);
+
+/// One configured source.
+#[derive(Debug, Clone)]
+pub struct LocalSource {
+    pub kind: String,
+    pub name: String,
+    /// `None`: any namespace.
+    pub namespace: Option<String>,
+    /// The repository directory the artifact is built from.
+    pub dir: String,
+}
+
+impl LocalSources {
+    /// The repository directory of a source, when it is configured.
+    pub fn dir_for(&self, kind: &str, name: &str, namespace: Option<&str>) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|s| {
+                s.kind == kind
+                    && s.name == name
+                    && s.namespace
+                        .as_deref()
+                        .is_none_or(|ns| namespace.is_none_or(|n| n == ns))
+            })
+            .map(|s| s.dir.as_str())
+    }
+}
+
 /// Discovers and renders every cluster of the repository.
 pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
-    let entries = find_entries(index);
+    discover_with(index, kustomize, &LocalSources::default())
+}
+
+/// As [`discover`], with sources configured as this repository.
+pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &LocalSources) -> Model {
+    let entries = find_entries(index, local);
     let names = cluster_names(
         &entries
             .iter()
@@ -46,7 +85,7 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
     let mut walks: Vec<Walk> = entries
         .into_iter()
         .zip(names)
-        .map(|(entry, name)| Walk::new(name, entry))
+        .map(|(entry, name)| Walk::new(name, entry, local.clone()))
         .collect();
 
     loop {
@@ -130,10 +169,12 @@ struct Walk {
     git_urls: BTreeMap<SourceRef, String>,
     /// ConfigMaps and Secrets seen so far (postBuild variables).
     sources: postbuild::Sources,
+    /// Sources configured as this repository.
+    local: LocalSources,
 }
 
 impl Walk {
-    fn new(name: String, entry: EntryPoint) -> Walk {
+    fn new(name: String, entry: EntryPoint, local: LocalSources) -> Walk {
         let local_source = entry.tier.source_ref.clone();
         let id = entry.tier.id.clone();
         let mut tiers = BTreeMap::new();
@@ -147,6 +188,7 @@ impl Walk {
             ready: vec![id],
             git_urls: BTreeMap::new(),
             sources: postbuild::Sources::default(),
+            local,
         }
     }
 
@@ -165,7 +207,11 @@ impl Walk {
             let same_url = source.kind == "GitRepository"
                 && local_url.is_some()
                 && self.git_urls.get(&source).map(|u| normalize_url(u)) == local_url;
-            if source == self.local_source || same_url {
+            let configured = self
+                .local
+                .dir_for(&source.kind, &source.name, Some(&source.namespace))
+                .is_some();
+            if source == self.local_source || same_url || configured {
                 self.ready.push(id);
             } else {
                 still_waiting.insert(id);
@@ -236,7 +282,7 @@ impl Walk {
                     }
                     None => object.body.clone(),
                 };
-                found.push(tier_from(&body, span, Some(id.clone())));
+                found.push(tier_from(&body, span, Some(id.clone()), &self.local));
             }
         }
         if let Some(tier) = self.tiers.get_mut(id) {
@@ -278,7 +324,12 @@ impl Walk {
 }
 
 /// Reads a Flux Kustomization object into a tier (not yet built).
-pub fn tier_from(doc: &Node, defined_at: Span, parent: Option<TierId>) -> Tier {
+pub fn tier_from(
+    doc: &Node,
+    defined_at: Span,
+    parent: Option<TierId>,
+    local: &LocalSources,
+) -> Tier {
     let namespace = doc
         .str_at(&["metadata", "namespace"])
         .filter(|ns| !ns.is_empty())
@@ -311,8 +362,16 @@ pub fn tier_from(doc: &Node, defined_at: Span, parent: Option<TierId>) -> Tier {
             .str_at(&["spec", "sourceRef", "name"])
             .unwrap_or_default(),
     };
+    // A configured source's artifact is a directory of this repository.
+    let base = local
+        .dir_for(
+            &source_ref.kind,
+            &source_ref.name,
+            Some(&source_ref.namespace),
+        )
+        .unwrap_or_default();
     let path = repo::normalize(
-        "",
+        base,
         &spec("path")
             .and_then(Node::as_scalar_string)
             .unwrap_or_default(),
@@ -343,11 +402,19 @@ pub fn tier_from(doc: &Node, defined_at: Span, parent: Option<TierId>) -> Tier {
 struct RawKustomization<'a> {
     file: &'a str,
     doc: &'a Node,
+    /// The repository directory its source stands for ("" for git).
+    base: &'a str,
+    /// Whether its source is (or may be) this repository.
+    local: bool,
 }
 
 impl RawKustomization<'_> {
     fn path(&self) -> String {
-        repo::normalize("", &self.doc.str_at(&["spec", "path"]).unwrap_or_default()).0
+        repo::normalize(
+            self.base,
+            &self.doc.str_at(&["spec", "path"]).unwrap_or_default(),
+        )
+        .0
     }
 
     /// `kind/name` of the source (namespaces are not known before the build).
@@ -363,7 +430,7 @@ impl RawKustomization<'_> {
     }
 
     fn is_git_sourced(&self) -> bool {
-        self.source().0 == "GitRepository"
+        self.local
     }
 }
 
@@ -436,14 +503,31 @@ impl<'a> StaticReach<'a> {
 
 /// Finds cluster entries: sync Kustomizations first, then directories of
 /// Kustomizations that nothing builds.
-fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
+fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     let raw: Vec<RawKustomization> = index
         .files()
         .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
         .flat_map(|(file, docs)| {
             docs.iter()
                 .filter(|d| is_flux_kustomization(d))
-                .map(move |doc| RawKustomization { file, doc })
+                .map(move |doc| {
+                    let kind = doc
+                        .str_at(&["spec", "sourceRef", "kind"])
+                        .unwrap_or_default();
+                    let name = doc
+                        .str_at(&["spec", "sourceRef", "name"])
+                        .unwrap_or_default();
+                    let namespace = doc
+                        .str_at(&["spec", "sourceRef", "namespace"])
+                        .or_else(|| doc.str_at(&["metadata", "namespace"]));
+                    let configured = local.dir_for(&kind, &name, namespace.as_deref());
+                    RawKustomization {
+                        file,
+                        doc,
+                        base: configured.unwrap_or_default(),
+                        local: kind == "GitRepository" || configured.is_some(),
+                    }
+                })
         })
         .collect();
     let mut by_file: BTreeMap<&str, Vec<&RawKustomization>> = BTreeMap::new();
@@ -487,7 +571,7 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
             return;
         }
         covered.extend(reach.transitive(path.clone(), k.source()));
-        let tier = tier_from(k.doc, Span::new(k.file, k.doc.line), None);
+        let tier = tier_from(k.doc, Span::new(k.file, k.doc.line), None, local);
         entries.push(EntryPoint {
             entry: Entry::SyncKustomization {
                 tier: tier.id.clone(),
@@ -513,6 +597,7 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
     let orphan_dirs: BTreeSet<String> = raw
         .iter()
         .filter(|_| fallback)
+        .filter(|k| k.local)
         .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
         .filter(|k| !read_by_any.contains(k.file) && !covered.contains(k.file))
         .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
@@ -530,7 +615,7 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
         if inside_other || !entry_paths.insert(dir.clone()) {
             continue;
         }
-        let entry = directory_entry(dir);
+        let entry = directory_entry(dir, local);
         covered
             .extend(reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())));
         entries.push(entry);
@@ -543,7 +628,7 @@ fn find_entries(index: &RepoIndex) -> Vec<EntryPoint> {
 }
 
 /// The `flux-system` Kustomization a FluxInstance creates for its sync path.
-fn directory_entry(dir: &str) -> EntryPoint {
+fn directory_entry(dir: &str, local: &LocalSources) -> EntryPoint {
     let mut doc = Node::new(Value::Map(Vec::new()));
     let s = |v: &str| Node::new(Value::String(v.to_string()));
     doc.set("apiVersion", s("kustomize.toolkit.fluxcd.io/v1"));
@@ -557,7 +642,7 @@ fn directory_entry(dir: &str) -> EntryPoint {
     let source = spec.map_entry("sourceRef");
     source.set("kind", s("GitRepository"));
     source.set("name", s("flux-system"));
-    let tier = tier_from(&doc, Span::new(dir, 0), None);
+    let tier = tier_from(&doc, Span::new(dir, 0), None, local);
     EntryPoint {
         entry: Entry::Directory {
             path: dir.to_string(),

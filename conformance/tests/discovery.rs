@@ -874,3 +874,69 @@ fn hidden_and_unreferenced_directories_are_not_clusters_when_a_sync_exists() {
         .collect();
     assert_eq!(names, ["prod"]);
 }
+
+#[test]
+fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A FluxInstance syncs an OCI artifact that CI builds from kubernetes/.
+    let oci = |name: &str, path: &str| {
+        ks(name, "flux-system", path, "").replace(
+            "kind: GitRepository\n    name: flux-system",
+            "kind: OCIRepository\n    name: flux-system",
+        )
+    };
+    write(
+        root,
+        "kubernetes/clusters/prod/ks.yaml",
+        &oci("cluster", "./apps"),
+    );
+    write(
+        root,
+        "kubernetes/apps/app/ks.yaml",
+        &oci("app", "./apps/app/manifests"),
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "resources:\n  - app/ks.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/app/manifests/cm.yaml",
+        &configmap("app"),
+    );
+    let err = check(&CheckOptions {
+        repo: root.to_path_buf(),
+        clusters: vec![],
+        renderer: None,
+        base: None,
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("OCIRepository/flux-system") && err.contains("`sources`"),
+        "{err}"
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "sources:\n  - kind: OCIRepository\n    name: flux-system\n    path: kubernetes\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let cluster = &outcome.model.clusters[0];
+    assert_eq!(
+        cluster.entry,
+        Entry::Directory {
+            path: "kubernetes/clusters/prod".into()
+        }
+    );
+    let app = &cluster.tiers[&TierId::new("flux-system", "app")];
+    assert_eq!(app.path, "kubernetes/apps/app/manifests");
+    assert!(
+        matches!(&app.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        app.state
+    );
+}
