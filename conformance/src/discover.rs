@@ -240,7 +240,7 @@ impl Walk {
                 ),
             },
             "OCIRepository" | "Bucket" => format!(
-                "its source {source} is an artifact outside git; only this repository is checked"
+                "its source {source} is an artifact outside git; only this repository is checked (if the artifact is built from a directory of this repository, map it under `sources` in conformance.yaml)"
             ),
             "ExternalArtifact" => format!(
                 "its source {source} is an ExternalArtifact (produced by an ArtifactGenerator); artifact generators are not modelled yet"
@@ -434,8 +434,9 @@ impl RawKustomization<'_> {
     }
 }
 
-/// Files a path builds (resources) and reads (also patches, kustomization files).
-type ReachSets = (BTreeSet<String>, BTreeSet<String>);
+/// Files a path builds (resources), reads (also patches, kustomization
+/// files), and the directories it enters.
+type ReachSets = (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>);
 
 /// Static view of the repository used to find entries: which files each
 /// path builds, without running kustomize.
@@ -465,7 +466,7 @@ impl<'a> StaticReach<'a> {
             .entry(path.to_string())
             .or_insert_with(|| {
                 let r = flux::reach(self.index, path);
-                (r.resources, r.reads)
+                (r.resources, r.reads, r.dirs)
             })
             .clone()
     }
@@ -589,17 +590,45 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     // with a sync Kustomization in git, an unreferenced directory is not a
     // cluster; and hidden directories (`.archive`, `.github`) never are.
     let fallback = entries.is_empty();
-    let read_by_any: BTreeSet<String> = raw
+    let mut read_by_any: BTreeSet<String> = raw
         .iter()
         .filter(|k| k.is_git_sourced() && !k.path().is_empty())
         .flat_map(|k| reach.reads(&k.path()))
         .collect();
+    // Files another directory's kustomization includes are part of some
+    // build (an overlay of an artifact we cannot follow, say), whatever its
+    // source: not a cluster's entry. So is anything inside a directory such
+    // a build enters (an app left out of its overlay is disabled, not a
+    // cluster).
+    let mut build_dirs: BTreeSet<String> = raw
+        .iter()
+        .filter(|k| k.is_git_sourced() && !k.path().is_empty())
+        .flat_map(|k| reach.reach(&k.path()).2)
+        .collect();
+    for (file, _) in index.files() {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        if !repo::KUSTOMIZATION_FILE_NAMES.contains(&name) {
+            continue;
+        }
+        let dir = parent_dir(file);
+        // A directory's own files are what make it an entry; files in its
+        // subdirectories are part of its build like any other.
+        let own = |f: &String| dir.is_empty() || *f == dir || parent_dir(f) == dir;
+        let (_, reads, dirs) = reach.reach(&dir);
+        read_by_any.extend(reads.into_iter().filter(|f| !own(f)));
+        build_dirs.extend(dirs.into_iter().filter(|d| dir.is_empty() || *d != dir));
+    }
+    let inside_a_build = |dir: &str| {
+        build_dirs
+            .iter()
+            .any(|b| !b.is_empty() && (dir == b || dir.starts_with(&format!("{b}/"))))
+    };
     let orphan_dirs: BTreeSet<String> = raw
         .iter()
         .filter(|_| fallback)
-        .filter(|k| k.local)
         .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
         .filter(|k| !read_by_any.contains(k.file) && !covered.contains(k.file))
+        .filter(|k| !inside_a_build(&parent_dir(k.file)))
         .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
         .map(|k| parent_dir(k.file))
         .collect();

@@ -242,6 +242,50 @@ fn flux_operator_layout_enters_by_the_unreferenced_directory() {
 }
 
 #[test]
+fn an_app_left_out_of_its_overlay_is_disabled_not_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync in git; kubernetes/apps/kustomization.yaml lists plex only.
+    // kubernetes/apps/old has a Flux Kustomization nobody includes: it is a
+    // disabled app inside a directory the cluster builds, not a second cluster.
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks("cluster-apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./plex/ks.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/plex/ks.yaml",
+        &ks("plex", "media", "./kubernetes/apps/plex/app", ""),
+    );
+    write(root, "kubernetes/apps/plex/app/cm.yaml", &configmap("plex"));
+    write(
+        root,
+        "kubernetes/apps/old/ks.yaml",
+        &ks("old", "media", "./kubernetes/apps/old/app", ""),
+    );
+    write(root, "kubernetes/apps/old/app/cm.yaml", &configmap("old"));
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["cluster"]);
+    assert!(
+        !outcome.model.clusters[0]
+            .tiers
+            .contains_key(&TierId::new("media", "old"))
+    );
+}
+
+#[test]
 fn directories_without_kustomization_get_flux_generated_one() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -906,17 +950,22 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
         "kubernetes/apps/app/manifests/cm.yaml",
         &configmap("app"),
     );
-    let err = check(&CheckOptions {
-        repo: root.to_path_buf(),
-        clusters: vec![],
-        renderer: None,
-        base: None,
-    })
-    .unwrap_err()
-    .to_string();
+    // Unmapped: the cluster is found (kubernetes/apps/app is part of the
+    // apps overlay, not a second cluster) and the OCI tier says why it is
+    // not checked and how to map it.
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["prod"]);
+    let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "cluster")];
     assert!(
-        err.contains("OCIRepository/flux-system") && err.contains("`sources`"),
-        "{err}"
+        matches!(&tier.state, TierState::NotChecked(why) if why.contains("OCIRepository/flux-system") && why.contains("`sources`")),
+        "{:?}",
+        tier.state
     );
     write(
         root,

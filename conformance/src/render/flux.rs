@@ -389,6 +389,8 @@ pub struct Reach {
     pub escapes: Vec<(Span, String)>,
     /// Directories whose kustomization file refers back to an ancestor.
     pub cycles: Vec<Span>,
+    /// Every directory the build enters.
+    pub dirs: BTreeSet<String>,
     /// Files read by configMapGenerator/secretGenerator (`files`, `envs`,
     /// `env`), with where they are named.
     pub generator_inputs: Vec<(Span, String)>,
@@ -408,6 +410,7 @@ fn reach_dir(index: &RepoIndex, dir: &str, out: &mut Reach, stack: &mut Vec<Stri
         return;
     }
     stack.push(dir.to_string());
+    out.dirs.insert(dir.to_string());
     match index.kustomization_file(dir) {
         None => {
             for entry in generated_resources(index, dir) {
