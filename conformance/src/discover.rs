@@ -171,6 +171,10 @@ struct Walk {
     sources: postbuild::Sources,
     /// Sources configured as this repository.
     local: LocalSources,
+    /// ArtifactGenerators seen in rendered output (ExternalArtifacts).
+    generators: Vec<(Node, Span)>,
+    /// Why an ExternalArtifact is not a directory of this repository.
+    artifact_reasons: BTreeMap<SourceRef, String>,
 }
 
 impl Walk {
@@ -189,6 +193,8 @@ impl Walk {
             git_urls: BTreeMap::new(),
             sources: postbuild::Sources::default(),
             local,
+            generators: Vec::new(),
+            artifact_reasons: BTreeMap::new(),
         }
     }
 
@@ -211,7 +217,10 @@ impl Walk {
                 .local
                 .dir_for(&source.kind, &source.name, Some(&source.namespace))
                 .is_some();
-            if source == self.local_source || same_url || configured {
+            let generated = !configured
+                && source.kind == "ExternalArtifact"
+                && self.place_generated(&id, &source, local_url.as_deref());
+            if source == self.local_source || same_url || configured || generated {
                 self.ready.push(id);
             } else {
                 still_waiting.insert(id);
@@ -229,7 +238,58 @@ impl Walk {
         }
     }
 
+    /// An ExternalArtifact that an ArtifactGenerator of this cluster builds
+    /// from a directory of this repository: points the tier at that
+    /// directory. Otherwise remembers why not.
+    fn place_generated(
+        &mut self,
+        id: &TierId,
+        source: &SourceRef,
+        local_url: Option<&str>,
+    ) -> bool {
+        let own_dir = self
+            .local
+            .dir_for(
+                &self.local_source.kind,
+                &self.local_source.name,
+                Some(&self.local_source.namespace),
+            )
+            .unwrap_or_default()
+            .to_string();
+        let repo_dir = |s: &SourceRef| -> Option<String> {
+            let same_url = s.kind == "GitRepository"
+                && local_url.is_some()
+                && self.git_urls.get(s).map(|u| normalize_url(u)).as_deref() == local_url;
+            if *s == self.local_source || same_url {
+                return Some(own_dir.clone());
+            }
+            self.local
+                .dir_for(&s.kind, &s.name, Some(&s.namespace))
+                .map(str::to_string)
+        };
+        let found = self.generators.iter().find_map(|(doc, at)| {
+            crate::artifacts::artifact_dir(doc, at, &source.namespace, &source.name, &repo_dir)
+        });
+        match found {
+            Some(Ok(dir)) => {
+                if let Some(tier) = self.tiers.get_mut(id) {
+                    let path = tier.spec.str_at(&["spec", "path"]).unwrap_or_default();
+                    tier.path = repo::normalize(&dir, &path).0;
+                }
+                true
+            }
+            Some(Err(why)) => {
+                self.artifact_reasons.insert(source.clone(), why);
+                false
+            }
+            None => false,
+        }
+    }
+
     fn not_local_reason(&self, source: &SourceRef) -> String {
+        if let Some(why) = self.artifact_reasons.get(source) {
+            return format!("its source {source} is not a directory of this repository: {why}");
+        }
         match source.kind.as_str() {
             "GitRepository" => match self.git_urls.get(source) {
                 Some(url) => format!(
@@ -243,7 +303,7 @@ impl Walk {
                 "its source {source} is an artifact outside git; only this repository is checked (if the artifact is built from a directory of this repository, map it under `sources` in conformance.yaml)"
             ),
             "ExternalArtifact" => format!(
-                "its source {source} is an ExternalArtifact (produced by an ArtifactGenerator); artifact generators are not modelled yet"
+                "its source {source} is an ExternalArtifact and no ArtifactGenerator in this cluster's rendered output produces it (if it is built from a directory of this repository, map it under `sources` in conformance.yaml)"
             ),
             "" => "it has no spec.sourceRef".to_string(),
             other => format!("its source kind {other} is not one Flux builds from git"),
@@ -273,6 +333,10 @@ impl Walk {
                     name: object.id.name.clone(),
                 };
                 self.git_urls.insert(key, url);
+            }
+            if crate::artifacts::is_generator(&object.body) {
+                let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
+                self.generators.push((object.body.clone(), span));
             }
             if is_flux_kustomization(&object.body) {
                 let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));

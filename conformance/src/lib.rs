@@ -35,6 +35,7 @@
 //! # Ok::<(), conformance::check::CheckError>(())
 //! ```
 
+pub mod artifacts;
 pub mod base;
 pub mod check;
 pub mod config;

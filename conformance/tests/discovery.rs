@@ -989,3 +989,61 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
         app.state
     );
 }
+
+#[test]
+fn external_artifacts_of_an_artifact_generator_are_built_from_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let external = |name: &str, path: &str, artifact: &str| {
+        ks(name, "flux-system", path, "").replace(
+            "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
+            &format!("kind: ExternalArtifact\n    name: {artifact}"),
+        )
+    };
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &format!(
+            "{}---\n{}",
+            external("apps", "./prod", "apps"),
+            external("other", "./", "split")
+        ),
+    );
+    write(
+        root,
+        "clusters/prod/artifacts.yaml",
+        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: gen\n  namespace: flux-system\nspec:\n  sources:\n    - alias: repo\n      kind: GitRepository\n      name: flux-system\n  artifacts:\n    - name: apps\n      copy:\n        - from: \"@repo/deploy/apps/base/**\"\n          to: \"@artifact/base/\"\n        - from: \"@repo/deploy/apps/prod/**\"\n          to: \"@artifact/prod/\"\n    - name: split\n      copy:\n        - from: \"@repo/deploy/apps/prod/values.yaml\"\n          to: \"@artifact/values.yaml\"\n",
+    );
+    write(
+        root,
+        "deploy/apps/prod/kustomization.yaml",
+        "resources:\n  - ../base\n",
+    );
+    write(
+        root,
+        "deploy/apps/base/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(root, "deploy/apps/base/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    let apps = &cluster.tiers[&TierId::new("flux-system", "apps")];
+    assert_eq!(apps.path, "deploy/apps/prod");
+    assert!(
+        matches!(&apps.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        apps.state
+    );
+    // A single-file copy is no directory of the repository: not checked,
+    // with the generator's file and the copy's line.
+    let other = &cluster.tiers[&TierId::new("flux-system", "other")];
+    assert!(
+        matches!(&other.state, TierState::NotChecked(why)
+            if why.contains("ArtifactGenerator flux-system/gen (clusters/prod/artifacts.yaml:")
+            && why.contains("only whole directories")
+            && why.contains("line 20")),
+        "{:?}",
+        other.state
+    );
+}
