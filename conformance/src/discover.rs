@@ -5,8 +5,10 @@
 //! whose own build includes the file that defines it
 //! (`clusters/prod/flux-system/gotk-sync.yaml`, `path: ./clusters/prod`).
 //! Repositories bootstrapped by the Flux Operator have no such object in git;
-//! the FluxInstance syncs a directory. For them, every directory holding Flux
-//! Kustomizations that no other Kustomization builds is an entry.
+//! the FluxInstance syncs a directory. Its sync path, when a FluxInstance (or
+//! the flux-instance chart's values) is in the repository, is the entry;
+//! otherwise every directory holding Flux Kustomizations that no build
+//! includes is one.
 //!
 //! From the entry, discovery builds the path, collects the Flux Kustomizations
 //! in the output, builds each of their paths, and so on. Independent builds
@@ -654,6 +656,18 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     // with a sync Kustomization in git, an unreferenced directory is not a
     // cluster; and hidden directories (`.archive`, `.github`) never are.
     let fallback = entries.is_empty();
+    // A FluxInstance (or the flux-instance chart's values) in the repository
+    // says which directory it syncs: that is the entry, and no guessing.
+    if fallback {
+        for dir in flux_instance_sync_dirs(index, local) {
+            if entry_paths.insert(dir.clone()) {
+                entries.push(directory_entry(&dir, local));
+            }
+        }
+        if !entries.is_empty() {
+            return entries;
+        }
+    }
     let mut read_by_any: BTreeSet<String> = raw
         .iter()
         .filter(|k| k.is_git_sourced() && !k.path().is_empty())
@@ -718,6 +732,52 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
         accept_sync(k, &mut entries, &mut covered, &mut entry_paths);
     }
     entries
+}
+
+/// The directories of this repository that a FluxInstance syncs: from
+/// FluxInstance objects (`spec.sync`), flux-instance HelmReleases
+/// (`spec.values.instance.sync`) and the chart's values files
+/// (`instance.sync`). A GitRepository sync path is a directory of this
+/// repository when it exists; an OCIRepository or Bucket one only when its
+/// source (`flux-system`) is mapped under `sources`.
+fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<String> {
+    let mut dirs = Vec::new();
+    for (_, file) in index.files() {
+        let Ok(docs) = file.docs.as_ref() else {
+            continue;
+        };
+        for doc in docs {
+            let kind = doc.str_at(&["kind"]).unwrap_or_default();
+            let sync = if kind == "FluxInstance"
+                && doc
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|v| v.starts_with("fluxcd.controlplane.io/"))
+            {
+                doc.path(&["spec", "sync"])
+            } else if kind == "HelmRelease" {
+                doc.path(&["spec", "values", "instance", "sync"])
+            } else if kind.is_empty() && doc.path(&["apiVersion"]).is_none() {
+                doc.path(&["instance", "sync"])
+            } else {
+                None
+            };
+            let Some(sync) = sync else { continue };
+            let Some(path) = sync.str_at(&["path"]) else {
+                continue;
+            };
+            let source = sync.str_at(&["kind"]).unwrap_or_default();
+            let base = match source.as_str() {
+                "GitRepository" => Some(""),
+                other => local.dir_for(other, "flux-system", Some("flux-system")),
+            };
+            let Some(base) = base else { continue };
+            let (dir, escapes) = repo::normalize(base, &path);
+            if !escapes && !dir.is_empty() && index.is_dir(&dir) && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
 }
 
 /// The `flux-system` Kustomization a FluxInstance creates for its sync path.

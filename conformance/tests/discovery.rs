@@ -1047,3 +1047,54 @@ fn external_artifacts_of_an_artifact_generator_are_built_from_the_repository() {
         other.state
     );
 }
+
+#[test]
+fn a_flux_instance_sync_path_is_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync Kustomization in git; the flux-instance chart's values say
+    // the cluster syncs kubernetes/flux/cluster. apps/disabled holds a Flux
+    // Kustomization no build includes (commented out of its overlay): it is
+    // not a cluster, although nothing else shows that.
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/fleet\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks(
+            "cluster-apps",
+            "flux-system",
+            "./kubernetes/apps/flux-system",
+            "",
+        ),
+    );
+    write(
+        root,
+        "kubernetes/disabled/old/ks.yaml",
+        &ks("old", "flux-system", "./kubernetes/disabled/old/app", ""),
+    );
+    write(
+        root,
+        "kubernetes/disabled/old/app/cm.yaml",
+        &configmap("old"),
+    );
+    let outcome = run(root);
+    let entries: Vec<&Entry> = outcome.model.clusters.iter().map(|c| &c.entry).collect();
+    assert_eq!(
+        entries,
+        [&Entry::Directory {
+            path: "kubernetes/flux/cluster".into()
+        }]
+    );
+    // A sync path that does not exist is ignored: discovery falls back to
+    // unreferenced directories (both, here).
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        path: kubernetes/flux/gone\n",
+    );
+    assert_eq!(run(root).model.clusters.len(), 2);
+}
