@@ -11,6 +11,10 @@
 //! files, `*.yaml` patterns, `exclude`, the Merge and Extract strategies,
 //! copies from other sources) is reported as not modelled, naming the
 //! generator and the copy.
+//!
+//! Copies follow source-watcher's `cp`-like rules: `@src/dir/**` copies the
+//! contents of `dir` into the destination, `@src/dir/` (no glob) copies
+//! `dir` itself as a subdirectory of it.
 
 use crate::model::{SourceRef, Span};
 use crate::yaml::Node;
@@ -26,18 +30,32 @@ pub fn is_generator(doc: &Node) -> bool {
             .is_some_and(|v| v.starts_with(&format!("{GENERATOR_GROUP}/")))
 }
 
-/// Which directory of this repository an artifact of `generator` is, if any.
+/// What a generated artifact's `path` is in this repository.
+#[derive(Clone, Copy)]
+#[allow(missing_debug_implementations)] // closures
+pub struct Repo<'a> {
+    /// Which sources are this repository, and which directory of it each
+    /// stands for.
+    pub dir_of: &'a dyn Fn(&SourceRef) -> Option<String>,
+    /// Whether a repository path is a directory.
+    pub is_dir: &'a dyn Fn(&str) -> bool,
+    /// Whether building the first directory reads only inside the second.
+    pub stays_within: &'a dyn Fn(&str, &str) -> bool,
+}
+
+/// Which directory of this repository `path` in an artifact of `generator`
+/// is, if any.
 ///
 /// `None`: the generator does not produce `artifact` (or is not in
-/// `namespace`). `Some(Err(why))`: it does, but not as a directory of this
-/// repository. `repo_dir` tells which sources are this repository (and
-/// which directory of it they stand for).
+/// `namespace`). `Some(Err(why))`: it does, but `path` in it is not a
+/// directory of this repository that builds the same.
 pub fn artifact_dir(
     generator: &Node,
     at: &Span,
     namespace: &str,
     artifact: &str,
-    repo_dir: &dyn Fn(&SourceRef) -> Option<String>,
+    path: &str,
+    repo: Repo<'_>,
 ) -> Option<Result<String, String>> {
     let gen_ns = generator
         .str_at(&["metadata", "namespace"])
@@ -56,20 +74,25 @@ pub fn artifact_dir(
         "its ArtifactGenerator {gen_ns}/{gen_name} ({}:{})",
         at.file, out.line
     );
-    Some(layout(generator, out, &gen_ns, repo_dir).map_err(|why| format!("{who} {why}")))
+    let path = crate::repo::normalize("", path).0;
+    Some(
+        layout(generator, out, &gen_ns, repo)
+            .and_then(|placed| resolve(&placed, &path, repo.stays_within))
+            .map_err(|why| format!("{who} {why}")),
+    )
 }
 
 fn layout(
     generator: &Node,
     out: &Node,
     gen_ns: &str,
-    repo_dir: &dyn Fn(&SourceRef) -> Option<String>,
-) -> Result<String, String> {
+    repo: Repo<'_>,
+) -> Result<Vec<Placed>, String> {
     let copies = out.path(&["copy"]).map(Node::as_seq).unwrap_or_default();
     if copies.is_empty() {
         return Err("copies nothing into it".into());
     }
-    let mut dir: Option<String> = None;
+    let mut placed = Vec::new();
     for copy in copies {
         let from = copy.str_at(&["from"]).unwrap_or_default();
         let to = copy.str_at(&["to"]).unwrap_or_default();
@@ -87,12 +110,9 @@ fn layout(
                 "copies {from} with exclude patterns (line {line}); exclusions are not modelled"
             ));
         }
-        let Some((alias, rest)) = from
-            .strip_prefix('@')
-            .map(|f| f.split_once('/').unwrap_or((f, "")))
-        else {
+        let Some((alias, rest)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
             return Err(format!(
-                "copies from `{from}` (line {line}), which does not start with @alias"
+                "copies from `{from}` (line {line}), which is not @alias/path"
             ));
         };
         let source = generator
@@ -114,51 +134,135 @@ fn layout(
                 "copies from alias @{alias} (line {line}), which its spec.sources does not define"
             ));
         };
-        let Some(base) = repo_dir(&source) else {
+        let Some(base) = (repo.dir_of)(&source) else {
             return Err(format!(
                 "copies from {source} (line {line}), which is not this repository"
             ));
         };
-        let Some(from_dir) = rest
-            .strip_suffix("**")
-            .map(|d| d.trim_end_matches('/'))
-            .filter(|d| !d.contains('*'))
-        else {
+        let globbed = |p: &str| p.contains(['*', '?', '[', ']']);
+        let Some(to_dir) = to.strip_prefix("@artifact/").map(|t| t.trim_matches('/')) else {
             return Err(format!(
-                "copies `{from}` (line {line}); only whole directories (`@{alias}/dir/**`) are modelled"
+                "copies to `{to}` (line {line}), which is not @artifact/path"
             ));
         };
-        let Some(to_dir) = to
-            .strip_prefix("@artifact")
-            .filter(|t| t.is_empty() || t.starts_with('/'))
-            .map(|t| t.trim_matches('/'))
-        else {
-            return Err(format!(
-                "copies to `{to}` (line {line}), which is not inside @artifact/"
-            ));
+        // `dir/**` (or `**`): the contents of dir land in the destination.
+        // `dir/` or `dir`: dir itself lands in it, as a subdirectory.
+        let contents = if rest == "**" {
+            Some("")
+        } else {
+            rest.strip_suffix("/**")
         };
-        // The artifact keeps the repository's layout when the destination
-        // is the tail of the source directory: strip it to find the root.
-        let from_parts: Vec<&str> = from_dir.split('/').filter(|p| !p.is_empty()).collect();
-        let to_parts: Vec<&str> = to_dir.split('/').filter(|p| !p.is_empty()).collect();
-        if !from_parts.ends_with(&to_parts) {
-            return Err(format!(
-                "copies {from} to {to} (line {line}): the artifact's layout is not a directory of the repository"
-            ));
-        }
-        let root = from_parts[..from_parts.len() - to_parts.len()].join("/");
-        let root = crate::repo::normalize(&base, &root).0;
-        match &dir {
-            None => dir = Some(root),
-            Some(d) if *d == root => {}
-            Some(d) => {
+        let (from_dir, to_dir) = match contents {
+            Some(dir) if !globbed(dir) => (dir.to_string(), to_dir.to_string()),
+            None if !globbed(rest) => {
+                let dir = rest.trim_end_matches('/');
+                if !(repo.is_dir)(&crate::repo::normalize(&base, dir).0) {
+                    return Err(format!(
+                        "copies `{from}` (line {line}), which is a file or missing; only whole directories are modelled"
+                    ));
+                }
+                let name = dir.rsplit('/').next().unwrap_or(dir);
+                let to_dir = if to_dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{to_dir}/{name}")
+                };
+                (dir.to_string(), to_dir)
+            }
+            _ => {
                 return Err(format!(
-                    "copies from {} and {} (line {line}); no single directory of the repository has that layout",
-                    if d.is_empty() { "the root" } else { d },
-                    if root.is_empty() { "the root" } else { &root },
+                    "copies `{from}` (line {line}); only whole directories (`@{alias}/dir/**` or `@{alias}/dir/`) are modelled, not glob patterns"
                 ));
             }
-        }
+        };
+        placed.push(Placed {
+            repo: crate::repo::normalize(&base, &from_dir).0,
+            artifact: crate::repo::normalize("", &to_dir).0,
+            line,
+        });
     }
-    Ok(dir.unwrap_or_default())
+    Ok(placed)
+}
+
+/// One whole-directory copy: the repository directory whose contents land
+/// at `artifact` in the artifact.
+struct Placed {
+    repo: String,
+    artifact: String,
+    line: u32,
+}
+
+fn under(path: &str, dir: &str) -> Option<String> {
+    if dir.is_empty() {
+        Some(path.to_string())
+    } else if path == dir {
+        Some(String::new())
+    } else {
+        path.strip_prefix(&format!("{dir}/")).map(str::to_string)
+    }
+}
+
+fn join(dir: &str, rest: &str) -> String {
+    crate::repo::normalize(dir, rest).0
+}
+
+/// The repository directory that building `path` in the artifact builds.
+fn resolve(
+    placed: &[Placed],
+    path: &str,
+    stays_within: &dyn Fn(&str, &str) -> bool,
+) -> Result<String, String> {
+    // The artifact keeps the repository's layout when every copy lands at
+    // the tail of its source directory with the same root stripped: the
+    // artifact is that root, and any path in it is root/path.
+    let roots: Vec<Option<String>> = placed
+        .iter()
+        .map(|p| {
+            let from: Vec<&str> = p.repo.split('/').filter(|s| !s.is_empty()).collect();
+            let to: Vec<&str> = p.artifact.split('/').filter(|s| !s.is_empty()).collect();
+            from.ends_with(&to)
+                .then(|| from[..from.len() - to.len()].join("/"))
+        })
+        .collect();
+    if let Some(Some(root)) = roots.first()
+        && roots.iter().all(|r| r.as_ref() == Some(root))
+    {
+        return Ok(join(root, path));
+    }
+    // Otherwise the path must be inside one copy (or hold exactly one copy
+    // and nothing else: Flux's generated kustomization for it then builds
+    // just that directory), and the build must stay inside the copied
+    // directory, where the artifact and the repository agree.
+    let inside: Vec<(&Placed, String)> = placed
+        .iter()
+        .filter_map(|p| under(path, &p.artifact).map(|rest| (p, rest)))
+        .collect();
+    let below: Vec<&Placed> = placed
+        .iter()
+        .filter(|p| p.artifact != path && under(&p.artifact, path).is_some())
+        .collect();
+    let (copy, dir) = match (inside.as_slice(), below.as_slice()) {
+        ([(p, rest)], []) => (*p, join(&p.repo, rest)),
+        ([], [p]) => (*p, p.repo.clone()),
+        ([], []) => {
+            let held: Vec<String> = placed.iter().map(|p| format!("{}/", p.artifact)).collect();
+            return Err(format!(
+                "does not put anything at {path}/ (it holds {})",
+                held.join(", ")
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "puts several copies at {path}/, in a layout that is not a directory of the repository"
+            ));
+        }
+    };
+    if stays_within(&dir, &copy.repo) {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "copies {}/ to {}/ (line {}), a layout that is not the repository's, and the build of {dir} reads outside the copied directory",
+            copy.repo, copy.artifact, copy.line
+        ))
+    }
 }

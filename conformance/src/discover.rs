@@ -92,7 +92,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
 
     loop {
         for walk in &mut walks {
-            walk.settle_sources();
+            walk.settle_sources(index);
         }
         let jobs: Vec<(usize, TierId)> = walks
             .iter()
@@ -204,7 +204,7 @@ impl Walk {
     /// GitRepository with the same URL as the cluster's own source is this
     /// repository too; anything else is left unchecked once nothing more can
     /// be learnt (no build is pending).
-    fn settle_sources(&mut self) {
+    fn settle_sources(&mut self, index: &RepoIndex) {
         let local_url = self
             .git_urls
             .get(&self.local_source)
@@ -221,7 +221,7 @@ impl Walk {
                 .is_some();
             let generated = !configured
                 && source.kind == "ExternalArtifact"
-                && self.place_generated(&id, &source, local_url.as_deref());
+                && self.place_generated(index, &id, &source, local_url.as_deref());
             if source == self.local_source || same_url || configured || generated {
                 self.ready.push(id);
             } else {
@@ -245,6 +245,7 @@ impl Walk {
     /// directory. Otherwise remembers why not.
     fn place_generated(
         &mut self,
+        index: &RepoIndex,
         id: &TierId,
         source: &SourceRef,
         local_url: Option<&str>,
@@ -269,14 +270,30 @@ impl Walk {
                 .dir_for(&s.kind, &s.name, Some(&s.namespace))
                 .map(str::to_string)
         };
+        let is_dir = |dir: &str| index.is_dir(dir);
+        let stays_within = |dir: &str, within: &str| {
+            flux::reach(index, dir)
+                .dirs
+                .iter()
+                .all(|d| within.is_empty() || d == within || d.starts_with(&format!("{within}/")))
+        };
+        let repo = crate::artifacts::Repo {
+            dir_of: &repo_dir,
+            is_dir: &is_dir,
+            stays_within: &stays_within,
+        };
+        let path = self
+            .tiers
+            .get(id)
+            .and_then(|t| t.spec.str_at(&["spec", "path"]))
+            .unwrap_or_default();
         let found = self.generators.iter().find_map(|(doc, at)| {
-            crate::artifacts::artifact_dir(doc, at, &source.namespace, &source.name, &repo_dir)
+            crate::artifacts::artifact_dir(doc, at, &source.namespace, &source.name, &path, repo)
         });
         match found {
             Some(Ok(dir)) => {
                 if let Some(tier) = self.tiers.get_mut(id) {
-                    let path = tier.spec.str_at(&["spec", "path"]).unwrap_or_default();
-                    tier.path = repo::normalize(&dir, &path).0;
+                    tier.path = dir;
                 }
                 true
             }

@@ -1098,3 +1098,66 @@ fn a_flux_instance_sync_path_is_the_entry() {
     );
     assert_eq!(run(root).model.clusters.len(), 2);
 }
+
+#[test]
+fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    // source-watcher copies `@repo/apps/web/app/` as a subdirectory: the
+    // artifact holds apps/web/app/app/. Flux's generated kustomization for
+    // the Kustomization's path (apps/web/app) builds just that copy.
+    let external = |name: &str, path: &str| {
+        ks(name, "flux-system", path, "").replace(
+            "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
+            &format!("kind: ExternalArtifact\n    name: {name}"),
+        )
+    };
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &format!(
+            "{}---\n{}",
+            external("web", "./apps/web/app"),
+            external("api", "./apps/api/app")
+        ),
+    );
+    write(
+        root,
+        "clusters/prod/artifacts.yaml",
+        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: gen\n  namespace: flux-system\nspec:\n  sources:\n    - alias: repo\n      kind: GitRepository\n      name: flux-system\n  artifacts:\n    - name: web\n      copy:\n        - from: \"@repo/apps/web/app/\"\n          to: \"@artifact/apps/web/app/\"\n    - name: api\n      copy:\n        - from: \"@repo/apps/api/app/\"\n          to: \"@artifact/apps/api/app/\"\n",
+    );
+    write(
+        root,
+        "apps/web/app/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(root, "apps/web/app/cm.yaml", &configmap("web"));
+    // api's build reads ../shared, which the artifact does not hold.
+    write(
+        root,
+        "apps/api/app/kustomization.yaml",
+        "resources:\n  - ../shared\n",
+    );
+    write(
+        root,
+        "apps/api/shared/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(root, "apps/api/shared/cm.yaml", &configmap("api"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    let web = &cluster.tiers[&TierId::new("flux-system", "web")];
+    assert_eq!(web.path, "apps/web/app");
+    assert!(
+        matches!(&web.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        web.state
+    );
+    let api = &cluster.tiers[&TierId::new("flux-system", "api")];
+    assert!(
+        matches!(&api.state, TierState::NotChecked(why) if why.contains("reads outside the copied directory")),
+        "{:?}",
+        api.state
+    );
+}
