@@ -676,9 +676,25 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     // A FluxInstance (or the flux-instance chart's values) in the repository
     // says which directory it syncs: that is the entry, and no guessing.
     if fallback {
-        for dir in flux_instance_sync_dirs(index, local) {
+        for (dir, patches) in flux_instance_sync_dirs(index, local) {
             if entry_paths.insert(dir.clone()) {
-                entries.push(directory_entry(&dir, local));
+                let mut entry = directory_entry(&dir, local);
+                let mut doc = entry.tier.spec.clone();
+                for patch in &patches {
+                    let text = patch.str_at(&["patch"]).unwrap_or_default();
+                    // A patch the operator could not apply fails the
+                    // FluxInstance itself; it changes nothing here.
+                    if let Ok(Some(patched)) =
+                        crate::render::native::patch_one(&doc, &text, patch.path(&["target"]))
+                    {
+                        doc = patched;
+                    }
+                }
+                if !patches.is_empty() {
+                    let at = entry.tier.defined_at.clone();
+                    entry.tier = tier_from(&doc, at, None, local);
+                }
+                entries.push(entry);
             }
         }
         if !entries.is_empty() {
@@ -756,29 +772,36 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
 /// (`spec.values.instance.sync`) and the chart's values files
 /// (`instance.sync`). A GitRepository sync path is a directory of this
 /// repository when it exists; an OCIRepository or Bucket one only when its
-/// source (`flux-system`) is mapped under `sources`.
-fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<String> {
-    let mut dirs = Vec::new();
+/// source (`flux-system`) is mapped under `sources`. With each, the
+/// instance's `kustomize.patches` (they patch the sync Kustomization too).
+fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<(String, Vec<Node>)> {
+    let mut dirs: Vec<(String, Vec<Node>)> = Vec::new();
     for (_, file) in index.files() {
         let Ok(docs) = file.docs.as_ref() else {
             continue;
         };
         for doc in docs {
             let kind = doc.str_at(&["kind"]).unwrap_or_default();
-            let sync = if kind == "FluxInstance"
+            let instance = if kind == "FluxInstance"
                 && doc
                     .str_at(&["apiVersion"])
                     .is_some_and(|v| v.starts_with("fluxcd.controlplane.io/"))
             {
-                doc.path(&["spec", "sync"])
+                doc.path(&["spec"])
             } else if kind == "HelmRelease" {
-                doc.path(&["spec", "values", "instance", "sync"])
+                doc.path(&["spec", "values", "instance"])
             } else if kind.is_empty() && doc.path(&["apiVersion"]).is_none() {
-                doc.path(&["instance", "sync"])
+                doc.path(&["instance"])
             } else {
                 None
             };
-            let Some(sync) = sync else { continue };
+            let Some(sync) = instance.and_then(|i| i.path(&["sync"])) else {
+                continue;
+            };
+            let patches = instance
+                .and_then(|i| i.path(&["kustomize", "patches"]))
+                .map(|p| p.as_seq().to_vec())
+                .unwrap_or_default();
             let Some(path) = sync.str_at(&["path"]) else {
                 continue;
             };
@@ -789,8 +812,12 @@ fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<Strin
             };
             let Some(base) = base else { continue };
             let (dir, escapes) = repo::normalize(base, &path);
-            if !escapes && !dir.is_empty() && index.is_dir(&dir) && !dirs.contains(&dir) {
-                dirs.push(dir);
+            if !escapes
+                && !dir.is_empty()
+                && index.is_dir(&dir)
+                && !dirs.iter().any(|(d, _)| *d == dir)
+            {
+                dirs.push((dir, patches));
             }
         }
     }

@@ -1059,7 +1059,7 @@ fn a_flux_instance_sync_path_is_the_entry() {
     write(
         root,
         "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/fleet\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/fleet\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n      kustomize:\n        patches:\n          - patch: |-\n              apiVersion: kustomize.toolkit.fluxcd.io/v1\n              kind: Kustomization\n              metadata:\n                name: flux-system\n              spec:\n                decryption:\n                  provider: sops\n            target:\n              kind: Kustomization\n              name: flux-system\n",
     );
     write(
         root,
@@ -1088,6 +1088,16 @@ fn a_flux_instance_sync_path_is_the_entry() {
         [&Entry::Directory {
             path: "kubernetes/flux/cluster".into()
         }]
+    );
+    // The instance's kustomize.patches patch the sync Kustomization too.
+    let root_tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "flux-system")];
+    assert_eq!(
+        root_tier
+            .decryption
+            .as_ref()
+            .and_then(|d| d.str_at(&["provider"]))
+            .as_deref(),
+        Some("sops")
     );
     // A sync path that does not exist is ignored: discovery falls back to
     // unreferenced directories (both, here).

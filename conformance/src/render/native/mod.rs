@@ -453,3 +453,47 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
     }
     out
 }
+
+/// Applies one inline kustomize patch (`patch:` text and optional `target:`
+/// selector, as in `spec.patches`) to one object, as kustomize would.
+/// `Ok(None)`: the selector does not select it.
+pub fn patch_one(object: &Node, text: &str, target: Option<&Node>) -> Result<Option<Node>, String> {
+    let mut res = Res {
+        node: object.clone(),
+        origin: Origin::File(PathBuf::new()),
+        previous: Vec::new(),
+        needs_hash: false,
+        prefixes: Vec::new(),
+        suffixes: Vec::new(),
+    };
+    let parsed = patch::parse(text, "patch")?;
+    let selector = match target {
+        Some(t) => Some(patch::Selector::parse(t)?),
+        None => None,
+    };
+    match parsed {
+        patch::Patch::Strategic(docs) => {
+            for doc in docs {
+                let selected = match &selector {
+                    Some(s) => s.matches(&res),
+                    None => {
+                        doc.str_at(&["kind"]) == object.str_at(&["kind"])
+                            && doc.str_at(&["metadata", "name"])
+                                == object.str_at(&["metadata", "name"])
+                    }
+                };
+                if !selected {
+                    return Ok(None);
+                }
+                patch::apply_strategic(&mut res, &doc, false, false)?;
+            }
+        }
+        patch::Patch::Json(ops) => {
+            if !selector.as_ref().is_some_and(|s| s.matches(&res)) {
+                return Ok(None);
+            }
+            patch::apply_json(&mut res, &ops)?;
+        }
+    }
+    Ok(Some(res.node))
+}
