@@ -141,15 +141,26 @@ postBuild and define the variables."
                 for (object, at, name) in &tier.substitution.unaudited {
                     let key = object.to_string();
                     match by_object.iter_mut().find(|(o, _, _)| *o == key) {
-                        Some((_, _, names)) => {
+                        Some((_, first, names)) => {
                             if !names.contains(name) {
                                 names.push(name.clone());
+                            }
+                            // The earliest line, whatever order the renderer
+                            // emitted the fields in.
+                            let earlier = match (&*first, at) {
+                                (Some(f), Some(a)) => (&a.file, a.line) < (&f.file, f.line),
+                                (None, Some(_)) => true,
+                                _ => false,
+                            };
+                            if earlier {
+                                *first = at.clone();
                             }
                         }
                         None => by_object.push((key, at.clone(), vec![name.clone()])),
                     }
                 }
-                for (object, at, names) in by_object {
+                for (object, at, mut names) in by_object {
+                    names.sort();
                     let tokens: Vec<String> = names.iter().map(|n| format!("${{{n}}}")).collect();
                     out.push(Finding {
                         rule: self.id(),
