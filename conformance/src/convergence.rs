@@ -394,7 +394,10 @@ pub fn resolve(
     if provenance::builtin_kind(group, kind).is_some() {
         return (Verdict::Available, Provenance::BuiltIn);
     }
-    if provenance::FLUX_GROUPS.contains(&group) {
+    if provenance::FLUX_GROUPS.contains(&group)
+        || (group == provenance::FLUX_OPERATOR_GROUP
+            && matches!(cluster.entry, crate::model::Entry::Directory { .. }))
+    {
         return (Verdict::Available, Provenance::Flux);
     }
     if catalog.is_preinstalled(group, kind) {

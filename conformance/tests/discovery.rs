@@ -1073,6 +1073,11 @@ fn a_flux_instance_sync_path_is_the_entry() {
     );
     write(
         root,
+        "kubernetes/apps/flux-system/resourceset.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: previews\n  namespace: flux-system\nspec:\n  resources: []\n",
+    );
+    write(
+        root,
         "kubernetes/disabled/old/ks.yaml",
         &ks("old", "flux-system", "./kubernetes/disabled/old/app", ""),
     );
@@ -1088,6 +1093,15 @@ fn a_flux_instance_sync_path_is_the_entry() {
         [&Entry::Directory {
             path: "kubernetes/flux/cluster".into()
         }]
+    );
+    // The operator that syncs the cluster has its CRDs (ResourceSet) from
+    // the start.
+    assert!(
+        !rules(&outcome)
+            .iter()
+            .any(|(rule, _, _)| *rule == "crd-unavailable"),
+        "{:#?}",
+        outcome.findings
     );
     // The instance's kustomize.patches patch the sync Kustomization too.
     let root_tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "flux-system")];

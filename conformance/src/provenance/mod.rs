@@ -25,6 +25,11 @@ pub const FLUX_GROUPS: &[&str] = &[
     "source.extensions.fluxcd.io",
 ];
 
+/// The Flux Operator's group (FluxInstance, ResourceSet, …): installed
+/// before anything in a cluster that a FluxInstance syncs, since the
+/// operator is what syncs it.
+pub const FLUX_OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+
 /// Whether a kind is cluster-scoped or namespaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
