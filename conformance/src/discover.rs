@@ -212,9 +212,7 @@ impl Walk {
         let mut still_waiting = BTreeSet::new();
         for id in std::mem::take(&mut self.undecided) {
             let source = self.tiers[&id].source_ref.clone();
-            let same_url = source.kind == "GitRepository"
-                && local_url.is_some()
-                && self.git_urls.get(&source).map(|u| normalize_url(u)) == local_url;
+            let this_repo = self.is_this_repo(&source, local_url.as_deref());
             let configured = self
                 .local
                 .dir_for(&source.kind, &source.name, Some(&source.namespace))
@@ -222,7 +220,7 @@ impl Walk {
             let generated = !configured
                 && source.kind == "ExternalArtifact"
                 && self.place_generated(index, &id, &source, local_url.as_deref());
-            if source == self.local_source || same_url || configured || generated {
+            if this_repo || configured || generated {
                 self.ready.push(id);
             } else {
                 still_waiting.insert(id);
@@ -238,6 +236,20 @@ impl Walk {
         } else {
             self.undecided = still_waiting;
         }
+    }
+
+    /// Whether a source is the cluster's own: its sync source, or a
+    /// GitRepository with the same (normalized) URL.
+    fn is_this_repo(&self, source: &SourceRef, local_url: Option<&str>) -> bool {
+        *source == self.local_source
+            || (source.kind == "GitRepository"
+                && local_url.is_some()
+                && self
+                    .git_urls
+                    .get(source)
+                    .map(|u| normalize_url(u))
+                    .as_deref()
+                    == local_url)
     }
 
     /// An ExternalArtifact that an ArtifactGenerator of this cluster builds
@@ -260,10 +272,7 @@ impl Walk {
             .unwrap_or_default()
             .to_string();
         let repo_dir = |s: &SourceRef| -> Option<String> {
-            let same_url = s.kind == "GitRepository"
-                && local_url.is_some()
-                && self.git_urls.get(s).map(|u| normalize_url(u)).as_deref() == local_url;
-            if *s == self.local_source || same_url {
+            if self.is_this_repo(s, local_url) {
                 return Some(own_dir.clone());
             }
             self.local
