@@ -401,20 +401,43 @@ pub fn replacements(
     dir: &Path,
     rel_file: &Path,
 ) -> Result<(), String> {
+    // A `path:` entry names a file holding one replacement or a list of
+    // them (kustomize unmarshals either).
+    let mut expanded: Vec<(String, Node)> = Vec::new();
     for entry in entries {
         let at = format!("{}:{}", rel_file.display(), entry.line);
-        let entry = match entry.str_at(&["path"]) {
+        match entry.str_at(&["path"]) {
             Some(path) => {
+                if entry.get("source").is_some() || entry.get("targets").is_some() {
+                    return Err(format!(
+                        "{at}: cannot specify both path and inline replacement"
+                    ));
+                }
                 let text = std::fs::read_to_string(dir.join(&path))
                     .map_err(|e| format!("{at}: {path}: {e}"))?;
-                crate::yaml::parse_documents(&text)
+                let doc = crate::yaml::parse_documents(&text)
                     .map_err(|e| format!("{at}: {path}: {e}"))?
                     .into_iter()
                     .next()
-                    .ok_or_else(|| format!("{at}: {path} is empty"))?
+                    .ok_or_else(|| format!("{at}: {path} is empty"))?;
+                match &doc.value {
+                    Value::Seq(items) => {
+                        for item in items {
+                            expanded.push((format!("{at} ({path}:{})", item.line), item.clone()));
+                        }
+                    }
+                    Value::Map(_) => expanded.push((format!("{at} ({path}:{})", doc.line), doc)),
+                    _ => {
+                        return Err(format!(
+                            "{at}: {path}: unsupported replacement type (neither a replacement nor a list of them)"
+                        ));
+                    }
+                }
             }
-            None => entry.clone(),
-        };
+            None => expanded.push((at, entry.clone())),
+        }
+    }
+    for (at, entry) in expanded {
         let source = entry
             .get("source")
             .ok_or_else(|| format!("{at}: replacement has no source"))?;
