@@ -685,9 +685,9 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     // A FluxInstance (or the flux-instance chart's values) in the repository
     // says which directory it syncs: that is the entry, and no guessing.
     if fallback {
-        for (dir, patches) in flux_instance_sync_dirs(index, local) {
+        for (dir, patches, names) in flux_instance_sync_dirs(index, local) {
             if entry_paths.insert(dir.clone()) {
-                let mut entry = directory_entry(&dir, local);
+                let mut entry = directory_entry(&dir, local, &names);
                 let mut doc = entry.tier.spec.clone();
                 for patch in &patches {
                     let text = patch.str_at(&["patch"]).unwrap_or_default();
@@ -764,7 +764,7 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
         if inside_other || !entry_paths.insert(dir.clone()) {
             continue;
         }
-        let entry = directory_entry(dir, local);
+        let entry = directory_entry(dir, local, &SyncNames::default());
         covered
             .extend(reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())));
         entries.push(entry);
@@ -783,8 +783,11 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
 /// repository when it exists; an OCIRepository or Bucket one only when its
 /// source (`flux-system`) is mapped under `sources`. With each, the
 /// instance's `kustomize.patches` (they patch the sync Kustomization too).
-fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<(String, Vec<Node>)> {
-    let mut dirs: Vec<(String, Vec<Node>)> = Vec::new();
+fn flux_instance_sync_dirs(
+    index: &RepoIndex,
+    local: &LocalSources,
+) -> Vec<(String, Vec<Node>, SyncNames)> {
+    let mut dirs: Vec<(String, Vec<Node>, SyncNames)> = Vec::new();
     for (_, file) in index.files() {
         let Ok(docs) = file.docs.as_ref() else {
             continue;
@@ -814,40 +817,75 @@ fn flux_instance_sync_dirs(index: &RepoIndex, local: &LocalSources) -> Vec<(Stri
             let Some(path) = sync.str_at(&["path"]) else {
                 continue;
             };
+            // The instance's namespace: the object's, or the release's
+            // for the chart.
+            let namespace = if kind == "FluxInstance" {
+                doc.str_at(&["metadata", "namespace"])
+            } else if kind == "HelmRelease" {
+                doc.str_at(&["spec", "targetNamespace"])
+                    .or_else(|| doc.str_at(&["metadata", "namespace"]))
+            } else {
+                None
+            }
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "flux-system".into());
+            let names = SyncNames {
+                name: sync
+                    .str_at(&["name"])
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| namespace.clone()),
+                namespace,
+            };
             let source = sync.str_at(&["kind"]).unwrap_or_default();
             let base = match source.as_str() {
                 "GitRepository" => Some(""),
-                other => local.dir_for(other, "flux-system", Some("flux-system")),
+                other => local.dir_for(other, &names.name, Some(&names.namespace)),
             };
             let Some(base) = base else { continue };
             let (dir, escapes) = repo::normalize(base, &path);
             if !escapes
                 && !dir.is_empty()
                 && index.is_dir(&dir)
-                && !dirs.iter().any(|(d, _)| *d == dir)
+                && !dirs.iter().any(|(d, _, _)| *d == dir)
             {
-                dirs.push((dir, patches));
+                dirs.push((dir, patches, names));
             }
         }
     }
     dirs
 }
 
-/// The `flux-system` Kustomization a FluxInstance creates for its sync path.
-fn directory_entry(dir: &str, local: &LocalSources) -> EntryPoint {
+/// The sync objects a FluxInstance creates: a source and a Kustomization,
+/// both named `sync.name` or else after the instance's namespace.
+struct SyncNames {
+    name: String,
+    namespace: String,
+}
+
+impl Default for SyncNames {
+    fn default() -> SyncNames {
+        SyncNames {
+            name: "flux-system".into(),
+            namespace: "flux-system".into(),
+        }
+    }
+}
+
+/// The Kustomization a FluxInstance creates for its sync path.
+fn directory_entry(dir: &str, local: &LocalSources, names: &SyncNames) -> EntryPoint {
     let mut doc = Node::new(Value::Map(Vec::new()));
     let s = |v: &str| Node::new(Value::String(v.to_string()));
     doc.set("apiVersion", s("kustomize.toolkit.fluxcd.io/v1"));
     doc.set("kind", s("Kustomization"));
     let metadata = doc.map_entry("metadata");
-    metadata.set("name", s("flux-system"));
-    metadata.set("namespace", s("flux-system"));
+    metadata.set("name", s(&names.name));
+    metadata.set("namespace", s(&names.namespace));
     let spec = doc.map_entry("spec");
     spec.set("path", s(&format!("./{dir}")));
     spec.set("prune", Node::new(Value::Bool(true)));
     let source = spec.map_entry("sourceRef");
     source.set("kind", s("GitRepository"));
-    source.set("name", s("flux-system"));
+    source.set("name", s(&names.name));
     let tier = tier_from(&doc, Span::new(dir, 0), None, local);
     EntryPoint {
         entry: Entry::Directory {

@@ -1185,3 +1185,38 @@ fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
         api.state
     );
 }
+
+#[test]
+fn a_flux_instance_sync_name_names_the_source_of_this_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // sync.name renames the GitRepository (and Kustomization) the operator
+    // creates; Kustomizations refer to this repository by that name.
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/values.yaml",
+        "instance:\n  sync:\n    kind: GitRepository\n    name: home\n    url: https://github.com/example/home\n    ref: refs/heads/main\n    path: kubernetes/flux/cluster\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks("cluster-apps", "flux-system", "./kubernetes/apps/web", "").replace(
+            "name: flux-system\n    namespace",
+            "name: home\n    namespace",
+        ),
+    );
+    write(root, "kubernetes/apps/web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    assert!(
+        cluster
+            .tiers
+            .contains_key(&TierId::new("flux-system", "home"))
+    );
+    let apps = &cluster.tiers[&TierId::new("flux-system", "cluster-apps")];
+    assert!(
+        matches!(&apps.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        apps.state
+    );
+}
