@@ -77,6 +77,18 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
 
 /// As [`discover`], with sources configured as this repository.
 pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &LocalSources) -> Model {
+    // Configured sources win; a FluxInstance syncing an artifact of this
+    // repository adds its own.
+    let mut local = local.clone();
+    for source in self_syncing_artifacts(index) {
+        if local
+            .dir_for(&source.kind, &source.name, source.namespace.as_deref())
+            .is_none()
+        {
+            local.0.push(source);
+        }
+    }
+    let local = &local;
     let entries = find_entries(index, local);
     let names = cluster_names(
         &entries
@@ -788,7 +800,42 @@ fn flux_instance_sync_dirs(
     local: &LocalSources,
 ) -> Vec<(String, Vec<Node>, SyncNames)> {
     let mut dirs: Vec<(String, Vec<Node>, SyncNames)> = Vec::new();
-    for (_, file) in index.files() {
+    for instance in flux_instances(index) {
+        let base = match instance.kind.as_str() {
+            "GitRepository" => Some(""),
+            other => local.dir_for(other, &instance.names.name, Some(&instance.names.namespace)),
+        };
+        let Some(base) = base else { continue };
+        let (dir, escapes) = repo::normalize(base, &instance.path);
+        if !escapes
+            && !dir.is_empty()
+            && index.is_dir(&dir)
+            && !dirs.iter().any(|(d, _, _)| *d == dir)
+        {
+            dirs.push((dir, instance.patches, instance.names));
+        }
+    }
+    dirs
+}
+
+/// A FluxInstance's sync, as written in the repository.
+struct Instance<'a> {
+    /// The file that defines it.
+    file: &'a str,
+    /// `sync.kind`: GitRepository, OCIRepository or Bucket.
+    kind: String,
+    /// `sync.path`, relative to the source's root.
+    path: String,
+    patches: Vec<Node>,
+    names: SyncNames,
+}
+
+/// Every FluxInstance sync in the repository: FluxInstance objects
+/// (`spec.sync`), flux-instance HelmReleases (`spec.values.instance.sync`)
+/// and the chart's values files (`instance.sync`).
+fn flux_instances(index: &RepoIndex) -> Vec<Instance<'_>> {
+    let mut out = Vec::new();
+    for (file_name, file) in index.files() {
         let Ok(docs) = file.docs.as_ref() else {
             continue;
         };
@@ -810,13 +857,13 @@ fn flux_instance_sync_dirs(
             let Some(sync) = instance.and_then(|i| i.path(&["sync"])) else {
                 continue;
             };
+            let Some(path) = sync.str_at(&["path"]) else {
+                continue;
+            };
             let patches = instance
                 .and_then(|i| i.path(&["kustomize", "patches"]))
                 .map(|p| p.as_seq().to_vec())
                 .unwrap_or_default();
-            let Some(path) = sync.str_at(&["path"]) else {
-                continue;
-            };
             // The instance's namespace: the object's, or the release's
             // for the chart.
             let namespace = if kind == "FluxInstance" {
@@ -836,23 +883,65 @@ fn flux_instance_sync_dirs(
                     .unwrap_or_else(|| namespace.clone()),
                 namespace,
             };
-            let source = sync.str_at(&["kind"]).unwrap_or_default();
-            let base = match source.as_str() {
-                "GitRepository" => Some(""),
-                other => local.dir_for(other, &names.name, Some(&names.namespace)),
-            };
-            let Some(base) = base else { continue };
-            let (dir, escapes) = repo::normalize(base, &path);
-            if !escapes
-                && !dir.is_empty()
-                && index.is_dir(&dir)
-                && !dirs.iter().any(|(d, _, _)| *d == dir)
-            {
-                dirs.push((dir, patches, names));
-            }
+            out.push(Instance {
+                file: file_name,
+                kind: sync.str_at(&["kind"]).unwrap_or_default(),
+                path,
+                patches,
+                names,
+            });
         }
     }
-    dirs
+    out
+}
+
+/// Artifacts that a FluxInstance in the repository syncs and that must be
+/// built from a directory of it: the sync path, taken inside some
+/// directory B of the repository, contains the file that defines the
+/// instance (as a sync Kustomization's build contains its own file). The
+/// artifact's root is then B; the deepest such B wins.
+fn self_syncing_artifacts(index: &RepoIndex) -> Vec<LocalSource> {
+    let mut out: Vec<LocalSource> = Vec::new();
+    let mut conflicting: Vec<LocalSource> = Vec::new();
+    for instance in flux_instances(index) {
+        if !matches!(instance.kind.as_str(), "OCIRepository" | "Bucket") {
+            continue;
+        }
+        let mut base = parent_dir(instance.file);
+        let root = loop {
+            let (dir, escapes) = repo::normalize(&base, &instance.path);
+            if !escapes && !dir.is_empty() && instance.file.starts_with(&format!("{dir}/")) {
+                break Some(base);
+            }
+            if base.is_empty() {
+                break None;
+            }
+            base = parent_dir(&base);
+        };
+        let Some(root) = root else { continue };
+        let source = LocalSource {
+            kind: instance.kind.clone(),
+            name: instance.names.name.clone(),
+            namespace: Some(instance.names.namespace.clone()),
+            dir: root,
+        };
+        let same = |s: &LocalSource| {
+            s.kind == source.kind && s.name == source.name && s.namespace == source.namespace
+        };
+        match out.iter().find(|s| same(s)) {
+            None => out.push(source),
+            Some(known) if known.dir == source.dir => {}
+            // Instances that disagree on the root: nothing is inferred (the
+            // tiers say how to map it under `sources`).
+            Some(_) => conflicting.push(source),
+        }
+    }
+    out.retain(|s| {
+        !conflicting
+            .iter()
+            .any(|c| c.kind == s.kind && c.name == s.name && c.namespace == s.namespace)
+    });
+    out
 }
 
 /// The sync objects a FluxInstance creates: a source and a Kustomization,

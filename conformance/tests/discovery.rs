@@ -1220,3 +1220,44 @@ fn a_flux_instance_sync_name_names_the_source_of_this_repository() {
         apps.state
     );
 }
+
+#[test]
+fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // CI pushes kubernetes/ as the artifact; the FluxInstance syncs
+    // clusters/prod in it, which is where the instance itself lives. So the
+    // artifact's root can only be kubernetes/: no `sources` needed.
+    write(
+        root,
+        "kubernetes/clusters/prod/flux-system/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: OCIRepository\n    url: oci://ghcr.io/example/fleet\n    ref: latest\n    path: clusters/prod\n",
+    );
+    let oci = |name: &str, path: &str| {
+        ks(name, "flux-system", path, "").replace(
+            "kind: GitRepository\n    name: flux-system",
+            "kind: OCIRepository\n    name: flux-system",
+        )
+    };
+    write(
+        root,
+        "kubernetes/clusters/prod/apps.yaml",
+        &oci("apps", "./apps"),
+    );
+    write(root, "kubernetes/apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["prod"]);
+    let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
+    assert_eq!(apps.path, "kubernetes/apps");
+    assert!(
+        matches!(&apps.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        apps.state
+    );
+}
