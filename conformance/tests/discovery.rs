@@ -43,6 +43,24 @@ fn configmap(name: &str) -> String {
     )
 }
 
+/// A Flux Kustomization like [`ks`] whose sourceRef is `kind/name` (in the
+/// Kustomization's namespace).
+fn ks_from(name: &str, path: &str, kind: &str, source: &str) -> String {
+    ks(name, "flux-system", path, "").replace(
+        "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
+        &format!("kind: {kind}\n    name: {source}"),
+    )
+}
+
+fn cluster_names(outcome: &Outcome) -> Vec<&str> {
+    outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect()
+}
+
 fn run(root: &Path) -> Outcome {
     check(&CheckOptions {
         repo: root.to_path_buf(),
@@ -75,12 +93,7 @@ fn several_clusters_are_found_and_named_by_their_path() {
     }
     write(root, "apps/app.yaml", &configmap("app"));
     let outcome = run(root);
-    let names: Vec<&str> = outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let names = cluster_names(&outcome);
     assert_eq!(names, ["production", "staging"]);
     let prod = &outcome.model.clusters[0];
     assert_eq!(
@@ -271,12 +284,7 @@ fn an_app_left_out_of_its_overlay_is_disabled_not_a_cluster() {
     );
     write(root, "kubernetes/apps/old/app/cm.yaml", &configmap("old"));
     let outcome = run(root);
-    let names: Vec<&str> = outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let names = cluster_names(&outcome);
     assert_eq!(names, ["cluster"]);
     assert!(
         !outcome.model.clusters[0]
@@ -910,12 +918,7 @@ fn hidden_and_unreferenced_directories_are_not_clusters_when_a_sync_exists() {
         &ks("unused", "flux-system", "./unused/app", ""),
     );
     let outcome = run(root);
-    let names: Vec<&str> = outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let names = cluster_names(&outcome);
     assert_eq!(names, ["prod"]);
 }
 
@@ -924,12 +927,7 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     // A FluxInstance syncs an OCI artifact that CI builds from kubernetes/.
-    let oci = |name: &str, path: &str| {
-        ks(name, "flux-system", path, "").replace(
-            "kind: GitRepository\n    name: flux-system",
-            "kind: OCIRepository\n    name: flux-system",
-        )
-    };
+    let oci = |name: &str, path: &str| ks_from(name, path, "OCIRepository", "flux-system");
     write(
         root,
         "kubernetes/clusters/prod/ks.yaml",
@@ -954,12 +952,7 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
     // apps overlay, not a second cluster) and the OCI tier says why it is
     // not checked and how to map it.
     let outcome = run(root);
-    let names: Vec<&str> = outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let names = cluster_names(&outcome);
     assert_eq!(names, ["prod"]);
     let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "cluster")];
     assert!(
@@ -995,12 +988,8 @@ fn external_artifacts_of_an_artifact_generator_are_built_from_the_repository() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
-    let external = |name: &str, path: &str, artifact: &str| {
-        ks(name, "flux-system", path, "").replace(
-            "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
-            &format!("kind: ExternalArtifact\n    name: {artifact}"),
-        )
-    };
+    let external =
+        |name: &str, path: &str, artifact: &str| ks_from(name, path, "ExternalArtifact", artifact);
     write(
         root,
         "clusters/prod/apps.yaml",
@@ -1131,12 +1120,7 @@ fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
     // source-watcher copies `@repo/apps/web/app/` as a subdirectory: the
     // artifact holds apps/web/app/app/. Flux's generated kustomization for
     // the Kustomization's path (apps/web/app) builds just that copy.
-    let external = |name: &str, path: &str| {
-        ks(name, "flux-system", path, "").replace(
-            "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
-            &format!("kind: ExternalArtifact\n    name: {name}"),
-        )
-    };
+    let external = |name: &str, path: &str| ks_from(name, path, "ExternalArtifact", name);
     write(
         root,
         "clusters/prod/apps.yaml",
@@ -1200,9 +1184,11 @@ fn a_flux_instance_sync_name_names_the_source_of_this_repository() {
     write(
         root,
         "kubernetes/flux/cluster/ks.yaml",
-        &ks("cluster-apps", "flux-system", "./kubernetes/apps/web", "").replace(
-            "name: flux-system\n    namespace",
-            "name: home\n    namespace",
+        &ks_from(
+            "cluster-apps",
+            "./kubernetes/apps/web",
+            "GitRepository",
+            "home",
         ),
     );
     write(root, "kubernetes/apps/web/cm.yaml", &configmap("web"));
@@ -1233,12 +1219,7 @@ fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
         "kubernetes/clusters/prod/flux-system/instance.yaml",
         "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: OCIRepository\n    url: oci://ghcr.io/example/fleet\n    ref: latest\n    path: clusters/prod\n",
     );
-    let oci = |name: &str, path: &str| {
-        ks(name, "flux-system", path, "").replace(
-            "kind: GitRepository\n    name: flux-system",
-            "kind: OCIRepository\n    name: flux-system",
-        )
-    };
+    let oci = |name: &str, path: &str| ks_from(name, path, "OCIRepository", "flux-system");
     write(
         root,
         "kubernetes/clusters/prod/apps.yaml",
@@ -1246,12 +1227,7 @@ fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
     );
     write(root, "kubernetes/apps/cm.yaml", &configmap("app"));
     let outcome = run(root);
-    let names: Vec<&str> = outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let names = cluster_names(&outcome);
     assert_eq!(names, ["prod"]);
     let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
     assert_eq!(apps.path, "kubernetes/apps");
