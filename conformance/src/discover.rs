@@ -79,8 +79,9 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
 pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &LocalSources) -> Model {
     // Configured sources win; a FluxInstance syncing an artifact of this
     // repository adds its own.
+    let instances = flux_instances(index);
     let mut local = local.clone();
-    for source in self_syncing_artifacts(index) {
+    for source in self_syncing_artifacts(&instances) {
         if local
             .dir_for(&source.kind, &source.name, source.namespace.as_deref())
             .is_none()
@@ -89,7 +90,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
         }
     }
     let local = &local;
-    let entries = find_entries(index, local);
+    let entries = find_entries(index, local, &instances);
     let names = cluster_names(
         &entries
             .iter()
@@ -195,15 +196,20 @@ impl Walk {
     fn new(name: String, entry: EntryPoint, local: LocalSources) -> Walk {
         let local_source = entry.tier.source_ref.clone();
         let id = entry.tier.id.clone();
+        // An entry that already failed (a FluxInstance patch) is not built.
+        let ready = match entry.tier.state {
+            TierState::RenderFailed(_) => Vec::new(),
+            _ => vec![id.clone()],
+        };
         let mut tiers = BTreeMap::new();
-        tiers.insert(id.clone(), entry.tier);
+        tiers.insert(id, entry.tier);
         Walk {
             name,
             entry: entry.entry,
             tiers,
             local_source,
             undecided: BTreeSet::new(),
-            ready: vec![id],
+            ready,
             git_urls: BTreeMap::new(),
             sources: postbuild::Sources::default(),
             local,
@@ -608,7 +614,11 @@ impl<'a> StaticReach<'a> {
 
 /// Finds cluster entries: sync Kustomizations first, then directories of
 /// Kustomizations that nothing builds.
-fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
+fn find_entries(
+    index: &RepoIndex,
+    local: &LocalSources,
+    instances: &[Instance],
+) -> Vec<EntryPoint> {
     let raw: Vec<RawKustomization> = index
         .files()
         .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
@@ -697,25 +707,9 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
     // A FluxInstance (or the flux-instance chart's values) in the repository
     // says which directory it syncs: that is the entry, and no guessing.
     if fallback {
-        for (dir, patches, names) in flux_instance_sync_dirs(index, local) {
+        for (dir, instance) in flux_instance_sync_dirs(index, local, instances) {
             if entry_paths.insert(dir.clone()) {
-                let mut entry = directory_entry(&dir, local, &names);
-                let mut doc = entry.tier.spec.clone();
-                for patch in &patches {
-                    let text = patch.str_at(&["patch"]).unwrap_or_default();
-                    // A patch the operator could not apply fails the
-                    // FluxInstance itself; it changes nothing here.
-                    if let Ok(Some(patched)) =
-                        crate::render::native::patch_one(&doc, &text, patch.path(&["target"]))
-                    {
-                        doc = patched;
-                    }
-                }
-                if !patches.is_empty() {
-                    let at = entry.tier.defined_at.clone();
-                    entry.tier = tier_from(&doc, at, None, local);
-                }
-                entries.push(entry);
+                entries.push(directory_entry(&dir, local, Some(instance)));
             }
         }
         if !entries.is_empty() {
@@ -776,7 +770,7 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
         if inside_other || !entry_paths.insert(dir.clone()) {
             continue;
         }
-        let entry = directory_entry(dir, local, &SyncNames::default());
+        let entry = directory_entry(dir, local, None);
         covered
             .extend(reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())));
         entries.push(entry);
@@ -793,26 +787,23 @@ fn find_entries(index: &RepoIndex, local: &LocalSources) -> Vec<EntryPoint> {
 /// (`spec.values.instance.sync`) and the chart's values files
 /// (`instance.sync`). A GitRepository sync path is a directory of this
 /// repository when it exists; an OCIRepository or Bucket one only when its
-/// source (`flux-system`) is mapped under `sources`. With each, the
-/// instance's `kustomize.patches` (they patch the sync Kustomization too).
-fn flux_instance_sync_dirs(
+/// source is mapped under `sources` (or inferred).
+fn flux_instance_sync_dirs<'i, 'a>(
     index: &RepoIndex,
     local: &LocalSources,
-) -> Vec<(String, Vec<Node>, SyncNames)> {
-    let mut dirs: Vec<(String, Vec<Node>, SyncNames)> = Vec::new();
-    for instance in flux_instances(index) {
+    instances: &'i [Instance<'a>],
+) -> Vec<(String, &'i Instance<'a>)> {
+    let mut dirs: Vec<(String, &Instance)> = Vec::new();
+    for instance in instances {
         let base = match instance.kind.as_str() {
             "GitRepository" => Some(""),
             other => local.dir_for(other, &instance.names.name, Some(&instance.names.namespace)),
         };
         let Some(base) = base else { continue };
         let (dir, escapes) = repo::normalize(base, &instance.path);
-        if !escapes
-            && !dir.is_empty()
-            && index.is_dir(&dir)
-            && !dirs.iter().any(|(d, _, _)| *d == dir)
+        if !escapes && !dir.is_empty() && index.is_dir(&dir) && !dirs.iter().any(|(d, _)| *d == dir)
         {
-            dirs.push((dir, instance.patches, instance.names));
+            dirs.push((dir, instance));
         }
     }
     dirs
@@ -900,10 +891,10 @@ fn flux_instances(index: &RepoIndex) -> Vec<Instance<'_>> {
 /// directory B of the repository, contains the file that defines the
 /// instance (as a sync Kustomization's build contains its own file). The
 /// artifact's root is then B; the deepest such B wins.
-fn self_syncing_artifacts(index: &RepoIndex) -> Vec<LocalSource> {
+fn self_syncing_artifacts(instances: &[Instance]) -> Vec<LocalSource> {
     let mut out: Vec<LocalSource> = Vec::new();
     let mut conflicting: Vec<LocalSource> = Vec::new();
-    for instance in flux_instances(index) {
+    for instance in instances {
         if !matches!(instance.kind.as_str(), "OCIRepository" | "Bucket") {
             continue;
         }
@@ -960,8 +951,12 @@ impl Default for SyncNames {
     }
 }
 
-/// The Kustomization a FluxInstance creates for its sync path.
-fn directory_entry(dir: &str, local: &LocalSources, names: &SyncNames) -> EntryPoint {
+/// The Kustomization a FluxInstance creates for its sync path, with the
+/// instance's `kustomize.patches` applied (they patch it too). `None`: an
+/// instance the repository does not show, with the default names.
+fn directory_entry(dir: &str, local: &LocalSources, instance: Option<&Instance>) -> EntryPoint {
+    let default_names = SyncNames::default();
+    let names = instance.map_or(&default_names, |i| &i.names);
     let mut doc = Node::new(Value::Map(Vec::new()));
     let s = |v: &str| Node::new(Value::String(v.to_string()));
     doc.set("apiVersion", s("kustomize.toolkit.fluxcd.io/v1"));
@@ -975,7 +970,29 @@ fn directory_entry(dir: &str, local: &LocalSources, names: &SyncNames) -> EntryP
     let source = spec.map_entry("sourceRef");
     source.set("kind", s("GitRepository"));
     source.set("name", s(&names.name));
-    let tier = tier_from(&doc, Span::new(dir, 0), None, local);
+    let mut failure = None;
+    for patch in instance.map(|i| i.patches.as_slice()).unwrap_or_default() {
+        let text = patch.str_at(&["patch"]).unwrap_or_default();
+        match crate::render::native::patch_one(&doc, &text, patch.path(&["target"])) {
+            Ok(Some(patched)) => doc = patched,
+            Ok(None) => {}
+            // The operator cannot build its manifests: the instance is not
+            // Ready and nothing is synced.
+            Err(e) => {
+                failure = Some(crate::model::RenderFailure {
+                    message: format!(
+                        "the FluxInstance's kustomize.patches entry does not apply to the sync Kustomization: {e}"
+                    ),
+                    at: instance.map(|i| Span::new(i.file, patch.line)),
+                });
+                break;
+            }
+        }
+    }
+    let mut tier = tier_from(&doc, Span::new(dir, 0), None, local);
+    if let Some(failure) = failure {
+        tier.state = TierState::RenderFailed(failure);
+    }
     EntryPoint {
         entry: Entry::Directory {
             path: dir.to_string(),

@@ -1237,3 +1237,40 @@ fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
         apps.state
     );
 }
+
+#[test]
+fn a_flux_instance_patch_that_does_not_apply_fails_the_entry_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A JSON 6902 remove of a field the sync Kustomization does not have:
+    // the operator cannot build its manifests, so nothing is synced.
+    write(
+        root,
+        "flux/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n  kustomize:\n    patches:\n      - patch: |\n          - op: remove\n            path: /spec/nothere\n        target:\n          kind: Kustomization\n",
+    );
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    let entry = &cluster.tiers[&TierId::new("flux-system", "flux-system")];
+    let TierState::RenderFailed(failure) = &entry.state else {
+        panic!("{:?}", entry.state);
+    };
+    assert!(
+        failure.message.contains("kustomize.patches"),
+        "{}",
+        failure.message
+    );
+    let at = failure.at.as_ref().unwrap();
+    assert_eq!((at.file.as_str(), at.line), ("flux/instance.yaml", 14));
+    assert!(
+        rules(&outcome).contains(&("render-failed", "prod", "flux-system")),
+        "{:#?}",
+        outcome.findings
+    );
+}
