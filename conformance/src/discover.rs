@@ -188,8 +188,9 @@ struct Walk {
     local: LocalSources,
     /// ArtifactGenerators seen in rendered output (ExternalArtifacts).
     generators: Vec<(Node, Span)>,
-    /// Why an ExternalArtifact is not a directory of this repository.
-    artifact_reasons: BTreeMap<SourceRef, String>,
+    /// Why a tier's ExternalArtifact path is not a directory of this
+    /// repository (it depends on the path, so per tier).
+    artifact_reasons: BTreeMap<TierId, String>,
 }
 
 impl Walk {
@@ -246,7 +247,7 @@ impl Walk {
         }
         if self.ready.is_empty() {
             for id in &still_waiting {
-                let reason = self.not_local_reason(&self.tiers[id].source_ref);
+                let reason = self.not_local_reason(id);
                 if let Some(tier) = self.tiers.get_mut(id) {
                     tier.state = TierState::NotChecked(reason);
                 }
@@ -325,15 +326,16 @@ impl Walk {
                 true
             }
             Some(Err(why)) => {
-                self.artifact_reasons.insert(source.clone(), why);
+                self.artifact_reasons.insert(id.clone(), why);
                 false
             }
             None => false,
         }
     }
 
-    fn not_local_reason(&self, source: &SourceRef) -> String {
-        if let Some(why) = self.artifact_reasons.get(source) {
+    fn not_local_reason(&self, id: &TierId) -> String {
+        let source = &self.tiers[id].source_ref;
+        if let Some(why) = self.artifact_reasons.get(id) {
             return format!("its source {source} is not a directory of this repository: {why}");
         }
         match source.kind.as_str() {

@@ -1125,9 +1125,11 @@ fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
         root,
         "clusters/prod/apps.yaml",
         &format!(
-            "{}---\n{}",
+            "{}---\n{}---\n{}",
             external("web", "./apps/web/app"),
-            external("api", "./apps/api/app")
+            external("api", "./apps/api/app"),
+            // Same artifact as api, a path it does not hold: its own reason.
+            ks_from("api-missing", "./apps/missing", "ExternalArtifact", "api")
         ),
     );
     write(
@@ -1167,6 +1169,12 @@ fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
         matches!(&api.state, TierState::NotChecked(why) if why.contains("reads outside the copied directory")),
         "{:?}",
         api.state
+    );
+    let missing = &cluster.tiers[&TierId::new("flux-system", "api-missing")];
+    assert!(
+        matches!(&missing.state, TierState::NotChecked(why) if why.contains("does not put anything at apps/missing/")),
+        "{:?}",
+        missing.state
     );
 }
 
