@@ -145,20 +145,7 @@ impl TierOrderScript {
         message: String,
         fix: String,
     ) -> Finding {
-        Finding {
-            rule: self.id(),
-            severity: self.severity(),
-            cluster: cluster.name.clone(),
-            kustomization: subject.to_string(),
-            object: None,
-            at: Some(at),
-            related: Vec::new(),
-            message,
-            why: "the script walks the tiers from its own list; a tier missing or misplaced there is skipped, fails, or is waited on before it can be Ready".into(),
-            fix,
-            detail: None,
-                        waived: None,
-        }
+        Finding::new(self, cluster.name.clone(), subject.to_string(), message).at(at).why("the script walks the tiers from its own list; a tier missing or misplaced there is skipped, fails, or is waited on before it can be Ready").fix(fix)
     }
 }
 
@@ -326,20 +313,7 @@ impl ToolchainSkew {
         message: String,
         fix: String,
     ) -> Finding {
-        Finding {
-            rule: self.id(),
-            severity: self.severity(),
-            cluster: cluster.name.clone(),
-            kustomization: file.to_string(),
-            object: None,
-            at: Some(at),
-            related: Vec::new(),
-            message,
-            why: "kubectl supports API servers within one minor version; beyond that, dry-runs and applies in CI and bootstrap do not match what the cluster does".into(),
-            fix,
-            detail: None,
-                        waived: None,
-        }
+        Finding::new(self, cluster.name.clone(), file.to_string(), message).at(at).why("kubectl supports API servers within one minor version; beyond that, dry-runs and applies in CI and bootstrap do not match what the cluster does").fix(fix)
     }
 }
 

@@ -62,22 +62,9 @@ the edge that points from the lower tier back up (a tier should depend only on t
                     let at = edge.map_or(tier.defined_at.clone(), |d| {
                         Span::new(tier.defined_at.file.clone(), d.line)
                     });
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: None,
-                        at: Some(at),
-                        related: vec![(tier.defined_at.clone(), format!("Kustomization {label}"))],
-                        message: format!("dependency cycle: {loop_text} (members: {members})"),
-                        why: format!(
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("dependency cycle: {loop_text} (members: {members})")).at(at).related_all(vec![(tier.defined_at.clone(), format!("Kustomization {label}"))]).why(format!(
                             "{label} waits for a Kustomization that (through the loop) waits for {label}: none of {members} is ever applied"
-                        ),
-                        fix: "remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it".into(),
-                        detail: None,
-                        waived: None,
-                    });
+                        )).fix("remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it"));
                 }
             }
         }

@@ -83,23 +83,24 @@ the cluster failed to build or was not checked, the missing Kustomization may be
                             incomplete.join(", ")
                         ));
                     }
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: None,
-                        at: Some(Span::new(tier.defined_at.file.clone(), dep.line)),
-                        related: vec![(tier.defined_at.clone(), format!("Kustomization {label}"))],
-                        message: format!(
-                            "{label} dependsOn {}, which is not a Kustomization in cluster {}",
-                            dep.target, cluster.name
-                        ),
-                        why,
-                        fix,
-                        detail: None,
-                        waived: None,
-                    });
+                    out.push(
+                        Finding::new(
+                            self,
+                            cluster.name.clone(),
+                            label.clone(),
+                            format!(
+                                "{label} dependsOn {}, which is not a Kustomization in cluster {}",
+                                dep.target, cluster.name
+                            ),
+                        )
+                        .at(Span::new(tier.defined_at.file.clone(), dep.line))
+                        .related_all(vec![(
+                            tier.defined_at.clone(),
+                            format!("Kustomization {label}"),
+                        )])
+                        .why(why)
+                        .fix(fix),
+                    );
                 }
             }
         }

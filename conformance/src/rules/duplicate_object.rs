@@ -72,27 +72,14 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                 let object = first.id.to_string();
                 for (tier, copy) in found.iter().filter(|(t, _)| t.id != first_tier.id) {
                     let label = cluster.tier_label(&tier.id);
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: Some(object.clone()),
-                        at: copy.source.clone().or_else(|| Some(tier.defined_at.clone())),
-                        related: vec![(
-                            first.source.clone().unwrap_or_else(|| first_tier.defined_at.clone()),
-                            format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
-                        )],
-                        message: format!(
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
                             "{object} is rendered by {} Kustomizations: {}",
                             tiers.len(),
                             tiers.join(", ")
-                        ),
-                        why: "each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies".into(),
-                        fix: format!("keep {object} in exactly one of {}", tiers.join(", ")),
-                        detail: None,
-                        waived: None,
-                    });
+                        )).object(object.clone()).at(copy.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(vec![(
+                            first.source.clone().unwrap_or_else(|| first_tier.defined_at.clone()),
+                            format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
+                        )]).why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies").fix(format!("keep {object} in exactly one of {}", tiers.join(", "))));
                 }
             }
         }

@@ -102,26 +102,13 @@ fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mu
                 .path(&["spec", field])
                 .or_else(|| tier.spec.path(&["spec", "prune"]))
                 .map_or(tier.defined_at.line, |n| n.line);
-            out.push(Finding {
-                    rule: rule.id(),
-                    severity: rule.severity(),
-                    cluster: other.name.clone(),
-                    kustomization: label,
-                    object: None,
-                    at: Some(crate::model::Span::new(tier.defined_at.file.clone(), line)),
-                    related,
-                    message,
-                    why: format!(
+            out.push(Finding::new(rule, other.name.clone(), label, message).at(crate::model::Span::new(tier.defined_at.file.clone(), line)).related_all(related).why(format!(
                         "{} and {} are one parity group: a difference in the graph means one cluster orders or gates its tiers differently, so what was proven on one is not what runs on the other",
                         baseline.name, other.name
-                    ),
-                    fix: format!(
+                    )).fix(format!(
                         "make the lines below identical in both clusters (see `conformance graph --cluster {}` and `--cluster {}`)",
                         baseline.name, other.name
-                    ),
-                    detail: Some(diff),
-                    waived: None,
-                });
+                    )).detail(diff));
         }
     }
 }

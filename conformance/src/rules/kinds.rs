@@ -216,22 +216,9 @@ fn kind_finding(cluster: &Cluster, rule: &dyn Rule, u: &KindUse) -> Finding {
             ),
         ),
     };
-    Finding {
-        rule: rule.id(),
-        severity: rule.severity(),
-        cluster: cluster.name.clone(),
-        kustomization: label.clone(),
-        object: Some(id.to_string()),
-        at: u.object.source.clone().or_else(|| Some(u.tier.defined_at.clone())),
-        related,
-        message,
-        why: match u.verdict {
-            Verdict::SameTier => "Flux dry-runs every object of a stage before applying any; the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created".into(),
-            Verdict::Ungated => "dependsOn waits for Ready, and without health gating Ready comes before the operator has created the CRD: the dependent's dry-run races the operator".into(),
-            _ => "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'".into(),
-        },
-        fix,
-        detail: None,
-                        waived: None,
-    }
+    Finding::new(rule, cluster.name.clone(), label.clone(), message).object(id.to_string()).at(u.object.source.clone().or_else(|| Some(u.tier.defined_at.clone()))).related_all(related).why(match u.verdict {
+            Verdict::SameTier => "Flux dry-runs every object of a stage before applying any; the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created",
+            Verdict::Ungated => "dependsOn waits for Ready, and without health gating Ready comes before the operator has created the CRD: the dependent's dry-run races the operator",
+            _ => "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'",
+        }).fix(fix)
 }

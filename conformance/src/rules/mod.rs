@@ -9,6 +9,7 @@ mod bootstrap;
 mod dependency_cycle;
 mod dependency_missing;
 mod duplicate_object;
+mod finding;
 mod graph_parity;
 mod kinds;
 mod namespace_missing;
@@ -21,54 +22,12 @@ mod substitution;
 mod unresolved_reference;
 mod waivers;
 
-use serde::Serialize;
+pub use finding::{Finding, Severity, Waived};
 
 use crate::config::Config;
 use crate::convergence::ClusterAnalysis;
-use crate::model::{Model, Span};
+use crate::model::Model;
 use crate::provenance::Catalog;
-
-/// How bad a finding is. Errors fail `check` (exit 1) and l0 trials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// One problem, located.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub rule: &'static str,
-    pub severity: Severity,
-    pub cluster: String,
-    /// The Kustomization the finding belongs to, as the cluster labels it.
-    pub kustomization: String,
-    /// `Kind/namespace/name` of the object at fault, when there is one.
-    pub object: Option<String>,
-    /// Where to look first.
-    pub at: Option<Span>,
-    /// The second place: what pulls the first one in (usually the
-    /// Kustomization's definition), with a label.
-    pub related: Vec<(Span, String)>,
-    /// What is wrong, in one sentence.
-    pub message: String,
-    /// Why it breaks in the cluster.
-    pub why: String,
-    /// What to change.
-    pub fix: String,
-    /// Extra text shown verbatim (a diff).
-    pub detail: Option<String>,
-    /// Accepted by a waiver in conformance.yaml (reported, not counted).
-    pub waived: Option<Waived>,
-}
-
-/// The waiver a finding is accepted under.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Waived {
-    pub reason: String,
-    pub expires: String,
-}
 
 /// A rule of the contract.
 pub trait Rule: Sync {

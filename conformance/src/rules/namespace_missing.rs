@@ -74,20 +74,7 @@ namespace that exists."
                         ),
                     )
                 };
-                out.push(Finding {
-                    rule: self.id(),
-                    severity: self.severity(),
-                    cluster: a.cluster.name.clone(),
-                    kustomization: label.clone(),
-                    object: Some(u.object.id.to_string()),
-                    at: u.object.source.clone().or_else(|| Some(u.tier.defined_at.clone())),
-                    related: vec![(u.tier.defined_at.clone(), format!("Kustomization {label}"))],
-                    message,
-                    why: "on a cold cluster the namespace does not exist when this tier is dry-run, so the stage fails with 'namespaces not found' and the tier never becomes Ready".into(),
-                    fix,
-                    detail: None,
-                        waived: None,
-                });
+                out.push(Finding::new(self, a.cluster.name.clone(), label.clone(), message).object(u.object.id.to_string()).at(u.object.source.clone().or_else(|| Some(u.tier.defined_at.clone()))).related_all(vec![(u.tier.defined_at.clone(), format!("Kustomization {label}"))]).why("on a cold cluster the namespace does not exist when this tier is dry-run, so the stage fails with 'namespaces not found' and the tier never becomes Ready").fix(fix));
             }
         }
         out

@@ -64,23 +64,17 @@ its tier, or change the policy if the decision changed."
                         (config_line.clone(), "policies.placement".to_string()),
                         (tier.defined_at.clone(), format!("Kustomization {label}")),
                     ];
-                    let finding = |object: Option<&Object>, message: String, fix: String| Finding {
-                        rule: "kind-placement",
-                        severity: Severity::Error,
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: object.map(|o| o.id.to_string()),
-                        at: object
-                            .and_then(|o| o.source.clone())
-                            .or_else(|| Some(tier.defined_at.clone())),
-                        related: related.clone(),
-                        message,
-                        why: format!(
-                            "the repository decided where this kind lives{reason}; this tier breaks that decision"
-                        ),
-                        fix,
-                        detail: None,
-                        waived: None,
+                    let finding = |object: Option<&Object>, message: String, fix: String| {
+                        Finding::new(self, cluster.name.clone(), label.clone(), message)
+                            .object_opt(object.map(|o| &o.id))
+                            .at(object
+                                .and_then(|o| o.source.clone())
+                                .unwrap_or_else(|| tier.defined_at.clone()))
+                            .related_all(related.clone())
+                            .why(format!(
+                                "the repository decided where this kind lives{reason}; this tier breaks that decision"
+                            ))
+                            .fix(fix)
                     };
                     for kind in &policy.forbid {
                         for object in tier.objects().iter().filter(|o| kind_matches(kind, o)) {
@@ -260,28 +254,27 @@ a silent pass."
                             .source
                             .clone()
                             .map(|s| if line > 0 { Span::new(s.file, line) } else { s });
-                        out.push(Finding {
-                            rule: self.id(),
-                            severity: self.severity(),
-                            cluster: cluster.name.clone(),
-                            kustomization: label.clone(),
-                            object: Some(object.id.to_string()),
-                            at: at.or_else(|| Some(tier.defined_at.clone())),
-                            related: vec![
+                        out.push(
+                            Finding::new(
+                                self,
+                                cluster.name.clone(),
+                                label.clone(),
+                                format!("{} in {label} {problem}{reason}", object.id),
+                            )
+                            .object(object.id.to_string())
+                            .at(at.or_else(|| Some(tier.defined_at.clone())))
+                            .related_all(vec![
                                 (config_line.clone(), "policies.fields".into()),
                                 (tier.defined_at.clone(), format!("Kustomization {label}")),
-                            ],
-                            message: format!("{} in {label} {problem}{reason}", object.id),
-                            why: format!(
+                            ])
+                            .why(format!(
                                 "policies.fields records a decision about {field}{reason}"
-                            ),
-                            fix: format!(
+                            ))
+                            .fix(format!(
                                 "change {field} in {} as the policy says, or update the policy",
                                 object.id
-                            ),
-                            detail: None,
-                            waived: None,
-                        });
+                            )),
+                        );
                     }
                 }
             }

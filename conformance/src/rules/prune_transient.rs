@@ -87,26 +87,13 @@ Ready before merging."
                         format!("before: in {old_label} (base revision)"),
                     ));
                 }
-                out.push(Finding {
-                    rule: self.id(),
-                    severity: self.severity(),
-                    cluster: cluster.name.clone(),
-                    kustomization: label.clone(),
-                    object: Some(object.id.to_string()),
-                    at: object.source.clone().or_else(|| Some(tier.defined_at.clone())),
-                    related,
-                    message: format!(
+                out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
                         "{} moves from {old_label} (prune: true) to {label}: deleted when {old_label} reconciles, recreated only when {label} applies",
                         object.id
-                    ),
-                    why: "between the prune and the re-apply the object does not exist; controllers that react to its absence (CDI recreating a StorageProfile with inferred defaults, a workload losing its ConfigMap) act in that window".into(),
-                    fix: format!(
+                    )).object(object.id.to_string()).at(object.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(related).why("between the prune and the re-apply the object does not exist; controllers that react to its absence (CDI recreating a StorageProfile with inferred defaults, a workload losing its ConfigMap) act in that window").fix(format!(
                         "merge with `prune: false` on {old_label}, check that the kustomize.toolkit.fluxcd.io/name label of {} moved to {label}, then restore `prune: true`",
                         object.id
-                    ),
-                    detail: None,
-                    waived: None,
-                });
+                    )));
             }
         }
         out

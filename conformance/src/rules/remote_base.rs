@@ -35,25 +35,12 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
                 for (at, url) in &tier.remote_bases {
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: None,
-                        at: Some(at.clone()),
-                        related: vec![(
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{label} pulls the remote base `{url}`, fetched over the network on every reconcile")).at(at.clone()).related_all(vec![(
                             tier.defined_at.clone(),
                             format!("Kustomization {label} builds {}", tier.display_path()),
-                        )],
-                        message: format!("{label} pulls the remote base `{url}`, fetched over the network on every reconcile"),
-                        why: format!(
+                        )]).why(format!(
                             "when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall"
-                        ),
-                        fix: "vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization".into(),
-                        detail: None,
-                        waived: None,
-                    });
+                        )).fix("vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization"));
                 }
             }
         }

@@ -38,29 +38,16 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                     continue;
                 };
                 let label = cluster.tier_label(&tier.id);
-                out.push(Finding {
-                    rule: self.id(),
-                    severity: self.severity(),
-                    cluster: cluster.name.clone(),
-                    kustomization: label.clone(),
-                    object: None,
-                    at: Some(failure.at.clone().unwrap_or_else(|| tier.defined_at.clone())),
-                    related: vec![(
-                        tier.defined_at.clone(),
-                        format!("Kustomization {label} builds {}", tier.display_path()),
-                    )],
-                    message: format!(
+                out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
                         "Kustomization {label} does not build: {}",
                         failure.message
-                    ),
-                    why: format!(
+                    )).at(failure.at.clone().unwrap_or_else(|| tier.defined_at.clone())).related_all(vec![(
+                        tier.defined_at.clone(),
+                        format!("Kustomization {label} builds {}", tier.display_path()),
+                    )]).why(format!(
                         "kustomize-controller cannot build {}, so {label} never becomes Ready: nothing in it is applied and every Kustomization that depends on it waits",
                         tier.display_path()
-                    ),
-                    fix: "fix the file named above (or spec.path) until the path builds".into(),
-                    detail: None,
-                        waived: None,
-                });
+                    )).fix("fix the file named above (or spec.path) until the path builds"));
             }
         }
         out

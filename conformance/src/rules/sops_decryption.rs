@@ -41,43 +41,17 @@ per-wave decryption), or move the file to a tier that has it. Values are never p
                     format!("Kustomization {label} (no spec.decryption)"),
                 )];
                 for object in tier.objects().iter().filter(|o| is_sops_encrypted(&o.body)) {
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: Some(object.id.to_string()),
-                        at: object.source.clone().or_else(|| Some(tier.defined_at.clone())),
-                        related: related.clone(),
-                        message: format!("{} in {label} is SOPS-encrypted, but {label} has no spec.decryption", object.id),
-                        why: format!("Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied"),
-                        fix: format!("add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts"),
-                        detail: None,
-                        waived: None,
-                    });
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{} in {label} is SOPS-encrypted, but {label} has no spec.decryption", object.id)).object(object.id.to_string()).at(object.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(related.clone()).why(format!("Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied")).fix(format!("add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts")));
                 }
                 for (at, file) in &tier.generator_inputs {
                     if !file_is_sops_encrypted(&cx.model.repo.join(file)) {
                         continue;
                     }
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: None,
-                        at: Some(at.clone()),
-                        related: {
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{file} is SOPS-encrypted and fed to a generator in {label}, which has no spec.decryption")).at(at.clone()).related_all({
                             let mut r = related.clone();
                             r.push((Span::new(file.clone(), 0), "SOPS-encrypted generator input".into()));
                             r
-                        },
-                        message: format!("{file} is SOPS-encrypted and fed to a generator in {label}, which has no spec.decryption"),
-                        why: "without decryption the generated Secret or ConfigMap holds the ciphertext, and the workload reads it as its configuration".into(),
-                        fix: format!("add spec.decryption to {label}, or generate this Secret in a tier that decrypts"),
-                        detail: None,
-                        waived: None,
-                    });
+                        }).why("without decryption the generated Secret or ConfigMap holds the ciphertext, and the workload reads it as its configuration").fix(format!("add spec.decryption to {label}, or generate this Secret in a tier that decrypts")));
                 }
             }
         }

@@ -43,23 +43,17 @@ for controllers older than kustomize-controller 1.9. Escape a literal as $${VAR}
                 let label = cluster.tier_label(&tier.id);
                 for hazard in &tier.substitution.hazards {
                     let (message, why, fix) = describe(hazard, &label, strict);
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: hazard.object.as_ref().map(ToString::to_string),
-                        at: hazard.at.clone().or_else(|| Some(tier.defined_at.clone())),
-                        related: vec![(
-                            tier.defined_at.clone(),
-                            format!("Kustomization {label} (spec.postBuild)"),
-                        )],
-                        message,
-                        why,
-                        fix,
-                        detail: None,
-                        waived: None,
-                    });
+                    out.push(
+                        Finding::new(self, cluster.name.clone(), label.clone(), message)
+                            .object_opt(hazard.object.as_ref().map(ToString::to_string))
+                            .at(hazard.at.clone().or_else(|| Some(tier.defined_at.clone())))
+                            .related_all(vec![(
+                                tier.defined_at.clone(),
+                                format!("Kustomization {label} (spec.postBuild)"),
+                            )])
+                            .why(why)
+                            .fix(fix),
+                    );
                 }
             }
         }
@@ -162,20 +156,7 @@ postBuild and define the variables."
                 for (object, at, mut names) in by_object {
                     names.sort();
                     let tokens: Vec<String> = names.iter().map(|n| format!("${{{n}}}")).collect();
-                    out.push(Finding {
-                        rule: self.id(),
-                        severity: self.severity(),
-                        cluster: cluster.name.clone(),
-                        kustomization: label.clone(),
-                        object: Some(object.clone()),
-                        at: at.or_else(|| Some(tier.defined_at.clone())),
-                        related: vec![(tier.defined_at.clone(), format!("Kustomization {label} (no spec.postBuild)"))],
-                        message: format!("{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit", tokens.join(", ")),
-                        why: format!("adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"),
-                        fix: format!("escape literal tokens as $${{…}}, or add postBuild to {label} and define {}", names.join(", ")),
-                        detail: None,
-                        waived: None,
-                    });
+                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit", tokens.join(", "))).object(object.clone()).at(at.or_else(|| Some(tier.defined_at.clone()))).related_all(vec![(tier.defined_at.clone(), format!("Kustomization {label} (no spec.postBuild)"))]).why(format!("adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty")).fix(format!("escape literal tokens as $${{…}}, or add postBuild to {label} and define {}", names.join(", "))));
                 }
             }
         }

@@ -173,26 +173,13 @@ fn check_reference(
     let file = object
         .and_then(|o| o.source.as_ref().map(|s| s.file.clone()))
         .unwrap_or_else(|| tier.defined_at.file.clone());
-    out.push(Finding {
-        rule: rule.id(),
-        severity: rule.severity(),
-        cluster: a.cluster.name.clone(),
-        kustomization: label.clone(),
-        object: object.map(|o| o.id.to_string()),
-        at: Some(Span::new(file, r.line)),
-        related,
-        message,
-        why: format!(
+    out.push(Finding::new(rule, a.cluster.name.clone(), label.clone(), message).object_opt(object.map(|o| o.id.to_string())).at(Span::new(file, r.line)).related_all(related).why(format!(
             "on a cold start or after a prune, {subject} is acted on before {target} exists; the reference resolves only by luck of timing"
-        ),
-        fix: if only_self {
+        )).fix(if only_self {
             format!("define {target} in a tier that {label} depends on")
         } else {
             format!("add `dependsOn: {}` to {label}", providers[0])
-        },
-        detail: None,
-                        waived: None,
-    });
+        }));
 }
 
 fn text(node: Option<&Node>) -> Option<(String, u32)> {

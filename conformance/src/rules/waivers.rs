@@ -82,35 +82,33 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], today: Date) -> Vec<F
         }
         let target = describe(waiver);
         let at = Span::new(FILE_NAME, waiver.rule.referenced.line() as u32);
-        let (rule, message, fix) = if matched == 0 {
+        let stale = matched == 0;
+        let (message, fix) = if stale {
             (
-                "waiver-stale",
                 format!("waiver for {target} matches no finding"),
                 "delete the waiver, or correct its rule/cluster/kustomization/object".to_string(),
             )
         } else if expired {
             (
-                "waiver-expired",
                 format!("waiver for {target} expired on {expires}; its {matched} finding(s) count again"),
                 "fix the findings, or renew the waiver with a new date and a reason that still holds".to_string(),
             )
         } else {
             continue;
         };
-        warnings.push(Finding {
-            rule,
-            severity: Severity::Warning,
-            cluster: waiver.cluster.clone().unwrap_or_else(|| "*".into()),
-            kustomization: waiver.kustomization.clone().unwrap_or_else(|| "*".into()),
-            object: waiver.object.clone(),
-            at: Some(at),
-            related: Vec::new(),
-            message,
-            why: format!("the waiver said: {}", waiver.reason),
-            fix,
-            detail: None,
-            waived: None,
-        });
+        let rule: &dyn Rule = if stale { &WaiverStale } else { &WaiverExpired };
+        warnings.push(
+            Finding::new(
+                rule,
+                waiver.cluster.clone().unwrap_or_else(|| "*".into()),
+                waiver.kustomization.clone().unwrap_or_else(|| "*".into()),
+                message,
+            )
+            .object_opt(waiver.object.as_ref())
+            .at(at)
+            .why(format!("the waiver said: {}", waiver.reason))
+            .fix(fix),
+        );
     }
     warnings
 }
