@@ -12,14 +12,14 @@ cargo build --release -q -p conformance
 bin=target/release/conformance
 if command -v hyperfine >/dev/null; then
   hyperfine --warmup 1 --runs "$runs" -i \
-    "$bin --renderer native check --repo $repo" \
-    "$bin --renderer kustomize check --repo $repo"
+    "$bin check --renderer native --repo $repo" \
+    "$bin check --renderer kustomize --repo $repo"
   exit 0
 fi
 for renderer in native kustomize; do
   start=$(date +%s.%N)
   for _ in $(seq "$runs"); do
-    "$bin" --renderer "$renderer" check --repo "$repo" >/dev/null || true
+    "$bin" check --renderer "$renderer" --repo "$repo" >/dev/null || true
   done
   end=$(date +%s.%N)
   echo "$renderer: $(echo "($end - $start) / $runs" | bc -l | cut -c1-6) s per run ($runs runs)"

@@ -32,7 +32,7 @@ fn measure(repo: &Path, renderer: &str) -> (f64, f64, String) {
     for _ in 0..runs() {
         let start = Instant::now();
         let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
-            .args(["--renderer", renderer, "check", "--repo"])
+            .args(["check", "--renderer", renderer, "--repo"])
             .arg(repo)
             .env("CONFORMANCE_STATS", "1")
             .output()

@@ -1,16 +1,15 @@
-//! The engine's front door: index a repository, discover and render its
-//! clusters, run every rule.
+//! The engine's front door: open a [`Session`] on a repository, run every
+//! rule, and return the findings with the model they are about.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::config::{Config, ConfigError};
-use crate::discover;
+use crate::config::ConfigError;
 use crate::model::Model;
 use crate::render::Choice;
-use crate::render::Kustomize;
 use crate::render::external::MissingRenderer;
-use crate::repo::{RepoError, RepoIndex};
+use crate::repo::RepoError;
 use crate::rules::{self, Finding};
+use crate::session::{Session, stat};
 
 /// Why a run could not produce findings (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +68,7 @@ pub struct CheckOptions {
 #[derive(Debug)]
 pub struct Outcome {
     pub model: Model,
-    pub config: Config,
+    pub config: crate::config::Config,
     pub findings: Vec<Finding>,
     /// The renderer that built the tiers.
     pub renderer: String,
@@ -80,10 +79,7 @@ pub struct Outcome {
 impl Outcome {
     /// Error findings that count (not waived).
     pub fn errors(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == rules::Severity::Error && f.waived.is_none())
-            .count()
+        self.findings.iter().filter(|f| f.is_error()).count()
     }
 
     /// Warning findings that count (not waived).
@@ -100,128 +96,40 @@ impl Outcome {
     }
 }
 
-/// Indexes, discovers, renders with the chosen renderer, and runs every rule.
+/// Opens a session, checks conformance.yaml against discovery, and runs
+/// every rule.
 pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
-    let config = Config::load(&options.repo)?;
-    let renderer = options
-        .renderer
-        .or(config.renderer)
-        .unwrap_or_default()
-        .backend()?;
-    check_with(options, renderer.as_ref())
+    let session = Session::open(&options.repo, options.renderer)?;
+    check_session(session, options)
 }
 
-/// As [`check`], with a given renderer.
-pub fn check_with(options: &CheckOptions, renderer: &dyn Kustomize) -> Result<Outcome, CheckError> {
-    let config = Config::load(&options.repo)?;
-    let model = load_model(&options.repo, renderer)?;
-    check_config_against(&config, &model)?;
+/// As [`check`], on an open session.
+pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome, CheckError> {
+    session.check_config()?;
     for wanted in &options.clusters {
-        if !model.clusters.iter().any(|c| &c.name == wanted) {
-            return Err(CheckError::UnknownCluster {
-                name: wanted.clone(),
-                repo: options.repo.display().to_string(),
-                known: model
-                    .clusters
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        session.cluster(wanted)?;
     }
-    let base_model = match &options.base {
-        Some(base) => {
-            let tree = base.materialise(&options.repo)?;
-            Some(load_model(&tree.root, renderer)?)
-        }
-        None => None,
-    };
+    let base_model = options
+        .base
+        .as_ref()
+        .map(|base| session.base_model(base))
+        .transpose()?;
     let started = std::time::Instant::now();
-    let mut findings = rules::run_all(&model, &config, base_model.as_ref());
+    let mut findings = {
+        let cx = rules::Context::new(&session, base_model.as_ref());
+        rules::run_all(&cx)
+    };
     stat("rules", started);
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.contains(&f.cluster));
     }
+    let renderer = session.renderer_name();
+    let fallbacks = session.fallbacks();
     Ok(Outcome {
-        model,
-        config,
+        model: session.model,
+        config: session.config,
         findings,
-        renderer: renderer.name().to_string(),
-        fallbacks: renderer.fallbacks(),
+        renderer,
+        fallbacks,
     })
-}
-
-/// Checks what conformance.yaml says about clusters against discovery.
-pub fn check_config_against(config: &Config, model: &Model) -> Result<(), CheckError> {
-    let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
-    if let Some((name, line)) = config.unknown_clusters(&names).into_iter().next() {
-        return Err(CheckError::Config(ConfigError {
-            file: crate::config::FILE_NAME.into(),
-            line,
-            message: format!(
-                "no cluster named `{name}` was discovered; clusters: {}",
-                names.join(", ")
-            ),
-        }));
-    }
-    Ok(())
-}
-
-/// Indexes and discovers a repository.
-pub fn load_model(repo: &Path, renderer: &dyn Kustomize) -> Result<Model, CheckError> {
-    let started = std::time::Instant::now();
-    let index = RepoIndex::load(repo)?;
-    stat("index", started);
-    let config = Config::load(repo)?;
-    let started = std::time::Instant::now();
-    let mut model = discover::discover_with(&index, renderer, &config.local_sources());
-    stat("discover+render", started);
-    let started = std::time::Instant::now();
-    for cluster in &mut model.clusters {
-        crate::postbuild::apply(cluster);
-    }
-    stat("postbuild", started);
-    if model.clusters.is_empty() {
-        // Say which sources the Kustomizations in the repository use, so the
-        // user can map an OCI artifact built from this repository.
-        let mut sources: Vec<String> = index
-            .files()
-            .filter_map(|(_, f)| f.docs.as_ref().ok())
-            .flatten()
-            .filter(|d| discover::is_flux_kustomization(d))
-            .filter_map(|d| {
-                Some(format!(
-                    "{}/{}",
-                    d.str_at(&["spec", "sourceRef", "kind"])?,
-                    d.str_at(&["spec", "sourceRef", "name"])?
-                ))
-            })
-            .collect();
-        sources.sort();
-        sources.dedup();
-        if sources.len() > 6 {
-            let more = sources.len() - 5;
-            sources.truncate(5);
-            sources.push(format!("and {more} more"));
-        }
-        return Err(if sources.is_empty() {
-            CheckError::NoClusters {
-                repo: repo.display().to_string(),
-            }
-        } else {
-            CheckError::NoLocalClusters {
-                repo: repo.display().to_string(),
-                sources: sources.join(", "),
-            }
-        });
-    }
-    Ok(model)
-}
-
-/// Phase timings on stderr when `CONFORMANCE_STATS` is set (benchmarks).
-fn stat(phase: &str, started: std::time::Instant) {
-    if std::env::var_os("CONFORMANCE_STATS").is_some() {
-        eprintln!("phase {phase}: {:.3}s", started.elapsed().as_secs_f64());
-    }
 }

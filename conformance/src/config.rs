@@ -268,6 +268,17 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// A problem at a line of conformance.yaml (0: the whole file).
+    pub fn new(line: u32, message: String) -> ConfigError {
+        ConfigError {
+            file: FILE_NAME.into(),
+            line,
+            message,
+        }
+    }
+}
+
 fn error_at<T>(spanned: &Spanned<T>, message: String) -> ConfigError {
     ConfigError {
         file: FILE_NAME.into(),

@@ -24,9 +24,10 @@
 use std::collections::BTreeSet;
 
 use crate::config::Config;
-use crate::convergence::{ClusterAnalysis, Provenance, RuntimeHow};
+use crate::convergence::ClusterAnalysis;
 use crate::model::{Entry, Object, ObjectId, TierId};
 use crate::provenance::{Catalog, crd_name};
+use crate::provenance::{Provenance, RuntimeHow};
 
 /// The plan for one cluster.
 #[derive(Debug, Clone)]

@@ -50,4 +50,5 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod rules;
+pub mod session;
 pub mod yaml;

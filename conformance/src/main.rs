@@ -16,6 +16,7 @@ use conformance::graph::TierGraph;
 use conformance::render::Choice;
 use conformance::report;
 use conformance::rules;
+use conformance::session::Session;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,13 +25,29 @@ use conformance::rules;
     about = "Conformance checks for Flux GitOps repositories"
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What every subcommand that reads a repository takes.
+#[derive(Debug, clap::Args)]
+struct RepoArgs {
+    /// The repository root: the checkout of the GitRepository Flux syncs
+    /// (spec.path of every Flux Kustomization is relative to it).
+    #[arg(long, default_value = ".")]
+    repo: PathBuf,
     /// How kustomize builds run: native (built in, default), kustomize (the
     /// kustomize or kubectl program), auto (native, and the program for what
     /// native does not support). Overrides `renderer` in conformance.yaml.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, value_enum)]
     renderer: Option<RendererArg>,
-    #[command(subcommand)]
-    command: Command,
+}
+
+impl RepoArgs {
+    /// Resolves the run once: configuration, renderer, index and model.
+    fn open(&self) -> Result<Session, conformance::check::CheckError> {
+        Session::open(&self.repo, self.renderer.map(Choice::from))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,32 +67,23 @@ impl From<RendererArg> for Choice {
     }
 }
 
-/// The backend for a command: --renderer, else conformance.yaml, else native.
-fn backend(
-    repo: &std::path::Path,
-    cli: Option<RendererArg>,
-) -> anyhow::Result<Box<dyn conformance::render::Kustomize>> {
-    let config = conformance::config::Config::load(repo)?;
-    let choice = cli
-        .map(Choice::from)
-        .or(config.renderer)
-        .unwrap_or_default();
-    Ok(choice.backend()?)
-}
-
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Discover every cluster, render every Kustomization, run every rule.
     Check {
-        /// The repository root (the GitRepository's checkout).
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
-        /// Report only this cluster (repeatable).
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// Report only this cluster (repeatable; rules still see every
+        /// cluster, so parity is judged against the whole repository).
         #[arg(long = "cluster", value_name = "NAME")]
         clusters: Vec<String>,
+        /// The report: human (blocks with snippets), json (the documented
+        /// document), junit (XML), sarif (2.1.0, for code scanning), github
+        /// (Actions annotations).
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
-        /// A previous git revision to compare with (prune-transient).
+        /// A previous git revision to compare with (prune-transient); read
+        /// with `git archive`, nothing is written to the repository.
         #[arg(long, value_name = "REV", conflicts_with = "base_dir")]
         base: Option<String>,
         /// A directory holding the previous tree, instead of a revision.
@@ -84,33 +92,36 @@ enum Command {
     },
     /// Print a cluster's tier graph in canonical form (sorted, one line each).
     Graph {
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The cluster (as discovered: the shortest unique tail of its entry path).
         #[arg(long = "cluster", value_name = "NAME")]
         cluster: String,
     },
     /// Audit every kind a cluster uses: per tier, where its API comes from and
     /// whether it exists when the tier is dry-run on a cold cluster.
     Crds {
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The cluster (as discovered).
         #[arg(long = "cluster", value_name = "NAME")]
         cluster: String,
     },
     /// The postBuild substitution audit: one line per Kustomization, then the
     /// hazards and unaudited tokens with file:line.
     Substitutions {
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
+        #[command(flatten)]
+        repo: RepoArgs,
         /// Only this cluster (repeatable; all when absent).
         #[arg(long = "cluster", value_name = "NAME")]
         clusters: Vec<String>,
     },
     /// Print the live-cluster (l1-cluster) plan: tiers, stages, assertions.
     L1Plan {
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
-        /// Default: l1.cluster in conformance.yaml, else the first cluster.
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The cluster; default: l1.cluster in conformance.yaml, else the
+        /// first discovered.
         #[arg(long = "cluster", value_name = "NAME")]
         cluster: Option<String>,
     },
@@ -132,8 +143,8 @@ enum ConfigAction {
     /// Exit 0 when conformance.yaml is valid, 2 with file:line and the cause
     /// when not.
     Check {
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
+        #[command(flatten)]
+        repo: RepoArgs,
     },
 }
 
@@ -167,7 +178,6 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let renderer_arg = cli.renderer;
     match cli.command {
         Command::Check {
             repo,
@@ -178,18 +188,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let started = Instant::now();
             let options = CheckOptions {
-                repo: repo.clone(),
+                repo: repo.repo.clone(),
                 clusters: clusters.clone(),
-                renderer: renderer_arg.map(Choice::from),
+                renderer: repo.renderer.map(Choice::from),
                 base: base
                     .map(conformance::base::Base::Rev)
                     .or(base_dir.map(conformance::base::Base::Dir)),
             };
             let outcome = check(&options)?;
+            let repo_arg = repo.repo.display().to_string();
             let text = match format {
                 Format::Json => {
-                    let doc =
-                        report::json::render(&outcome, &repo.display().to_string(), &clusters);
+                    let doc = report::json::render(&outcome, &repo_arg, &clusters);
                     let mut text = serde_json::to_string_pretty(&doc)?;
                     text.push('\n');
                     text
@@ -211,60 +221,51 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Command::Graph { repo, cluster } => {
-            let renderer = backend(&repo, renderer_arg)?;
-            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
-            let found = find_cluster(&model, &cluster, &repo)?;
+            let session = repo.open()?;
+            let found = session.cluster(&cluster)?;
             print(&TierGraph::of(found).canonical())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Crds { repo, cluster } => {
-            let config = conformance::config::Config::load(&repo)?;
-            let renderer = backend(&repo, renderer_arg)?;
-            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
-            let found = find_cluster(&model, &cluster, &repo)?;
-            let analysis = conformance::convergence::ClusterAnalysis::of(found, &config.catalog());
-            print(&report::crds::render(&analysis))?;
+            let session = repo.open()?;
+            let found = session.cluster(&cluster)?;
+            print(&report::crds::render(&session.analysis(found)))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Substitutions { repo, clusters } => {
-            let renderer = backend(&repo, renderer_arg)?;
-            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
+            let session = repo.open()?;
             let mut selected = Vec::new();
             for name in &clusters {
-                selected.push(find_cluster(&model, name, &repo)?);
+                selected.push(session.cluster(name)?);
             }
             if selected.is_empty() {
-                selected = model.clusters.iter().collect();
+                selected = session.model.clusters.iter().collect();
             }
             print(&report::substitutions::render(&selected))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::L1Plan { repo, cluster } => {
-            let config = conformance::config::Config::load(&repo)?;
-            let renderer = backend(&repo, renderer_arg)?;
-            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
+            let session = repo.open()?;
             let name = cluster
-                .or_else(|| config.l1.cluster.clone())
-                .or_else(|| model.clusters.first().map(|c| c.name.clone()))
+                .or_else(|| session.config.l1.cluster.clone())
+                .or_else(|| session.model.clusters.first().map(|c| c.name.clone()))
                 .unwrap_or_default();
-            let found = find_cluster(&model, &name, &repo)?;
-            let catalog = config.catalog();
-            let analysis = conformance::convergence::ClusterAnalysis::of(found, &catalog);
-            let plan = conformance::l1::plan(&analysis, &config, &catalog);
+            let found = session.cluster(&name)?;
+            let analysis = session.analysis(found);
+            let plan = conformance::l1::plan(&analysis, &session.config, &session.catalog);
             print(&conformance::l1::render(
                 &plan,
-                &conformance::l1::k3s_image(&config, &name),
+                &conformance::l1::k3s_image(&session.config, &name),
             ))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Config {
             action: ConfigAction::Check { repo },
         } => {
-            let config = conformance::config::Config::load(&repo)?;
-            let renderer = backend(&repo, renderer_arg)?;
-            let model = conformance::check::load_model(&repo, renderer.as_ref())?;
-            conformance::check::check_config_against(&config, &model)?;
-            let exists = repo.join(conformance::config::FILE_NAME).is_file();
+            let session = repo.open()?;
+            session.check_config()?;
+            let config = &session.config;
+            let exists = repo.repo.join(conformance::config::FILE_NAME).is_file();
             print(&if exists {
                 format!(
                     "{}: ok ({} placement and {} field policies, {} waivers, {} clusters discovered)\n",
@@ -272,13 +273,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     config.policies.placement.len(),
                     config.policies.fields.len(),
                     config.waivers.len(),
-                    model.clusters.len()
+                    session.model.clusters.len()
                 )
             } else {
                 format!(
                     "no {} in {}: every default applies\n",
                     conformance::config::FILE_NAME,
-                    repo.display()
+                    repo.repo.display()
                 )
             })?;
             Ok(ExitCode::SUCCESS)
@@ -288,13 +289,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let known: Vec<&str> = rules::all().iter().map(|r| r.id()).collect();
                 anyhow::bail!("unknown rule `{rule}`; rules: {}", known.join(", "));
             };
-            let severity = match found.severity() {
-                rules::Severity::Error => "error",
-                rules::Severity::Warning => "warning",
-            };
             print(&format!(
-                "{} ({severity})\n\n{}\n\nExample: {}\n\n{}\n",
+                "{} ({})\n\n{}\n\nExample: {}\n\n{}\n",
                 found.id(),
+                found.severity().as_str(),
                 found.summary(),
                 found.example(),
                 wrap(found.explain(), 80)
@@ -302,25 +300,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn find_cluster<'m>(
-    model: &'m conformance::model::Model,
-    name: &str,
-    repo: &std::path::Path,
-) -> anyhow::Result<&'m conformance::model::Cluster> {
-    model
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = model.clusters.iter().map(|c| c.name.as_str()).collect();
-            anyhow::anyhow!(
-                "no cluster named `{name}` in {}; discovered: {}",
-                repo.display(),
-                known.join(", ")
-            )
-        })
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -28,13 +28,22 @@ pub enum RepoError {
     /// The root does not exist or is not a directory.
     #[error("{path}: not a directory")]
     NotADirectory { path: String },
-    /// A directory could not be listed.
+    /// A directory or file could not be read.
     #[error("{path}: {source}")]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
+    /// A path (or the symlink it names) leads outside the repository.
+    #[error("{path}: points outside the repository")]
+    Outside { path: String },
+    /// A file is larger than the loader's budget.
+    #[error(
+        "{path}: file is {bytes} bytes, larger than the {}-byte limit",
+        yaml::MAX_FILE_BYTES
+    )]
+    TooLarge { path: String, bytes: u64 },
 }
 
 /// One indexed YAML file.
@@ -44,11 +53,14 @@ pub struct File {
 }
 
 /// All YAML files of a repository, keyed by path relative to the root with
-/// `/` separators.
+/// `/` separators, and the paths of every other file (scripts, env files:
+/// what rules read besides manifests).
 #[derive(Debug)]
 pub struct RepoIndex {
     root: PathBuf,
     files: BTreeMap<String, File>,
+    /// Every regular file below the root except under `.git`, sorted.
+    paths: std::collections::BTreeSet<String>,
 }
 
 impl RepoIndex {
@@ -65,7 +77,8 @@ impl RepoIndex {
             source,
         })?;
         let mut paths = Vec::new();
-        walk(&root, "", &mut paths)?;
+        let mut all = std::collections::BTreeSet::new();
+        walk(&root, "", &mut paths, &mut all, false)?;
         let files = paths
             .into_par_iter()
             .map(|rel| {
@@ -74,7 +87,44 @@ impl RepoIndex {
                 (rel, File { docs })
             })
             .collect();
-        Ok(RepoIndex { root, files })
+        Ok(RepoIndex {
+            root,
+            files,
+            paths: all,
+        })
+    }
+
+    /// Every file of the repository (not only manifests) whose name is
+    /// `name`, sorted.
+    pub fn files_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.paths
+            .iter()
+            .map(String::as_str)
+            .filter(move |p| p.rsplit('/').next() == Some(name))
+    }
+
+    /// The text of a repository file, under the file-size budget. Nothing
+    /// outside the root is read, whatever the path or a symlink says.
+    pub fn read_text(&self, rel: &str) -> Result<String, RepoError> {
+        let (normal, escapes) = normalize("", rel);
+        let io = |source| RepoError::Io {
+            path: rel.to_string(),
+            source,
+        };
+        let real = self.root.join(&normal).canonicalize().map_err(io)?;
+        if escapes || !real.starts_with(&self.root) {
+            return Err(RepoError::Outside {
+                path: rel.to_string(),
+            });
+        }
+        let meta = std::fs::metadata(&real).map_err(io)?;
+        if meta.len() > yaml::MAX_FILE_BYTES {
+            return Err(RepoError::TooLarge {
+                path: rel.to_string(),
+                bytes: meta.len(),
+            });
+        }
+        std::fs::read_to_string(&real).map_err(io)
     }
 
     /// The canonical absolute root.
@@ -126,12 +176,28 @@ fn relative_error(err: LoadError, rel: &str) -> LoadError {
     }
 }
 
-fn walk(root: &Path, rel: &str, out: &mut Vec<String>) -> Result<(), RepoError> {
+/// Lists manifests (outside the directories Flux ignores) into `out` and
+/// every file (outside `.git`) into `all`. Inside an ignored directory
+/// (`ignored`), files are only listed, and an unreadable directory is
+/// skipped.
+fn walk(
+    root: &Path,
+    rel: &str,
+    out: &mut Vec<String>,
+    all: &mut std::collections::BTreeSet<String>,
+    ignored: bool,
+) -> Result<(), RepoError> {
     let dir = root.join(rel);
-    let entries = std::fs::read_dir(&dir).map_err(|source| RepoError::Io {
-        path: dir.display().to_string(),
-        source,
-    })?;
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(_) if ignored => return Ok(()),
+        Err(source) => {
+            return Err(RepoError::Io {
+                path: dir.display().to_string(),
+                source,
+            });
+        }
+    };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -141,13 +207,17 @@ fn walk(root: &Path, rel: &str, out: &mut Vec<String>) -> Result<(), RepoError> 
             continue;
         };
         if file_type.is_dir() {
-            if !IGNORED_DIRS.contains(&name.as_str()) {
-                walk(root, &child, out)?;
+            if name != ".git" {
+                let skip = ignored || IGNORED_DIRS.contains(&name.as_str());
+                walk(root, &child, out, all, skip)?;
             }
-        } else if is_manifest_name(&name) && !IGNORED_FILES.contains(&name.as_str()) {
-            // Symlinked files are read through (Flux's loader does too); a
-            // symlinked directory is never entered (file_type is the link's).
-            out.push(child);
+        } else {
+            if !ignored && is_manifest_name(&name) && !IGNORED_FILES.contains(&name.as_str()) {
+                // Symlinked files are read through (Flux's loader does too); a
+                // symlinked directory is never entered (file_type is the link's).
+                out.push(child.clone());
+            }
+            all.insert(child);
         }
     }
     Ok(())

@@ -390,8 +390,8 @@ fn native_renderer_needs_no_program_and_external_one_says_what_to_install() {
     let repo = fixture("reference-platform");
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_conformance"))
-            .args(extra)
             .args(["check", "--repo", repo.to_str().unwrap()])
+            .args(extra)
             .env("PATH", empty.path())
             .output()
             .unwrap()

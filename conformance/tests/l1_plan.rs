@@ -5,24 +5,15 @@
 
 use std::path::Path;
 
-use conformance::check::load_model;
 use conformance::config::Config;
-use conformance::convergence::ClusterAnalysis;
 use conformance::l1::{self, Assertion};
-use conformance::render::native::Native;
+use conformance::render::Choice;
+use conformance::session::Session;
 
 fn plan(repo: &Path, cluster: &str) -> l1::Plan {
-    let config = Config::load(repo).unwrap();
-    let model = load_model(repo, &Native).unwrap();
-    let c = model
-        .clusters
-        .iter()
-        .find(|c| c.name == cluster)
-        .unwrap()
-        .clone();
-    let catalog = config.catalog();
-    let analysis = ClusterAnalysis::of(&c, &catalog);
-    l1::plan(&analysis, &config, &catalog)
+    let session = Session::open(repo, Some(Choice::Native)).unwrap();
+    let c = session.cluster(cluster).unwrap();
+    l1::plan(&session.analysis(c), &session.config, &session.catalog)
 }
 
 fn fixture(rel: &str) -> std::path::PathBuf {

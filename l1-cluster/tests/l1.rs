@@ -15,11 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use conformance::check::load_model;
-use conformance::config::Config;
-use conformance::convergence::ClusterAnalysis;
 use conformance::l1::{self, Plan};
-use conformance::render::native::Native;
+use conformance::render::Choice;
+use conformance::session::Session;
 use l1_cluster::{Cluster, Runtime, detect_runtime, execute};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
@@ -37,24 +35,21 @@ fn repo() -> PathBuf {
 }
 
 fn plan_for(repo: &Path) -> anyhow::Result<(Plan, (String, String))> {
-    let config = Config::load(repo)?;
-    let model = load_model(repo, &Native)?;
-    let name = config
+    let session = Session::open(repo, Some(Choice::Native))?;
+    let name = session
+        .config
         .l1
         .cluster
         .clone()
-        .or_else(|| model.clusters.first().map(|c| c.name.clone()))
+        .or_else(|| session.model.clusters.first().map(|c| c.name.clone()))
         .ok_or_else(|| anyhow::anyhow!("no cluster"))?;
-    let cluster = model
-        .clusters
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| anyhow::anyhow!("l1.cluster `{name}` was not discovered"))?;
-    let catalog = config.catalog();
-    let analysis = ClusterAnalysis::of(cluster, &catalog);
+    let cluster = session
+        .cluster(&name)
+        .map_err(|e| anyhow::anyhow!("l1.cluster `{name}`: {e}"))?;
+    let analysis = session.analysis(cluster);
     Ok((
-        l1::plan(&analysis, &config, &catalog),
-        l1::k3s_image(&config, &name),
+        l1::plan(&analysis, &session.config, &session.catalog),
+        l1::k3s_image(&session.config, &name),
     ))
 }
 

@@ -1,34 +1,39 @@
 //! Kind provenance: where the API of every kind comes from.
 //!
-//! A kind is built in to Kubernetes ([`builtin`], a complete table of the
-//! built-in group/version/kinds of Kubernetes 1.30 to 1.37), part of Flux
-//! itself, declared as installed outside Flux, defined by a
-//! CustomResourceDefinition rendered in git, installed by a Helm chart (a
-//! HelmRelease in some tier, matched against the chart catalog), or created at
-//! runtime by a controller once a trigger object is reconciled (the runtime
-//! catalog, and Crossplane's CompositeResourceDefinitions). The catalogs are
-//! data (`catalog.yaml`), extendable from `conformance.yaml`.
+//! Each source of kinds is one module, listed once in [`SOURCES`]:
+//!
+//! * [`builtin`]: built in to Kubernetes (a complete table of 1.30 to 1.37);
+//! * [`flux`]: Flux's own kinds (and the Flux Operator's where it syncs);
+//! * [`preinstalled`]: declared installed outside Flux in conformance.yaml;
+//! * [`crd`]: a CustomResourceDefinition rendered in git;
+//! * [`chart`]: a HelmRelease of a chart the [`catalog`] knows;
+//! * [`crossplane`]: a CompositeResourceDefinition;
+//! * [`runtime`]: a controller of the runtime catalog, once its trigger object
+//!   is reconciled (CDI, KubeVirt, …).
+//!
+//! The first three say what exists before any tier is applied
+//! ([`ProviderSource::initial`]); the others find providers in the rendered
+//! objects of a cluster ([`ProviderSource::scan`]), each located in a tier.
+//! [`Providers::of`] runs them all; the convergence model decides when each
+//! provider's kinds exist. The catalogs are data (`catalog.yaml`),
+//! extendable from `conformance.yaml`.
+
+pub mod builtin;
+pub mod catalog;
+pub mod chart;
+pub mod crd;
+pub mod crossplane;
+pub mod flux;
+pub mod preinstalled;
+pub mod runtime;
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
-use serde::Deserialize;
+pub use builtin::{BuiltinKind, builtin, builtin_kind};
+pub use catalog::{Catalog, ChartEntry, CreatedKinds, RuntimeEntry, TriggerMatch};
+pub use flux::{FLUX_GROUPS, FLUX_OPERATOR_GROUP};
 
-/// Groups served by Flux itself: its controllers run the sync, so their CRDs
-/// exist before any tier is applied.
-pub const FLUX_GROUPS: &[&str] = &[
-    "source.toolkit.fluxcd.io",
-    "kustomize.toolkit.fluxcd.io",
-    "helm.toolkit.fluxcd.io",
-    "notification.toolkit.fluxcd.io",
-    "image.toolkit.fluxcd.io",
-    "source.extensions.fluxcd.io",
-];
-
-/// The Flux Operator's group (FluxInstance, ResourceSet, …): installed
-/// before anything in a cluster that a FluxInstance syncs, since the
-/// operator is what syncs it.
-pub const FLUX_OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
 
 /// Whether a kind is cluster-scoped or namespaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,144 +42,201 @@ pub enum Scope {
     Namespaced,
 }
 
-/// One built-in kind.
+/// Where a kind's API comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Provenance {
+    BuiltIn,
+    Flux,
+    Preinstalled,
+    /// A CustomResourceDefinition rendered in a tier.
+    Crd {
+        tier: TierId,
+        at: Option<Span>,
+    },
+    /// Created once `trigger` (in `tier`) is reconciled: a HelmRelease of a
+    /// catalog chart, a runtime-catalog trigger, or a Crossplane XRD.
+    Runtime {
+        how: RuntimeHow,
+        trigger: ObjectId,
+        tier: TierId,
+        at: Option<Span>,
+    },
+    /// Nothing in the checked tiers provides it, but a tier of the cluster
+    /// was not checked (another source) or did not build: the kind may well
+    /// come from there, so nothing is claimed.
+    Unchecked {
+        tier: TierId,
+    },
+    Unknown,
+}
+
+impl Provenance {
+    /// The tier that provides the kind, for located provenances.
+    pub fn tier(&self) -> Option<&TierId> {
+        match self {
+            Provenance::Crd { tier, .. }
+            | Provenance::Runtime { tier, .. }
+            | Provenance::Unchecked { tier } => Some(tier),
+            Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Unknown => None,
+        }
+    }
+}
+
+/// Which kind of runtime provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeHow {
+    /// helm-controller installs the chart's CRDs.
+    Chart { chart: String },
+    /// A controller creates the CRDs (runtime catalog).
+    Operator { operator: String },
+    /// Crossplane creates the CRD of a CompositeResourceDefinition.
+    Crossplane,
+}
+
+impl RuntimeHow {
+    /// "cdi-operator creates", "helm-controller installs (chart X)": reads
+    /// as "which {describe} only after …".
+    pub fn describe(&self) -> String {
+        match self {
+            RuntimeHow::Chart { chart } => format!("helm-controller installs (chart {chart})"),
+            RuntimeHow::Operator { operator } => format!("{operator} creates"),
+            RuntimeHow::Crossplane => "Crossplane creates".to_string(),
+        }
+    }
+}
+
+/// One provider found in a cluster's rendered objects.
 #[derive(Debug, Clone)]
-pub struct BuiltinKind {
+pub struct Provider {
     pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub plural: String,
-    pub scope: Scope,
-    /// First and last Kubernetes minor version serving it.
-    pub minors: (u32, u32),
+    /// `None`: every kind of the group.
+    pub kind: Option<String>,
+    /// The scope the provider declares (a CRD does).
+    pub scope: Option<Scope>,
+    /// Always located in a tier (`Crd` or `Runtime`).
+    pub provenance: Provenance,
 }
 
-/// The built-in kinds of Kubernetes (data in `builtin-kinds.txt`).
-pub fn builtin() -> &'static [BuiltinKind] {
-    static TABLE: OnceLock<Vec<BuiltinKind>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        include_str!("builtin-kinds.txt")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|line| {
-                let f: Vec<&str> = line.split('|').collect();
-                let [group, version, kind, plural, scope, first, last] = f[..] else {
-                    return None;
-                };
-                Some(BuiltinKind {
-                    group: group.into(),
-                    version: version.into(),
-                    kind: kind.into(),
-                    plural: plural.into(),
-                    scope: if scope == "Cluster" {
-                        Scope::Cluster
-                    } else {
-                        Scope::Namespaced
-                    },
-                    minors: (first.parse().ok()?, last.parse().ok()?),
-                })
-            })
-            .collect()
-    })
-}
-
-/// The built-in kind with this group and kind (any version), if any.
-pub fn builtin_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    builtin()
-        .iter()
-        .find(|b| b.group == group && b.kind == kind)
-}
-
-/// The chart and runtime catalogs.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Catalog {
-    /// Charts and the API groups their CRDs define.
-    #[serde(default)]
-    pub charts: Vec<ChartEntry>,
-    /// Controllers that create CRDs at runtime.
-    #[serde(default)]
-    pub runtime: Vec<RuntimeEntry>,
-    /// Groups (`example.com`) or kinds (`example.com/Widget`) whose CRDs are
-    /// installed outside Flux (a bootstrap script, the distribution).
-    #[serde(default)]
-    pub preinstalled: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChartEntry {
-    pub chart: String,
-    pub groups: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuntimeEntry {
-    /// The controller's name, for messages.
-    pub operator: String,
-    pub trigger: TriggerMatch,
-    pub creates: Vec<CreatedKinds>,
-}
-
-/// Which objects trigger a runtime entry.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TriggerMatch {
-    /// API group (`""` or `core` for the core group).
-    pub group: String,
-    pub kind: String,
-    #[serde(default)]
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CreatedKinds {
-    pub group: String,
-    /// Kinds, or `"*"` for every kind of the group.
-    pub kinds: Vec<String>,
-}
-
-impl Catalog {
-    /// The catalog shipped with the tool.
-    pub fn embedded() -> &'static Catalog {
-        static CATALOG: OnceLock<Catalog> = OnceLock::new();
-        CATALOG.get_or_init(|| {
-            serde_saphyr::from_str(include_str!("catalog.yaml"))
-                .unwrap_or_else(|err| panic!("the embedded catalog.yaml is invalid: {err}"))
-        })
+impl Provider {
+    fn provides(&self, group: &str, kind: &str) -> bool {
+        self.group == group && self.kind.as_deref().is_none_or(|k| k == kind)
     }
+}
 
-    /// This catalog followed by `extra` (a repository's additions).
-    pub fn extended(&self, extra: &Catalog) -> Catalog {
-        Catalog {
-            charts: self.charts.iter().chain(&extra.charts).cloned().collect(),
-            runtime: self.runtime.iter().chain(&extra.runtime).cloned().collect(),
-            preinstalled: self
-                .preinstalled
-                .iter()
-                .chain(&extra.preinstalled)
-                .cloned()
-                .collect(),
+/// What a source of kinds reads.
+#[derive(Debug)]
+pub struct SourceCx<'a> {
+    pub cluster: &'a Cluster,
+    pub catalog: &'a Catalog,
+    /// Chart name → the groups it installs.
+    pub chart_groups: BTreeMap<&'a str, Vec<&'a str>>,
+    /// OCIRepository/HelmChart objects → their chart.
+    pub chart_sources: chart::ChartSources,
+}
+
+/// A source of kinds.
+pub trait ProviderSource: Sync + std::fmt::Debug {
+    /// For messages and `conformance crds`.
+    fn name(&self) -> &'static str;
+    /// Whether the kind exists before any tier is applied.
+    fn initial(&self, _cx: &SourceCx, _group: &str, _kind: &str) -> Option<Provenance> {
+        None
+    }
+    /// Providers among one tier's rendered objects.
+    fn scan(&self, _cx: &SourceCx, _tier: &Tier, _object: &Object, _out: &mut Vec<Provider>) {}
+}
+
+/// Every source of kinds, in the order providers are reported.
+pub const SOURCES: &[&dyn ProviderSource] = &[
+    &builtin::BuiltIn,
+    &flux::Flux,
+    &preinstalled::Preinstalled,
+    &crd::GitCrds,
+    &chart::Charts,
+    &crossplane::Crossplane,
+    &runtime::Operators,
+];
+
+/// Everything a cluster's tiers provide, indexed.
+#[derive(Debug)]
+pub struct Providers<'a> {
+    cx: SourceCx<'a>,
+    /// Providers by group.
+    by_group: BTreeMap<String, Vec<Provider>>,
+    /// Namespace name → tiers that render a Namespace object of that name.
+    pub namespaces: BTreeMap<String, Vec<TierId>>,
+}
+
+impl<'a> Providers<'a> {
+    pub fn of(cluster: &'a Cluster, catalog: &'a Catalog) -> Providers<'a> {
+        let cx = SourceCx {
+            cluster,
+            catalog,
+            chart_groups: catalog.chart_groups(),
+            chart_sources: chart::chart_sources(cluster),
+        };
+        let mut found = Vec::new();
+        let mut namespaces: BTreeMap<String, Vec<TierId>> = BTreeMap::new();
+        // Tiers that apply to another cluster (spec.kubeConfig) provide
+        // nothing here.
+        for tier in cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+        {
+            for o in tier.objects() {
+                for source in SOURCES {
+                    source.scan(&cx, tier, o, &mut found);
+                }
+                if o.id.group.is_empty() && o.id.kind == "Namespace" {
+                    namespaces
+                        .entry(o.id.name.clone())
+                        .or_default()
+                        .push(tier.id.clone());
+                }
+            }
+        }
+        let mut by_group: BTreeMap<String, Vec<Provider>> = BTreeMap::new();
+        for p in found {
+            by_group.entry(p.group.clone()).or_default().push(p);
+        }
+        Providers {
+            cx,
+            by_group,
+            namespaces,
         }
     }
 
-    /// Groups a chart installs, by chart name.
-    pub fn chart_groups(&self) -> BTreeMap<&str, Vec<&str>> {
-        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for entry in &self.charts {
-            out.entry(entry.chart.as_str())
-                .or_default()
-                .extend(entry.groups.iter().map(String::as_str));
-        }
+    /// Where the kind exists before any tier is applied, if it does.
+    pub fn initial(&self, group: &str, kind: &str) -> Option<Provenance> {
+        SOURCES
+            .iter()
+            .find_map(|s| s.initial(&self.cx, group, kind))
+    }
+
+    /// The providers of a kind located in tiers: CRDs in git first, then the
+    /// runtime providers, each in the order the tiers render them.
+    pub fn located(&self, group: &str, kind: &str) -> Vec<&Provider> {
+        let mut out: Vec<&Provider> = self
+            .by_group
+            .get(group)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.provides(group, kind))
+            .collect();
+        out.sort_by_key(|p| !matches!(p.provenance, Provenance::Crd { .. }));
         out
     }
 
-    pub fn is_preinstalled(&self, group: &str, kind: &str) -> bool {
-        self.preinstalled
-            .iter()
-            .any(|p| p == group || *p == format!("{group}/{kind}"))
+    /// The scope of a kind, when a built-in table or a CRD in git says.
+    pub fn scope(&self, group: &str, kind: &str) -> Option<Scope> {
+        if let Some(b) = builtin_kind(group, kind) {
+            return Some(b.scope);
+        }
+        self.located(group, kind).iter().find_map(|p| p.scope)
     }
 }
 

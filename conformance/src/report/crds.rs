@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::convergence::{ClusterAnalysis, Provenance, RuntimeHow, Verdict};
+use crate::convergence::ClusterAnalysis;
+use crate::provenance::{Provenance, RuntimeHow};
 
 /// The table and the second-order summary of one cluster.
 pub fn render(a: &ClusterAnalysis) -> String {
@@ -28,24 +29,8 @@ pub fn render(a: &ClusterAnalysis) -> String {
         } else {
             format!("{}/{}", id.group, id.kind)
         };
-        let provenance = describe(
-            a,
-            &u.provenance,
-            tier_of(&u.provenance).as_ref() == Some(&u.tier.id),
-        );
-        let status = match u.verdict {
-            Verdict::Available => "ok",
-            Verdict::SameTier => "second-order-crd",
-            Verdict::Ungated => "health-gate",
-            Verdict::NotAncestor => match &u.provenance {
-                Provenance::Runtime {
-                    how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
-                    ..
-                } => "second-order-crd",
-                _ => "crd-unavailable",
-            },
-            Verdict::Unknown => "crd-unavailable",
-        };
+        let provenance = describe(a, &u.provenance, u.provenance.tier() == Some(&u.tier.id));
+        let status = u.rule().unwrap_or("ok");
         if matches!(
             u.provenance,
             Provenance::Runtime {
@@ -116,15 +101,6 @@ pub fn render(a: &ClusterAnalysis) -> String {
         let _ = writeln!(out, "  {tier}: {}", kinds.join(", "));
     }
     out
-}
-
-fn tier_of(p: &Provenance) -> Option<crate::model::TierId> {
-    match p {
-        Provenance::Crd { tier, .. }
-        | Provenance::Runtime { tier, .. }
-        | Provenance::Unchecked { tier } => Some(tier.clone()),
-        _ => None,
-    }
 }
 
 fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {

@@ -2,7 +2,6 @@
 //! must agree with it (a bootstrap script's tier list, toolchain pins).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use super::{Context, Finding, Rule, Severity};
 use crate::config::{self, minor_version};
@@ -45,8 +44,7 @@ listed exactly once, in an order consistent with dependsOn and parents."
                 Vec::new(),
             ),
         };
-        let path = cx.model.repo.join(&script);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = cx.index.read_text(&script) else {
             if configured.is_none() {
                 return Vec::new();
             }
@@ -236,15 +234,21 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
             .map_or_else(config::default_kubectl_variable, |t| t.variable.clone());
         let files: Vec<String> = match settings.as_ref().filter(|t| !t.files.is_empty()) {
             Some(t) => t.files.clone(),
-            None => find_named(&cx.model.repo, "versions.env"),
+            None => cx
+                .index
+                .files_named("versions.env")
+                .map(str::to_string)
+                .collect(),
         };
         let mut pins: Vec<(String, Option<(String, u32)>)> = Vec::new();
         for file in &files {
-            pins.push((file.clone(), read_env(&cx.model.repo.join(file), &variable)));
+            pins.push((file.clone(), read_env(cx.index, file, &variable)));
         }
-        let shared_version = cx.config.kubernetes.as_ref().and_then(|src| {
-            read_env(&cx.model.repo.join(&src.file.value), &src.variable).map(|(v, _)| v)
-        });
+        let shared_version = cx
+            .config
+            .kubernetes
+            .as_ref()
+            .and_then(|src| read_env(cx.index, &src.file.value, &src.variable).map(|(v, _)| v));
         let mut out = Vec::new();
         let reference = pins
             .iter()
@@ -322,8 +326,8 @@ fn strip_v(v: &str) -> &str {
 }
 
 /// `KEY=value` (optionally `export KEY=value`, quoted) with its line.
-pub fn read_env(path: &Path, key: &str) -> Option<(String, u32)> {
-    let text = std::fs::read_to_string(path).ok()?;
+pub fn read_env(index: &crate::repo::RepoIndex, file: &str, key: &str) -> Option<(String, u32)> {
+    let text = index.read_text(file).ok()?;
     text.lines().enumerate().find_map(|(i, line)| {
         let line = line.trim();
         let line = line.strip_prefix("export ").unwrap_or(line);
@@ -335,30 +339,6 @@ pub fn read_env(path: &Path, key: &str) -> Option<(String, u32)> {
             )
         })
     })
-}
-
-/// Repository-relative paths of files called `name` (not under .git), sorted.
-fn find_named(root: &Path, name: &str) -> Vec<String> {
-    fn walk(root: &Path, rel: &Path, name: &str, out: &mut Vec<String>) {
-        let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
-            return;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let file_name = entry.file_name();
-            let child = rel.join(&file_name);
-            match entry.file_type() {
-                Ok(t) if t.is_dir() && file_name != ".git" => walk(root, &child, name, out),
-                Ok(t) if t.is_file() && file_name == name => {
-                    out.push(child.to_string_lossy().replace('\\', "/"))
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, Path::new(""), name, &mut out);
-    out.sort();
-    out
 }
 
 #[cfg(test)]

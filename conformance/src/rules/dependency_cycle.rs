@@ -1,7 +1,6 @@
 //! `dependency-cycle`: Kustomizations that depend on each other in a loop.
 
 use super::{Context, Finding, Rule, Severity};
-use crate::graph::TierGraph;
 use crate::model::Span;
 
 #[derive(Debug)]
@@ -28,10 +27,10 @@ strongly connected component and one loop through it; it is reported on each mem
 the edge that points from the lower tier back up (a tier should depend only on tiers it needs applied first)."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        let model = cx.model;
         let mut out = Vec::new();
-        for cluster in &model.clusters {
-            for cycle in TierGraph::of(cluster).cycles() {
+        for analysis in &cx.analyses {
+            let cluster = analysis.cluster;
+            for cycle in &analysis.cycles {
                 let loop_text = cycle
                     .path
                     .iter()

@@ -3,8 +3,9 @@
 //! [`crate::convergence`]).
 
 use super::{Context, Finding, Rule, Severity};
-use crate::convergence::{KindUse, Provenance, RuntimeHow, Verdict};
+use crate::convergence::{KindUse, Verdict};
 use crate::model::Cluster;
+use crate::provenance::Provenance;
 use crate::provenance::crd_name;
 
 #[derive(Debug)]
@@ -41,13 +42,7 @@ because dependsOn waits for Ready and Ready then includes the trigger being reco
 decided by the runtime and chart catalogs (conformance crds shows it); conformance.yaml can extend them."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        kind_findings(cx, self, |u| match (&u.verdict, &u.provenance) {
-            (Verdict::SameTier, _) => true,
-            (Verdict::NotAncestor, Provenance::Runtime { how, .. }) => {
-                !matches!(how, RuntimeHow::Chart { .. })
-            }
-            _ => false,
-        })
+        kind_findings(cx, self)
     }
 }
 
@@ -75,14 +70,7 @@ installed outside Flux (a bootstrap script, the distribution), list its group un
 conformance.yaml; for a chart the catalog does not know, add it under catalog.charts."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        kind_findings(cx, self, |u| match (&u.verdict, &u.provenance) {
-            (Verdict::Unknown, _) => true,
-            (Verdict::NotAncestor, Provenance::Crd { .. }) => true,
-            (Verdict::NotAncestor, Provenance::Runtime { how, .. }) => {
-                matches!(how, RuntimeHow::Chart { .. })
-            }
-            _ => false,
-        })
+        kind_findings(cx, self)
     }
 }
 
@@ -108,14 +96,15 @@ the parent's health. Set wait: true on the trigger's tier (or add a healthCheck 
 consumer depend on that tier."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        kind_findings(cx, self, |u| u.verdict == Verdict::Ungated)
+        kind_findings(cx, self)
     }
 }
 
-fn kind_findings(cx: &Context, rule: &dyn Rule, select: impl Fn(&KindUse) -> bool) -> Vec<Finding> {
+/// The findings of one rule: the kind uses whose verdict it reports.
+fn kind_findings(cx: &Context, rule: &dyn Rule) -> Vec<Finding> {
     let mut out = Vec::new();
     for analysis in &cx.analyses {
-        for u in analysis.uses.iter().filter(|u| select(u)) {
+        for u in analysis.uses.iter().filter(|u| u.rule() == Some(rule.id())) {
             out.push(kind_finding(analysis.cluster, rule, u));
         }
     }
@@ -178,7 +167,7 @@ fn kind_finding(cluster: &Cluster, rule: &dyn Rule, u: &KindUse) -> Finding {
                         ),
                     )
                 }
-                _ => (
+                Verdict::NotAncestor | Verdict::Unknown | Verdict::Available => (
                     format!(
                         "{object} in {label} needs {crd}, which {} after {trigger_text} in {trigger_label} is reconciled, but {label} does not depend on {trigger_label}",
                         how.describe()
@@ -206,7 +195,11 @@ fn kind_finding(cluster: &Cluster, rule: &dyn Rule, u: &KindUse) -> Finding {
                 ),
             )
         }
-        _ => (
+        Provenance::BuiltIn
+        | Provenance::Flux
+        | Provenance::Preinstalled
+        | Provenance::Unchecked { .. }
+        | Provenance::Unknown => (
             format!(
                 "{object} in {label} needs {crd}, but nothing provides it: it is not built in to Kubernetes, no CRD in the repository defines it, and no chart in the catalog installs it"
             ),
@@ -219,6 +212,6 @@ fn kind_finding(cluster: &Cluster, rule: &dyn Rule, u: &KindUse) -> Finding {
     Finding::new(rule, cluster.name.clone(), label.clone(), message).object(id.to_string()).at(u.object.source.clone().or_else(|| Some(u.tier.defined_at.clone()))).related_all(related).why(match u.verdict {
             Verdict::SameTier => "Flux dry-runs every object of a stage before applying any; the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created",
             Verdict::Ungated => "dependsOn waits for Ready, and without health gating Ready comes before the operator has created the CRD: the dependent's dry-run races the operator",
-            _ => "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'",
+            Verdict::NotAncestor | Verdict::Unknown | Verdict::Available => "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'",
         }).fix(fix)
 }

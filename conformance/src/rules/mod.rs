@@ -28,6 +28,8 @@ use crate::config::Config;
 use crate::convergence::ClusterAnalysis;
 use crate::model::Model;
 use crate::provenance::Catalog;
+use crate::repo::RepoIndex;
+use crate::session::Session;
 
 /// A rule of the contract.
 pub trait Rule: Sync {
@@ -44,30 +46,33 @@ pub trait Rule: Sync {
 }
 
 /// What every rule reads: the model, the configuration, the effective
-/// catalog, and the convergence analysis of each cluster (computed once).
+/// catalog, the repository index (rules never read the disk themselves), and
+/// the convergence analysis of each cluster (computed once).
 #[derive(Debug)]
-pub struct Context<'m> {
-    pub model: &'m Model,
-    pub config: &'m Config,
-    pub catalog: Catalog,
+pub struct Context<'s> {
+    pub model: &'s Model,
+    pub config: &'s Config,
+    pub catalog: &'s Catalog,
+    pub index: &'s RepoIndex,
     /// One per cluster, in the model's order.
-    pub analyses: Vec<ClusterAnalysis<'m>>,
+    pub analyses: Vec<ClusterAnalysis<'s>>,
     /// The previous revision's model, when the run compares (`--base`).
-    pub base: Option<&'m Model>,
+    pub base: Option<&'s Model>,
 }
 
-impl<'m> Context<'m> {
-    pub fn new(model: &'m Model, config: &'m Config, base: Option<&'m Model>) -> Context<'m> {
-        let catalog = config.catalog();
-        let analyses = model
+impl<'s> Context<'s> {
+    pub fn new(session: &'s Session, base: Option<&'s Model>) -> Context<'s> {
+        let analyses = session
+            .model
             .clusters
             .iter()
-            .map(|c| ClusterAnalysis::of(c, &catalog))
+            .map(|c| session.analysis(c))
             .collect();
         Context {
-            model,
-            config,
-            catalog,
+            model: &session.model,
+            config: &session.config,
+            catalog: &session.catalog,
+            index: &session.index,
             analyses,
             base,
         }
@@ -107,11 +112,10 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
 }
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
-pub fn run_all(model: &Model, config: &Config, base: Option<&Model>) -> Vec<Finding> {
-    let cx = Context::new(model, config, base);
-    let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(&cx)).collect();
+pub fn run_all(cx: &Context) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(cx)).collect();
     let today = crate::config::Date::today();
-    let warnings = waivers::apply(&config.waivers, &mut findings, today);
+    let warnings = waivers::apply(&cx.config.waivers, &mut findings, today);
     findings.extend(warnings);
     findings.sort_by(|a, b| {
         (

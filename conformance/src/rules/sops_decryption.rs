@@ -44,7 +44,7 @@ per-wave decryption), or move the file to a tier that has it. Values are never p
                     out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{} in {label} is SOPS-encrypted, but {label} has no spec.decryption", object.id)).object(object.id.to_string()).at(object.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(related.clone()).why(format!("Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied")).fix(format!("add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts")));
                 }
                 for (at, file) in &tier.generator_inputs {
-                    if !file_is_sops_encrypted(&cx.model.repo.join(file)) {
+                    if !file_is_sops_encrypted(cx.index, file) {
                         continue;
                     }
                     out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{file} is SOPS-encrypted and fed to a generator in {label}, which has no spec.decryption")).at(at.clone()).related_all({
@@ -66,14 +66,8 @@ pub fn is_sops_encrypted(body: &Node) -> bool {
 
 /// A file SOPS encrypted, in any of its formats: YAML/JSON with `sops.mac`,
 /// dotenv with `sops_mac=`, INI with a `[sops]` section.
-fn file_is_sops_encrypted(path: &std::path::Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if meta.len() > yaml::MAX_FILE_BYTES {
-        return false;
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
+fn file_is_sops_encrypted(index: &crate::repo::RepoIndex, file: &str) -> bool {
+    let Ok(text) = index.read_text(file) else {
         return false;
     };
     if text

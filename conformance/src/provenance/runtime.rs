@@ -1,0 +1,47 @@
+//! Controllers that create CRDs at runtime once a trigger object is
+//! reconciled (the runtime catalog: CDI, KubeVirt, Tigera, Cilium, …).
+
+use super::{Provenance, Provider, ProviderSource, RuntimeHow, SourceCx};
+use crate::model::{Object, Tier};
+
+/// Triggers of the runtime catalog.
+#[derive(Debug)]
+pub struct Operators;
+
+impl ProviderSource for Operators {
+    fn name(&self) -> &'static str {
+        "operator"
+    }
+    fn scan(&self, cx: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
+        let id = &o.id;
+        for entry in &cx.catalog.runtime {
+            let group = match entry.trigger.group.as_str() {
+                "core" => "",
+                other => other,
+            };
+            let matches = id.group == group
+                && id.kind == entry.trigger.kind
+                && entry.trigger.name.as_ref().is_none_or(|n| *n == id.name);
+            if !matches {
+                continue;
+            }
+            for created in &entry.creates {
+                for kind in &created.kinds {
+                    out.push(Provider {
+                        group: created.group.clone(),
+                        kind: (kind != "*").then(|| kind.clone()),
+                        scope: None,
+                        provenance: Provenance::Runtime {
+                            how: RuntimeHow::Operator {
+                                operator: entry.operator.clone(),
+                            },
+                            trigger: id.clone(),
+                            tier: tier.id.clone(),
+                            at: o.source.clone(),
+                        },
+                    });
+                }
+            }
+        }
+    }
+}

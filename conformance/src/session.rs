@@ -1,0 +1,181 @@
+//! A run, resolved once: the repository's configuration (read once), the
+//! renderer, the repository index and the discovered, rendered and
+//! substituted model. Every subcommand opens one [`Session`] and works from
+//! it (as nextest's `BaseApp` and ripgrep's `HiArgs` are built once per
+//! command); the rules and reports borrow from it.
+
+use std::path::{Path, PathBuf};
+
+use crate::base::Base;
+use crate::check::CheckError;
+use crate::config::{Config, ConfigError};
+use crate::convergence::ClusterAnalysis;
+use crate::discover;
+use crate::model::{Cluster, Model};
+use crate::provenance::Catalog;
+use crate::render::{Choice, Kustomize};
+use crate::repo::RepoIndex;
+
+/// Everything a run needs, built once.
+#[derive(Debug)]
+pub struct Session {
+    /// The repository root as given.
+    pub repo: PathBuf,
+    pub config: Config,
+    /// The embedded catalog extended with conformance.yaml's `catalog`.
+    pub catalog: Catalog,
+    renderer: Box<dyn Kustomize>,
+    pub index: RepoIndex,
+    pub model: Model,
+}
+
+impl Session {
+    /// Reads conformance.yaml, picks the renderer (`renderer`, else the
+    /// configuration's, else native), indexes, discovers and renders.
+    pub fn open(repo: &Path, renderer: Option<Choice>) -> Result<Session, CheckError> {
+        let config = Config::load(repo)?;
+        let backend = renderer.or(config.renderer).unwrap_or_default().backend()?;
+        Session::with_renderer(repo, config, backend)
+    }
+
+    /// As [`Session::open`], with a configuration and a renderer at hand.
+    pub fn with_renderer(
+        repo: &Path,
+        config: Config,
+        renderer: Box<dyn Kustomize>,
+    ) -> Result<Session, CheckError> {
+        let started = std::time::Instant::now();
+        let index = RepoIndex::load(repo)?;
+        stat("index", started);
+        let model = load_model(repo, &index, renderer.as_ref(), &config)?;
+        Ok(Session {
+            repo: repo.to_path_buf(),
+            catalog: config.catalog(),
+            config,
+            renderer,
+            index,
+            model,
+        })
+    }
+
+    /// The renderer's name, for reports.
+    pub fn renderer_name(&self) -> String {
+        self.renderer.name().to_string()
+    }
+
+    /// Kustomizations the external program built instead (`auto`), and why.
+    pub fn fallbacks(&self) -> Vec<String> {
+        self.renderer.fallbacks()
+    }
+
+    /// The cluster with this name, or an error listing the discovered ones.
+    pub fn cluster(&self, name: &str) -> Result<&Cluster, CheckError> {
+        self.model
+            .clusters
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| CheckError::UnknownCluster {
+                name: name.to_string(),
+                repo: self.repo.display().to_string(),
+                known: self
+                    .model
+                    .clusters
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// The convergence analysis of one cluster.
+    pub fn analysis<'s>(&'s self, cluster: &'s Cluster) -> ClusterAnalysis<'s> {
+        ClusterAnalysis::of(cluster, &self.catalog)
+    }
+
+    /// The model of a previous revision, rendered with the same renderer
+    /// (and that revision's own conformance.yaml).
+    pub fn base_model(&self, base: &Base) -> Result<Model, CheckError> {
+        let tree = base.materialise(&self.repo)?;
+        let config = Config::load(&tree.root)?;
+        let index = RepoIndex::load(&tree.root)?;
+        load_model(&tree.root, &index, self.renderer.as_ref(), &config)
+    }
+
+    /// Checks what conformance.yaml says about clusters against discovery.
+    pub fn check_config(&self) -> Result<(), CheckError> {
+        let names: Vec<String> = self.model.clusters.iter().map(|c| c.name.clone()).collect();
+        if let Some((name, line)) = self.config.unknown_clusters(&names).into_iter().next() {
+            return Err(CheckError::Config(ConfigError::new(
+                line,
+                format!(
+                    "no cluster named `{name}` was discovered; clusters: {}",
+                    names.join(", ")
+                ),
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Discovers, renders and substitutes a repository's clusters.
+pub fn load_model(
+    repo: &Path,
+    index: &RepoIndex,
+    renderer: &dyn Kustomize,
+    config: &Config,
+) -> Result<Model, CheckError> {
+    let started = std::time::Instant::now();
+    let mut model = discover::discover_with(index, renderer, &config.local_sources());
+    stat("discover+render", started);
+    let started = std::time::Instant::now();
+    for cluster in &mut model.clusters {
+        crate::postbuild::apply(cluster);
+    }
+    stat("postbuild", started);
+    if model.clusters.is_empty() {
+        return Err(no_clusters(repo, index));
+    }
+    Ok(model)
+}
+
+/// Why a repository has no cluster: no Flux Kustomization at all, or only
+/// ones built from other sources (which are named, so the user can map an
+/// OCI artifact built from this repository).
+fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
+    let repo = repo.display().to_string();
+    let mut sources: Vec<String> = index
+        .files()
+        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .flatten()
+        .filter(|d| discover::is_flux_kustomization(d))
+        .filter_map(|d| {
+            Some(format!(
+                "{}/{}",
+                d.str_at(&["spec", "sourceRef", "kind"])?,
+                d.str_at(&["spec", "sourceRef", "name"])?
+            ))
+        })
+        .collect();
+    sources.sort();
+    sources.dedup();
+    if sources.len() > 6 {
+        let more = sources.len() - 5;
+        sources.truncate(5);
+        sources.push(format!("and {more} more"));
+    }
+    if sources.is_empty() {
+        CheckError::NoClusters { repo }
+    } else {
+        CheckError::NoLocalClusters {
+            repo,
+            sources: sources.join(", "),
+        }
+    }
+}
+
+/// Phase timings on stderr when `CONFORMANCE_STATS` is set (benchmarks).
+pub fn stat(phase: &str, started: std::time::Instant) {
+    if std::env::var_os("CONFORMANCE_STATS").is_some() {
+        eprintln!("phase {phase}: {:.3}s", started.elapsed().as_secs_f64());
+    }
+}
