@@ -11,6 +11,9 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::provenance::Catalog;
+pub use crate::rules::bootstrap::cfg::{Bootstrap, Toolchain};
+pub use crate::rules::placement::cfg::{FieldPath, Policies, Segment, glob, matches_glob};
+pub use crate::rules::waivers::cfg::{Date, Waiver};
 
 /// The file name looked up at the repository root.
 pub const FILE_NAME: &str = "conformance.yaml";
@@ -141,132 +144,28 @@ fn yes() -> bool {
     true
 }
 
-/// `policies:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Policies {
-    #[serde(default)]
-    pub placement: Vec<Placement>,
-    #[serde(default)]
-    pub fields: Vec<FieldPolicy>,
-}
-
-/// One `kind-placement` policy.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Placement {
-    /// Kustomization name or glob (`platform-config`, `apps-*`).
-    pub kustomization: Spanned<String>,
-    /// Cluster name or glob (default: every cluster).
-    #[serde(default)]
-    pub cluster: Option<String>,
-    /// Kinds (`Kind` or `group/Kind`) that must not appear.
-    #[serde(default)]
-    pub forbid: Vec<String>,
-    /// Kinds that must appear at least once.
-    #[serde(default)]
-    pub require: Vec<String>,
-    /// Kinds that must appear exactly this many times.
-    #[serde(default)]
-    pub count: std::collections::BTreeMap<String, usize>,
-    /// Why (shown in findings).
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
-/// One `field-policy`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FieldPolicy {
-    /// `Kind` or `group/Kind`.
-    pub kind: String,
-    #[serde(default)]
-    pub kustomization: Option<String>,
-    #[serde(default)]
-    pub cluster: Option<String>,
-    #[serde(default)]
-    pub namespace: Option<String>,
-    #[serde(default)]
-    pub name: Option<String>,
-    /// The field: `spec.configuration.evictionStrategy`,
-    /// `spec.template.spec.containers[*].image`, `metadata.labels["app.kubernetes.io/name"]`.
-    pub path: Spanned<String>,
-    #[serde(default)]
-    pub absent: Option<bool>,
-    #[serde(default)]
-    pub present: Option<bool>,
-    #[serde(default)]
-    pub equals: Option<Spanned<String>>,
-    #[serde(default)]
-    pub matches: Option<Spanned<String>>,
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
-/// `bootstrap:`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Bootstrap {
-    /// The script (default `bootstrap/standup.sh`).
-    #[serde(default = "default_script")]
-    pub script: String,
-    /// The bash array listing the tiers (default `TIER_ORDER`).
-    #[serde(default = "default_variable")]
-    pub variable: String,
-    /// Clusters the script serves (default: all).
-    #[serde(default)]
-    pub clusters: Vec<String>,
-}
-
-pub fn default_script() -> String {
-    "bootstrap/standup.sh".into()
-}
-
-pub fn default_variable() -> String {
-    "TIER_ORDER".into()
-}
-
-/// `toolchain:`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Toolchain {
-    /// `KEY=value` files (default: every `versions.env` in the repository).
-    #[serde(default)]
-    pub files: Vec<String>,
-    /// The key holding the kubectl version (default `KUBECTL_VERSION`).
-    #[serde(default = "default_kubectl_variable")]
-    pub variable: String,
-}
-
-pub fn default_kubectl_variable() -> String {
-    "KUBECTL_VERSION".into()
-}
-
-/// A waiver: a finding that is accepted until a date.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Waiver {
-    pub rule: Spanned<String>,
-    #[serde(default)]
-    pub cluster: Option<String>,
-    #[serde(default)]
-    pub kustomization: Option<String>,
-    /// `Kind/namespace/name` or `Kind/name`.
-    #[serde(default)]
-    pub object: Option<String>,
-    pub reason: String,
-    /// `YYYY-MM-DD`: the last day the waiver applies.
-    pub expires: Spanned<String>,
-}
-
-/// `conformance.yaml` is unreadable or invalid.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
+/// `conformance.yaml` is unreadable or invalid: the first problem, and any
+/// more found in the same run.
+#[derive(Debug)]
 pub struct ConfigError {
     pub file: String,
     pub line: u32,
     pub message: String,
+    /// Further problems, in line order.
+    pub more: Vec<ConfigError>,
 }
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
+        for more in &self.more {
+            write!(f, "\n{more}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 impl ConfigError {
     /// A problem at a line of conformance.yaml (0: the whole file).
@@ -275,16 +174,14 @@ impl ConfigError {
             file: FILE_NAME.into(),
             line,
             message,
+            more: Vec::new(),
         }
     }
 }
 
-fn error_at<T>(spanned: &Spanned<T>, message: String) -> ConfigError {
-    ConfigError {
-        file: FILE_NAME.into(),
-        line: spanned.referenced.line() as u32,
-        message,
-    }
+/// A problem at the line of a value of conformance.yaml.
+pub(crate) fn error_at<T>(spanned: &Spanned<T>, message: String) -> ConfigError {
+    ConfigError::new(spanned.referenced.line() as u32, message)
 }
 
 impl Config {
@@ -295,11 +192,8 @@ impl Config {
         if !path.is_file() {
             return Ok(Config::default());
         }
-        let text = std::fs::read_to_string(&path).map_err(|err| ConfigError {
-            file: FILE_NAME.into(),
-            line: 0,
-            message: err.to_string(),
-        })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|err| ConfigError::new(0, err.to_string()))?;
         Config::parse(&text)
     }
 
@@ -320,96 +214,41 @@ impl Config {
                 Some(cut) => &first[..cut],
                 None => first,
             };
-            ConfigError {
-                file: FILE_NAME.into(),
-                line,
-                message: message.to_string(),
-            }
+            ConfigError::new(line, message.to_string())
         })?;
         config.validate()?;
         Ok(config)
     }
 
-    /// Checks what the types cannot: paths, regexes, dates, exclusive options.
+    /// Checks what the types cannot (paths, regexes, dates, rule ids,
+    /// versions), every section with its own rules, and reports every
+    /// problem at once.
     fn validate(&self) -> Result<(), ConfigError> {
-        for policy in &self.policies.fields {
-            FieldPath::parse(&policy.path.value).map_err(|message| {
-                error_at(
-                    &policy.path,
-                    format!("field path `{}`: {message}", policy.path.value),
-                )
-            })?;
-            let checks = [
-                policy.absent.is_some(),
-                policy.present.is_some(),
-                policy.equals.is_some(),
-                policy.matches.is_some(),
-            ]
-            .into_iter()
-            .filter(|set| *set)
-            .count();
-            if checks != 1 {
-                return Err(error_at(
-                    &policy.path,
-                    format!(
-                        "field policy on `{}` needs exactly one of absent, present, equals, matches (found {checks})",
-                        policy.path.value
-                    ),
-                ));
-            }
-            if let Some(pattern) = &policy.matches {
-                regex::Regex::new(&pattern.value).map_err(|err| {
-                    error_at(
-                        pattern,
-                        format!("regex `{}` does not compile: {err}", pattern.value),
-                    )
-                })?;
-            }
-        }
-        for placement in &self.policies.placement {
-            if placement.forbid.is_empty()
-                && placement.require.is_empty()
-                && placement.count.is_empty()
-            {
-                return Err(error_at(
-                    &placement.kustomization,
-                    "placement policy needs at least one of forbid, require, count".into(),
-                ));
-            }
-            glob(&placement.kustomization.value)
-                .map_err(|message| error_at(&placement.kustomization, message))?;
-        }
-        for waiver in &self.waivers {
-            if crate::rules::by_id(&waiver.rule.value).is_none() {
-                return Err(error_at(
-                    &waiver.rule,
-                    format!("waiver for unknown rule `{}`", waiver.rule.value),
-                ));
-            }
-            Date::parse(&waiver.expires.value).ok_or_else(|| {
-                error_at(
-                    &waiver.expires,
-                    format!(
-                        "expires `{}` is not a YYYY-MM-DD date",
-                        waiver.expires.value
-                    ),
-                )
-            })?;
-        }
+        let mut problems = Vec::new();
+        self.policies.validate(&mut problems);
+        crate::rules::waivers::cfg::validate(&self.waivers, &mut problems);
         for facts in self.clusters.values() {
-            if let Some(v) = &facts.kubernetes {
-                minor_version(&v.value).ok_or_else(|| {
-                    error_at(
-                        v,
-                        format!(
-                            "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
-                            v.value
-                        ),
-                    )
-                })?;
+            if let Some(v) = &facts.kubernetes
+                && minor_version(&v.value).is_none()
+            {
+                problems.push(error_at(
+                    v,
+                    format!(
+                        "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
+                        v.value
+                    ),
+                ));
             }
         }
-        Ok(())
+        problems.sort_by_key(|p| p.line);
+        let mut problems = problems.into_iter();
+        match problems.next() {
+            None => Ok(()),
+            Some(mut first) => {
+                first.more = problems.collect();
+                Err(first)
+            }
+        }
     }
 
     /// The configured sources, for discovery.
@@ -463,21 +302,6 @@ impl Config {
     }
 }
 
-/// A compiled glob for names (`*` and `?`).
-pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
-    globset::Glob::new(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|err| format!("bad glob `{pattern}`: {err}"))
-}
-
-/// Whether `name` matches the optional glob (absent matches everything).
-pub fn matches_glob(pattern: Option<&str>, name: &str) -> bool {
-    match pattern {
-        None => true,
-        Some(p) => glob(p).is_ok_and(|g| g.is_match(name)),
-    }
-}
-
 /// `1.36`, `v1.36.4+k3s1`, `1.36.4` → (1, 36).
 pub fn minor_version(text: &str) -> Option<(u32, u32)> {
     let t = text.trim().trim_start_matches('v');
@@ -485,162 +309,6 @@ pub fn minor_version(text: &str) -> Option<(u32, u32)> {
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;
     Some((major, minor))
-}
-
-/// A calendar date.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Date {
-    pub year: i32,
-    pub month: u32,
-    pub day: u32,
-}
-
-impl Date {
-    pub fn parse(text: &str) -> Option<Date> {
-        let mut parts = text.trim().split('-');
-        let year = parts.next()?.parse().ok()?;
-        let month = parts.next()?.parse().ok()?;
-        let day = parts.next()?.parse().ok()?;
-        if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-            return None;
-        }
-        Some(Date { year, month, day })
-    }
-
-    /// Today (UTC), or `CONFORMANCE_TODAY` (YYYY-MM-DD) when set, so runs and
-    /// tests can be pinned to a date.
-    pub fn today() -> Date {
-        if let Some(d) = std::env::var("CONFORMANCE_TODAY")
-            .ok()
-            .and_then(|t| Date::parse(&t))
-        {
-            return d;
-        }
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        Date::from_days((secs / 86_400) as i64)
-    }
-
-    /// The civil date of a day count since 1970-01-01 (Hinnant's algorithm).
-    fn from_days(z: i64) -> Date {
-        let z = z + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
-        Date { year, month, day }
-    }
-}
-
-impl std::fmt::Display for Date {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-}
-
-/// A field path: keys separated by `.`, `["quoted.key"]` for keys with dots,
-/// `[N]` for a list index and `[*]` for every item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldPath(pub Vec<Segment>);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
-    Key(String),
-    Index(usize),
-    Every,
-}
-
-impl FieldPath {
-    pub fn parse(text: &str) -> Result<FieldPath, String> {
-        let mut segments = Vec::new();
-        let chars: Vec<char> = text.chars().collect();
-        let mut i = 0;
-        let mut key = String::new();
-        let flush = |key: &mut String, segments: &mut Vec<Segment>| -> Result<(), String> {
-            if key.is_empty() {
-                return Err("empty key".into());
-            }
-            segments.push(Segment::Key(std::mem::take(key)));
-            Ok(())
-        };
-        if chars.is_empty() {
-            return Err("empty path".into());
-        }
-        while i < chars.len() {
-            match chars[i] {
-                '.' => {
-                    if !key.is_empty() {
-                        flush(&mut key, &mut segments)?;
-                    } else if i == 0 || chars[i - 1] != ']' {
-                        return Err(format!("empty key at character {}", i + 1));
-                    }
-                    i += 1;
-                }
-                '[' => {
-                    if !key.is_empty() {
-                        flush(&mut key, &mut segments)?;
-                    }
-                    let close = chars[i..]
-                        .iter()
-                        .position(|c| *c == ']')
-                        .ok_or_else(|| format!("unclosed `[` at character {}", i + 1))?;
-                    let inner: String = chars[i + 1..i + close].iter().collect();
-                    let segment = if inner == "*" {
-                        Segment::Every
-                    } else if let Ok(n) = inner.parse::<usize>() {
-                        Segment::Index(n)
-                    } else if inner.len() >= 2
-                        && (inner.starts_with('"') && inner.ends_with('"')
-                            || inner.starts_with('\'') && inner.ends_with('\''))
-                    {
-                        Segment::Key(inner[1..inner.len() - 1].to_string())
-                    } else {
-                        return Err(format!("`[{inner}]` is not an index, [*] or a quoted key"));
-                    };
-                    segments.push(segment);
-                    i += close + 1;
-                    if i < chars.len() && chars[i] != '.' && chars[i] != '[' {
-                        return Err(format!(
-                            "expected `.` or `[` after `]` at character {}",
-                            i + 1
-                        ));
-                    }
-                }
-                c => {
-                    key.push(c);
-                    i += 1;
-                }
-            }
-        }
-        if !key.is_empty() {
-            flush(&mut key, &mut segments)?;
-        } else if text.ends_with('.') {
-            return Err("path ends with `.`".into());
-        }
-        Ok(FieldPath(segments))
-    }
-
-    /// Every node the path reaches in `node`.
-    pub fn select<'n>(&self, node: &'n crate::yaml::Node) -> Vec<&'n crate::yaml::Node> {
-        let mut current = vec![node];
-        for segment in &self.0 {
-            let mut next = Vec::new();
-            for n in current {
-                match segment {
-                    Segment::Key(k) => next.extend(n.get(k)),
-                    Segment::Index(i) => next.extend(n.as_seq().get(*i)),
-                    Segment::Every => next.extend(n.as_seq()),
-                }
-            }
-            current = next;
-        }
-        current
-    }
 }
 
 #[cfg(test)]
@@ -700,30 +368,21 @@ mod tests {
     }
 
     #[test]
-    fn field_paths_parse() {
-        assert_eq!(
-            FieldPath::parse("spec.template.spec.containers[*].image")
-                .unwrap()
-                .0,
-            vec![
-                Segment::Key("spec".into()),
-                Segment::Key("template".into()),
-                Segment::Key("spec".into()),
-                Segment::Key("containers".into()),
-                Segment::Every,
-                Segment::Key("image".into()),
-            ]
+    fn every_problem_is_reported_in_one_run() {
+        let err = Config::parse(
+            "policies:\n  fields:\n    - kind: Pod\n      path: spec..x\n      absent: true\nwaivers:\n  - rule: no-such-rule\n    reason: x\n    expires: 2026-13-01\n",
+        )
+        .unwrap_err();
+        let lines: Vec<u32> = std::iter::once(err.line)
+            .chain(err.more.iter().map(|e| e.line))
+            .collect();
+        assert_eq!(lines, [4, 7, 9], "{err}");
+        let text = err.to_string();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.contains("unknown rule") && text.contains("YYYY-MM-DD"),
+            "{text}"
         );
-        assert_eq!(
-            FieldPath::parse("metadata.annotations[\"a.b/c\"]")
-                .unwrap()
-                .0
-                .last(),
-            Some(&Segment::Key("a.b/c".into()))
-        );
-        for bad in ["", ".", "a.", "a..b", "a[", "a[x]", "a[0]b"] {
-            assert!(FieldPath::parse(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]
@@ -731,8 +390,5 @@ mod tests {
         assert_eq!(minor_version("v1.36.4+k3s1"), Some((1, 36)));
         assert_eq!(minor_version("1.31"), Some((1, 31)));
         assert_eq!(minor_version("latest"), None);
-        assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
-        assert_eq!(Date::from_days(20_787).to_string(), "2026-11-30");
-        assert!(Date::parse("2026-12-31").unwrap() > Date::parse("2026-11-30").unwrap());
     }
 }

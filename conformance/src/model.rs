@@ -1,7 +1,7 @@
 //! The model: clusters, their tiers (Flux `Kustomization`s) and what each tier
 //! renders. Plain data, built by discovery and read by the rules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::yaml::Node;
@@ -192,7 +192,7 @@ pub struct Tier {
     /// patches).
     pub files_read: usize,
     /// What postBuild substitution did and found (set after discovery).
-    pub substitution: crate::postbuild::Audit,
+    pub substitution: Audit,
     pub state: TierState,
 }
 
@@ -279,4 +279,45 @@ pub struct Model {
     /// The repository root as given.
     pub repo: std::path::PathBuf,
     pub clusters: Vec<Cluster>,
+}
+
+/// What the substitution of one tier found.
+#[derive(Debug, Clone, Default)]
+pub struct Audit {
+    /// Whether the tier has `spec.postBuild`.
+    pub post_build: bool,
+    /// Whether the substitution pass ran (variables defined, or `Always`).
+    pub pass_ran: bool,
+    /// Whether every non-optional source was found in the repository.
+    pub complete: bool,
+    /// Distinct variables referenced by the tier's objects that are defined.
+    pub defined: BTreeSet<String>,
+    /// `${…}` references in a tier without postBuild: (object, line, name).
+    pub unaudited: Vec<(ObjectId, Option<Span>, String)>,
+    pub hazards: Vec<Hazard>,
+}
+
+/// A substitution problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hazard {
+    /// The object, when the hazard is in one (not for a bad variable name).
+    pub object: Option<ObjectId>,
+    pub at: Option<Span>,
+    pub kind: HazardKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HazardKind {
+    /// A variable without definition or default.
+    Undefined { name: String },
+    /// Flux cannot parse the expression and fails the build.
+    Unparsable { expression: String, message: String },
+    /// `:?` / `:+`: Flux treats them as `:-`, unlike bash.
+    Misleading { name: String, op: &'static str },
+    /// A variable key that is not a valid name: Flux fails the tier.
+    InvalidName { name: String, source: String },
+    /// The pass is skipped (no variable defined), so `${…}` ships literally.
+    Skipped { name: String },
+    /// A substring with a negative length (Flux's code panics on it).
+    BadSubstring { name: String },
 }

@@ -20,56 +20,16 @@
 
 pub mod envsubst;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use envsubst::{EvalError, Lookup, Op};
 
+pub use crate::model::{Audit, Hazard, HazardKind};
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierState};
 use crate::yaml::{Node, Value};
 
 /// The label or annotation that turns substitution off for one object.
 pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
-
-/// What the substitution of one tier found.
-#[derive(Debug, Clone, Default)]
-pub struct Audit {
-    /// Whether the tier has `spec.postBuild`.
-    pub post_build: bool,
-    /// Whether the substitution pass ran (variables defined, or `Always`).
-    pub pass_ran: bool,
-    /// Whether every non-optional source was found in the repository.
-    pub complete: bool,
-    /// Distinct variables referenced by the tier's objects that are defined.
-    pub defined: BTreeSet<String>,
-    /// `${…}` references in a tier without postBuild: (object, line, name).
-    pub unaudited: Vec<(ObjectId, Option<Span>, String)>,
-    pub hazards: Vec<Hazard>,
-}
-
-/// A substitution problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hazard {
-    /// The object, when the hazard is in one (not for a bad variable name).
-    pub object: Option<ObjectId>,
-    pub at: Option<Span>,
-    pub kind: HazardKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HazardKind {
-    /// A variable without definition or default.
-    Undefined { name: String },
-    /// Flux cannot parse the expression and fails the build.
-    Unparsable { expression: String, message: String },
-    /// `:?` / `:+`: Flux treats them as `:-`, unlike bash.
-    Misleading { name: String, op: &'static str },
-    /// A variable key that is not a valid name: Flux fails the tier.
-    InvalidName { name: String, source: String },
-    /// The pass is skipped (no variable defined), so `${…}` ships literally.
-    Skipped { name: String },
-    /// A substring with a negative length (Flux's code panics on it).
-    BadSubstring { name: String },
-}
 
 /// Applies postBuild substitution to every tier of the cluster that has it
 /// and stores each tier's audit in `tier.substitution`.

@@ -5,7 +5,7 @@
 //! summary with an example (README, `conformance explain`) and a paragraph
 //! saying which Flux behaviour it models.
 
-mod bootstrap;
+pub mod bootstrap;
 mod dependency_cycle;
 mod dependency_missing;
 mod duplicate_object;
@@ -13,14 +13,14 @@ mod finding;
 mod graph_parity;
 mod kinds;
 mod namespace_missing;
-mod placement;
+pub mod placement;
 mod prune_transient;
 mod remote_base;
 mod render_failed;
 mod sops_decryption;
 mod substitution;
 mod unresolved_reference;
-mod waivers;
+pub mod waivers;
 
 pub use finding::{Finding, Severity, Waived};
 

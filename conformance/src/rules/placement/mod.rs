@@ -2,8 +2,10 @@
 //! `conformance.yaml` (`policies.placement`, `policies.fields`).
 
 use super::{Context, Finding, Rule, Severity};
-use crate::config::{FieldPath, matches_glob};
+pub mod cfg;
+
 use crate::model::{Object, Span};
+use cfg::{FieldPath, matches_glob};
 
 #[derive(Debug)]
 pub struct KindPlacement;

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{Context, Finding, Rule, Severity};
+pub mod cfg;
+
 use crate::config::{self, minor_version};
 use crate::model::{Cluster, Span};
 
@@ -38,11 +40,7 @@ listed exactly once, in an order consistent with dependsOn and parents."
         let configured = cx.config.bootstrap.clone();
         let (script, variable, clusters) = match &configured {
             Some(b) => (b.script.clone(), b.variable.clone(), b.clusters.clone()),
-            None => (
-                config::default_script(),
-                config::default_variable(),
-                Vec::new(),
-            ),
+            None => (cfg::default_script(), cfg::default_variable(), Vec::new()),
         };
         let Ok(text) = cx.index.read_text(&script) else {
             if configured.is_none() {
@@ -231,7 +229,7 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
         let settings = cx.config.toolchain.clone();
         let variable = settings
             .as_ref()
-            .map_or_else(config::default_kubectl_variable, |t| t.variable.clone());
+            .map_or_else(cfg::default_kubectl_variable, |t| t.variable.clone());
         let files: Vec<String> = match settings.as_ref().filter(|t| !t.files.is_empty()) {
             Some(t) => t.files.clone(),
             None => cx

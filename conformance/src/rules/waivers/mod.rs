@@ -7,8 +7,11 @@
 //! after every other rule; their `check` returns nothing.
 
 use super::{Context, Finding, Rule, Severity, Waived};
-use crate::config::{Date, FILE_NAME, Waiver};
+pub mod cfg;
+
+use crate::config::FILE_NAME;
 use crate::model::Span;
+use cfg::{Date, Waiver};
 
 #[derive(Debug)]
 pub struct WaiverExpired;

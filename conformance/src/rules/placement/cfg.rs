@@ -1,0 +1,271 @@
+//! `policies:` in conformance.yaml (placement and field policies), parsed
+//! strictly and validated here, beside the rules that enforce them.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::config::{ConfigError, error_at};
+
+/// `policies:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policies {
+    #[serde(default)]
+    pub placement: Vec<Placement>,
+    #[serde(default)]
+    pub fields: Vec<FieldPolicy>,
+}
+
+/// One `kind-placement` policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// Kustomization name or glob (`platform-config`, `apps-*`).
+    pub kustomization: Spanned<String>,
+    /// Cluster name or glob (default: every cluster).
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Kinds (`Kind` or `group/Kind`) that must not appear.
+    #[serde(default)]
+    pub forbid: Vec<String>,
+    /// Kinds that must appear at least once.
+    #[serde(default)]
+    pub require: Vec<String>,
+    /// Kinds that must appear exactly this many times.
+    #[serde(default)]
+    pub count: std::collections::BTreeMap<String, usize>,
+    /// Why (shown in findings).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// One `field-policy`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldPolicy {
+    /// `Kind` or `group/Kind`.
+    pub kind: String,
+    #[serde(default)]
+    pub kustomization: Option<String>,
+    #[serde(default)]
+    pub cluster: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The field: `spec.configuration.evictionStrategy`,
+    /// `spec.template.spec.containers[*].image`, `metadata.labels["app.kubernetes.io/name"]`.
+    pub path: Spanned<String>,
+    #[serde(default)]
+    pub absent: Option<bool>,
+    #[serde(default)]
+    pub present: Option<bool>,
+    #[serde(default)]
+    pub equals: Option<Spanned<String>>,
+    #[serde(default)]
+    pub matches: Option<Spanned<String>>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl Policies {
+    /// Every problem the types cannot catch: field paths, regexes, globs,
+    /// exclusive options.
+    pub fn validate(&self, problems: &mut Vec<ConfigError>) {
+        for policy in &self.fields {
+            if let Err(message) = FieldPath::parse(&policy.path.value) {
+                problems.push(error_at(
+                    &policy.path,
+                    format!("field path `{}`: {message}", policy.path.value),
+                ));
+            }
+            let checks = [
+                policy.absent.is_some(),
+                policy.present.is_some(),
+                policy.equals.is_some(),
+                policy.matches.is_some(),
+            ]
+            .into_iter()
+            .filter(|set| *set)
+            .count();
+            if checks != 1 {
+                problems.push(error_at(
+                    &policy.path,
+                    format!(
+                        "field policy on `{}` needs exactly one of absent, present, equals, matches (found {checks})",
+                        policy.path.value
+                    ),
+                ));
+            }
+            if let Some(pattern) = &policy.matches
+                && let Err(err) = regex::Regex::new(&pattern.value)
+            {
+                problems.push(error_at(
+                    pattern,
+                    format!("regex `{}` does not compile: {err}", pattern.value),
+                ));
+            }
+        }
+        for placement in &self.placement {
+            if placement.forbid.is_empty()
+                && placement.require.is_empty()
+                && placement.count.is_empty()
+            {
+                problems.push(error_at(
+                    &placement.kustomization,
+                    "placement policy needs at least one of forbid, require, count".into(),
+                ));
+            }
+            if let Err(message) = glob(&placement.kustomization.value) {
+                problems.push(error_at(&placement.kustomization, message));
+            }
+        }
+    }
+}
+
+/// A compiled glob for names (`*` and `?`).
+pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    globset::Glob::new(pattern)
+        .map(|g| g.compile_matcher())
+        .map_err(|err| format!("bad glob `{pattern}`: {err}"))
+}
+
+/// Whether `name` matches the optional glob (absent matches everything).
+pub fn matches_glob(pattern: Option<&str>, name: &str) -> bool {
+    match pattern {
+        None => true,
+        Some(p) => glob(p).is_ok_and(|g| g.is_match(name)),
+    }
+}
+
+/// A field path: keys separated by `.`, `["quoted.key"]` for keys with dots,
+/// `[N]` for a list index and `[*]` for every item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Segment>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+    Every,
+}
+
+impl FieldPath {
+    pub fn parse(text: &str) -> Result<FieldPath, String> {
+        let mut segments = Vec::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        let mut key = String::new();
+        let flush = |key: &mut String, segments: &mut Vec<Segment>| -> Result<(), String> {
+            if key.is_empty() {
+                return Err("empty key".into());
+            }
+            segments.push(Segment::Key(std::mem::take(key)));
+            Ok(())
+        };
+        if chars.is_empty() {
+            return Err("empty path".into());
+        }
+        while i < chars.len() {
+            match chars[i] {
+                '.' => {
+                    if !key.is_empty() {
+                        flush(&mut key, &mut segments)?;
+                    } else if i == 0 || chars[i - 1] != ']' {
+                        return Err(format!("empty key at character {}", i + 1));
+                    }
+                    i += 1;
+                }
+                '[' => {
+                    if !key.is_empty() {
+                        flush(&mut key, &mut segments)?;
+                    }
+                    let close = chars[i..]
+                        .iter()
+                        .position(|c| *c == ']')
+                        .ok_or_else(|| format!("unclosed `[` at character {}", i + 1))?;
+                    let inner: String = chars[i + 1..i + close].iter().collect();
+                    let segment = if inner == "*" {
+                        Segment::Every
+                    } else if let Ok(n) = inner.parse::<usize>() {
+                        Segment::Index(n)
+                    } else if inner.len() >= 2
+                        && (inner.starts_with('"') && inner.ends_with('"')
+                            || inner.starts_with('\'') && inner.ends_with('\''))
+                    {
+                        Segment::Key(inner[1..inner.len() - 1].to_string())
+                    } else {
+                        return Err(format!("`[{inner}]` is not an index, [*] or a quoted key"));
+                    };
+                    segments.push(segment);
+                    i += close + 1;
+                    if i < chars.len() && chars[i] != '.' && chars[i] != '[' {
+                        return Err(format!(
+                            "expected `.` or `[` after `]` at character {}",
+                            i + 1
+                        ));
+                    }
+                }
+                c => {
+                    key.push(c);
+                    i += 1;
+                }
+            }
+        }
+        if !key.is_empty() {
+            flush(&mut key, &mut segments)?;
+        } else if text.ends_with('.') {
+            return Err("path ends with `.`".into());
+        }
+        Ok(FieldPath(segments))
+    }
+
+    /// Every node the path reaches in `node`.
+    pub fn select<'n>(&self, node: &'n crate::yaml::Node) -> Vec<&'n crate::yaml::Node> {
+        let mut current = vec![node];
+        for segment in &self.0 {
+            let mut next = Vec::new();
+            for n in current {
+                match segment {
+                    Segment::Key(k) => next.extend(n.get(k)),
+                    Segment::Index(i) => next.extend(n.as_seq().get(*i)),
+                    Segment::Every => next.extend(n.as_seq()),
+                }
+            }
+            current = next;
+        }
+        current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_paths_parse() {
+        assert_eq!(
+            FieldPath::parse("spec.template.spec.containers[*].image")
+                .unwrap()
+                .0,
+            vec![
+                Segment::Key("spec".into()),
+                Segment::Key("template".into()),
+                Segment::Key("spec".into()),
+                Segment::Key("containers".into()),
+                Segment::Every,
+                Segment::Key("image".into()),
+            ]
+        );
+        assert_eq!(
+            FieldPath::parse("metadata.annotations[\"a.b/c\"]")
+                .unwrap()
+                .0
+                .last(),
+            Some(&Segment::Key("a.b/c".into()))
+        );
+        for bad in ["", ".", "a.", "a..b", "a[", "a[x]", "a[0]b"] {
+            assert!(FieldPath::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
