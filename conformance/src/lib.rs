@@ -35,7 +35,6 @@
 //! # Ok::<(), conformance::check::CheckError>(())
 //! ```
 
-pub mod artifacts;
 pub mod base;
 pub mod check;
 pub mod config;

@@ -12,6 +12,7 @@
 pub mod external;
 pub mod flux;
 pub mod native;
+pub mod reach;
 
 use std::path::Path;
 

@@ -1,0 +1,286 @@
+//! Cluster entries: sync Kustomizations first (a Flux Kustomization whose own
+//! build contains the file that defines it), then a FluxInstance's sync
+//! path, then directories of Kustomizations that nothing builds; and the
+//! names clusters get.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::operator::{Instance, directory_entry, flux_instance_sync_dirs};
+use super::reach::{RawKustomization, StaticReach};
+use super::walk::EntryPoint;
+use super::{LocalSources, is_flux_kustomization, tier_from};
+use crate::model::{Entry, Span};
+use crate::repo::{self, RepoIndex};
+
+/// Finds cluster entries, in four steps: sync Kustomizations with a
+/// specific path; else the directories FluxInstances sync; else directories
+/// of Kustomizations that nothing builds; then Kustomizations whose empty
+/// path builds the whole repository, if nothing else claims them.
+pub(super) fn find_entries(
+    index: &RepoIndex,
+    local: &LocalSources,
+    instances: &[Instance],
+) -> Vec<EntryPoint> {
+    let raw = raw_kustomizations(index, local);
+    let mut by_file: BTreeMap<&str, Vec<&RawKustomization>> = BTreeMap::new();
+    for k in &raw {
+        by_file.entry(k.file).or_default().push(k);
+    }
+    let mut search = Search {
+        index,
+        local,
+        raw: &raw,
+        reach: StaticReach {
+            index,
+            by_file,
+            by_path: Default::default(),
+        },
+        entries: Vec::new(),
+        covered: BTreeSet::new(),
+        entry_paths: BTreeSet::new(),
+    };
+    let (specific, whole_repo) = search.sync_candidates();
+    for k in specific {
+        search.accept_sync(k);
+    }
+    // Only a fallback: with a sync Kustomization in git, an unreferenced
+    // directory is not a cluster.
+    if search.entries.is_empty() {
+        search.instance_entries(instances);
+        if !search.entries.is_empty() {
+            return search.entries;
+        }
+        search.orphan_entries();
+    }
+    for k in whole_repo {
+        search.accept_sync(k);
+    }
+    search.entries
+}
+
+/// Every Flux Kustomization as written in the repository's files.
+fn raw_kustomizations<'a>(
+    index: &'a RepoIndex,
+    local: &'a LocalSources,
+) -> Vec<RawKustomization<'a>> {
+    index
+        .files()
+        .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
+        .flat_map(|(file, docs)| {
+            docs.iter()
+                .filter(|d| is_flux_kustomization(d))
+                .map(move |doc| {
+                    let kind = doc
+                        .str_at(&["spec", "sourceRef", "kind"])
+                        .unwrap_or_default();
+                    let name = doc
+                        .str_at(&["spec", "sourceRef", "name"])
+                        .unwrap_or_default();
+                    let namespace = doc
+                        .str_at(&["spec", "sourceRef", "namespace"])
+                        .or_else(|| doc.str_at(&["metadata", "namespace"]));
+                    let configured = local.dir_for(&kind, &name, namespace.as_deref());
+                    RawKustomization {
+                        file,
+                        doc,
+                        base: configured.unwrap_or_default(),
+                        local: kind == "GitRepository" || configured.is_some(),
+                    }
+                })
+        })
+        .collect()
+}
+
+/// The entry search in progress.
+struct Search<'a> {
+    index: &'a RepoIndex,
+    local: &'a LocalSources,
+    raw: &'a [RawKustomization<'a>],
+    reach: StaticReach<'a>,
+    entries: Vec<EntryPoint>,
+    /// Files some accepted entry's walk builds.
+    covered: BTreeSet<String>,
+    entry_paths: BTreeSet<String>,
+}
+
+impl<'a> Search<'a> {
+    /// Sync Kustomizations: they build the file that defines them. Most
+    /// specific path first, the conventional flux-system name first among
+    /// equals. Those with an empty path build the whole repository and so
+    /// "contain themselves" trivially: they come separately, last.
+    fn sync_candidates(&self) -> (Vec<&'a RawKustomization<'a>>, Vec<&'a RawKustomization<'a>>) {
+        let mut candidates: Vec<&RawKustomization> = self
+            .raw
+            .iter()
+            .filter(|k| k.is_git_sourced() && self.reach.files(&k.path()).contains(k.file))
+            .collect();
+        candidates.sort_by_key(|k| {
+            let path = k.path();
+            let depth = path.split('/').filter(|s| !s.is_empty()).count();
+            let conventional =
+                k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system");
+            (std::cmp::Reverse(depth), !conventional, path, k.file)
+        });
+        candidates.into_iter().partition(|k| !k.path().is_empty())
+    }
+
+    /// Accepts a sync Kustomization, unless an accepted cluster already
+    /// builds its file (then it belongs to that cluster).
+    fn accept_sync(&mut self, k: &RawKustomization) {
+        let path = k.path();
+        if self.covered.contains(k.file) || !self.entry_paths.insert(path.clone()) {
+            return;
+        }
+        self.covered
+            .extend(self.reach.transitive(path.clone(), k.source()));
+        let tier = tier_from(k.doc, Span::new(k.file, k.doc.line), None, self.local);
+        self.entries.push(EntryPoint {
+            entry: Entry::SyncKustomization {
+                tier: tier.id.clone(),
+                path,
+            },
+            tier,
+        });
+    }
+
+    /// A FluxInstance (or the flux-instance chart's values) in the
+    /// repository says which directory it syncs: that is the entry, and no
+    /// guessing.
+    fn instance_entries(&mut self, instances: &[Instance]) {
+        for (dir, instance) in flux_instance_sync_dirs(self.index, self.local, instances) {
+            if self.entry_paths.insert(dir.clone()) {
+                self.entries
+                    .push(directory_entry(&dir, self.local, Some(instance)));
+            }
+        }
+    }
+
+    /// Flux Operator layout without a FluxInstance in git: directories of
+    /// Kustomizations in files that no git-sourced Kustomization reads (as a
+    /// resource or as a patch). Hidden directories (`.archive`, `.github`)
+    /// never are.
+    fn orphan_entries(&mut self) {
+        let reach = &self.reach;
+        let mut read_by_any: BTreeSet<String> = self
+            .raw
+            .iter()
+            .filter(|k| k.is_git_sourced() && !k.path().is_empty())
+            .flat_map(|k| reach.reads(&k.path()))
+            .collect();
+        // Files another directory's kustomization includes are part of some
+        // build (an overlay of an artifact we cannot follow, say), whatever
+        // its source: not a cluster's entry. So is anything inside a
+        // directory such a build enters (an app left out of its overlay is
+        // disabled, not a cluster).
+        let mut build_dirs: BTreeSet<String> = self
+            .raw
+            .iter()
+            .filter(|k| k.is_git_sourced() && !k.path().is_empty())
+            .flat_map(|k| reach.reach(&k.path()).2)
+            .collect();
+        for (file, _) in self.index.files() {
+            let name = file.rsplit('/').next().unwrap_or(file);
+            if !repo::KUSTOMIZATION_FILE_NAMES.contains(&name) {
+                continue;
+            }
+            let dir = parent_dir(file);
+            // A directory's own files are what make it an entry; files in
+            // its subdirectories are part of its build like any other.
+            let own = |f: &String| dir.is_empty() || *f == dir || parent_dir(f) == dir;
+            let (_, reads, dirs) = reach.reach(&dir);
+            read_by_any.extend(reads.into_iter().filter(|f| !own(f)));
+            build_dirs.extend(dirs.into_iter().filter(|d| dir.is_empty() || *d != dir));
+        }
+        let inside_a_build = |dir: &str| {
+            build_dirs
+                .iter()
+                .any(|b| !b.is_empty() && (dir == b || dir.starts_with(&format!("{b}/"))))
+        };
+        let orphan_dirs: BTreeSet<String> = self
+            .raw
+            .iter()
+            .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
+            .filter(|k| !read_by_any.contains(k.file) && !self.covered.contains(k.file))
+            .filter(|k| !inside_a_build(&parent_dir(k.file)))
+            .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
+            .map(|k| parent_dir(k.file))
+            .collect();
+        for dir in &orphan_dirs {
+            let inside_other = orphan_dirs.iter().any(|other| {
+                other != dir && {
+                    let files = reach.files(other);
+                    self.raw
+                        .iter()
+                        .filter(|k| parent_dir(k.file) == *dir)
+                        .all(|k| files.contains(k.file))
+                }
+            });
+            if inside_other || !self.entry_paths.insert(dir.clone()) {
+                continue;
+            }
+            let entry = directory_entry(dir, self.local, None);
+            self.covered.extend(
+                reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())),
+            );
+            self.entries.push(entry);
+        }
+    }
+}
+
+pub(super) fn parent_dir(file: &str) -> String {
+    file.rsplit_once('/')
+        .map(|(dir, _)| dir.to_string())
+        .unwrap_or_default()
+}
+
+/// Names clusters by the shortest unique tail of their entry paths
+/// (`clusters/prod` → `prod`; two `…/cluster` paths keep one more segment).
+pub(super) fn cluster_names(paths: &[String]) -> Vec<String> {
+    let segments: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|p| p.split('/').filter(|s| !s.is_empty()).collect())
+        .collect();
+    let tail = |segs: &[&str], n: usize| -> String {
+        if segs.is_empty() {
+            return "root".to_string();
+        }
+        segs[segs.len().saturating_sub(n)..].join("/")
+    };
+    segments
+        .iter()
+        .map(|segs| {
+            let mut n = 1;
+            loop {
+                let candidate = tail(segs, n);
+                let clashes = segments
+                    .iter()
+                    .filter(|other| tail(other, n) == candidate)
+                    .count();
+                if clashes <= 1 || n >= segs.len() {
+                    return candidate;
+                }
+                n += 1;
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn cluster_names_are_shortest_unique_tails() {
+        let paths = vec![
+            "clusters/prod".to_string(),
+            "clusters/dev".to_string(),
+            "a/cluster".to_string(),
+            "b/cluster".to_string(),
+            String::new(),
+        ];
+        assert_eq!(
+            cluster_names(&paths),
+            vec!["prod", "dev", "a/cluster", "b/cluster", "root"]
+        );
+    }
+}

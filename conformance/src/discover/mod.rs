@@ -1,0 +1,214 @@
+//! Discovery: find every cluster in a repository and walk its tiers as
+//! kustomize-controller would.
+//!
+//! A cluster is entered by its sync Kustomization: a Flux Kustomization in git
+//! whose own build includes the file that defines it
+//! (`clusters/prod/flux-system/gotk-sync.yaml`, `path: ./clusters/prod`).
+//! Repositories bootstrapped by the Flux Operator have no such object in git;
+//! the FluxInstance syncs a directory. Its sync path, when a FluxInstance (or
+//! the flux-instance chart's values) is in the repository, is the entry;
+//! otherwise every directory holding Flux Kustomizations that no build
+//! includes is one.
+//!
+//! From the entry, discovery builds the path, collects the Flux Kustomizations
+//! in the output, builds each of their paths, and so on. Independent builds
+//! run in parallel (rayon, one worker per core). A Kustomization whose source
+//! is not this repository is kept in the graph but not built, with the reason.
+//!
+//! The parts, by idea: [`entries`] finds each cluster's entry (sync
+//! Kustomizations, directories nothing builds), with [`operator`] for the
+//! Flux Operator's FluxInstance entries and their OCI sources, and
+//! [`reach`] for the static view of what each path builds; [`walk`] builds
+//! the tiers wave by wave; [`tier`] reads a Flux Kustomization into a tier;
+//! [`artifacts`] places ExternalArtifacts of ArtifactGenerators.
+
+pub mod artifacts;
+mod entries;
+mod operator;
+mod reach;
+mod tier;
+mod walk;
+
+use rayon::prelude::*;
+
+pub use tier::tier_from;
+
+use crate::model::{Model, TierId, TierState};
+use crate::render::{Kustomize, flux};
+use crate::repo::RepoIndex;
+use crate::yaml::Node;
+use entries::{cluster_names, find_entries};
+use operator::{flux_instances, self_syncing_artifacts};
+use walk::Walk;
+
+/// The group of Flux Kustomization objects.
+pub const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+
+/// Whether a document is a Flux `Kustomization` (not a kustomize config file).
+pub fn is_flux_kustomization(doc: &Node) -> bool {
+    doc.str_at(&["kind"]).as_deref() == Some("Kustomization")
+        && doc
+            .str_at(&["apiVersion"])
+            .is_some_and(|v| v.starts_with(&format!("{FLUX_KUSTOMIZATION_GROUP}/")))
+}
+
+/// Sources that are this repository although they are not a GitRepository
+/// of it: an OCI artifact (or bucket) built from one of its directories
+/// (`sources` in conformance.yaml). `spec.path` of their Kustomizations is
+/// relative to that directory.
+#[derive(Debug, Clone, Default)]
+pub struct LocalSources(pub Vec<LocalSource>);
+
+/// One configured source.
+#[derive(Debug, Clone)]
+pub struct LocalSource {
+    pub kind: String,
+    pub name: String,
+    /// `None`: any namespace.
+    pub namespace: Option<String>,
+    /// The repository directory the artifact is built from.
+    pub dir: String,
+}
+
+impl LocalSources {
+    /// The repository directory of a source, when it is configured.
+    pub fn dir_for(&self, kind: &str, name: &str, namespace: Option<&str>) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|s| {
+                s.kind == kind
+                    && s.name == name
+                    && s.namespace
+                        .as_deref()
+                        .is_none_or(|ns| namespace.is_none_or(|n| n == ns))
+            })
+            .map(|s| s.dir.as_str())
+    }
+}
+
+/// Discovers and renders every cluster of the repository.
+pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
+    discover_with(index, kustomize, &LocalSources::default())
+}
+
+/// As [`discover`], with sources configured as this repository.
+pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &LocalSources) -> Model {
+    // Configured sources win; a FluxInstance syncing an artifact of this
+    // repository adds its own.
+    let instances = flux_instances(index);
+    let mut local = local.clone();
+    for source in self_syncing_artifacts(&instances) {
+        if local
+            .dir_for(&source.kind, &source.name, source.namespace.as_deref())
+            .is_none()
+        {
+            local.0.push(source);
+        }
+    }
+    let local = &local;
+    let entries = find_entries(index, local, &instances);
+    let names = cluster_names(
+        &entries
+            .iter()
+            .map(|e| e.entry.path().to_string())
+            .collect::<Vec<_>>(),
+    );
+    let mut walks: Vec<Walk> = entries
+        .into_iter()
+        .zip(names)
+        .map(|(entry, name)| Walk::new(name, entry, local.clone()))
+        .collect();
+
+    loop {
+        for walk in &mut walks {
+            walk.settle_sources(index);
+        }
+        let jobs: Vec<(usize, TierId)> = walks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, w)| w.ready.iter().map(move |id| (i, id.clone())))
+            .collect();
+        if jobs.is_empty() {
+            break;
+        }
+        let results: Vec<(usize, TierId, Result<flux::Built, flux::BuildError>)> = jobs
+            .par_iter()
+            .map(|(i, id)| {
+                let tier = &walks[*i].tiers[id];
+                let built = flux::build(index, id, &tier.path, &tier.spec, kustomize);
+                (*i, id.clone(), built)
+            })
+            .collect();
+        for walk in &mut walks {
+            walk.ready.clear();
+        }
+        for (i, id, built) in results {
+            let state = match built {
+                Ok(built) => {
+                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        tier.generator_inputs = built.generator_inputs;
+                        tier.files_read = built.files_read;
+                    }
+                    TierState::Rendered(built.objects)
+                }
+                Err(flux::BuildError::Failed(failure)) => TierState::RenderFailed(failure),
+                Err(flux::BuildError::RemoteBases(mut remotes)) => {
+                    let list: Vec<String> = remotes.iter().map(|(_, url)| url.clone()).collect();
+                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        for (span, _) in &mut remotes {
+                            if span.file.is_empty() {
+                                span.file = tier.defined_at.file.clone();
+                            }
+                        }
+                        tier.remote_bases = remotes;
+                    }
+                    TierState::NotChecked(format!(
+                        "it needs remote bases ({}), which are never fetched here (see remote-base)",
+                        list.join(", ")
+                    ))
+                }
+            };
+            walks[i].record(&id, state);
+        }
+    }
+    Model {
+        repo: index.root().to_path_buf(),
+        clusters: walks.into_iter().map(Walk::finish).collect(),
+    }
+}
+
+/// Git URLs that name the same repository compare equal: scheme, user,
+/// `.git` suffix and trailing slash removed, `host:path` made `host/path`.
+pub fn normalize_url(url: &str) -> String {
+    let mut u = url.trim().to_ascii_lowercase();
+    if let Some((_, rest)) = u.split_once("://") {
+        u = rest.to_string();
+    }
+    if let Some((user, rest)) = u.split_once('@')
+        && !user.contains('/')
+    {
+        u = rest.to_string();
+    }
+    if let Some((host, path)) = u.split_once(':')
+        && !host.contains('/')
+        && !path.starts_with(|c: char| c.is_ascii_digit())
+    {
+        u = format!("{host}/{path}");
+    }
+    let u = u.trim_end_matches('/');
+    u.strip_suffix(".git").unwrap_or(u).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_urls_normalise() {
+        let a = normalize_url("ssh://git@github.com/example/home-ops");
+        assert_eq!(a, "github.com/example/home-ops");
+        assert_eq!(normalize_url("https://github.com/Example/home-ops.git/"), a);
+        assert_eq!(normalize_url("git@github.com:example/home-ops.git"), a);
+        assert_eq!(normalize_url("ssh://git@host:2222/x"), "host:2222/x");
+    }
+}

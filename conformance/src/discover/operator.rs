@@ -1,0 +1,235 @@
+//! The Flux Operator's entries: a FluxInstance (or the flux-instance chart's
+//! values) in the repository names the directory it syncs; its
+//! `kustomize.patches` patch the sync Kustomization; an OCI sync path that
+//! holds the instance's own file shows which directory the artifact is built
+//! from.
+
+use super::entries::parent_dir;
+use super::walk::EntryPoint;
+use super::{LocalSource, LocalSources, tier_from};
+use crate::model::{Entry, Span, TierState};
+use crate::repo::{self, RepoIndex};
+use crate::yaml::{Node, Value};
+
+/// The directories of this repository that a FluxInstance syncs: from
+/// FluxInstance objects (`spec.sync`), flux-instance HelmReleases
+/// (`spec.values.instance.sync`) and the chart's values files
+/// (`instance.sync`). A GitRepository sync path is a directory of this
+/// repository when it exists; an OCIRepository or Bucket one only when its
+/// source is mapped under `sources` (or inferred).
+pub(super) fn flux_instance_sync_dirs<'i, 'a>(
+    index: &RepoIndex,
+    local: &LocalSources,
+    instances: &'i [Instance<'a>],
+) -> Vec<(String, &'i Instance<'a>)> {
+    let mut dirs: Vec<(String, &Instance)> = Vec::new();
+    for instance in instances {
+        let base = match instance.kind.as_str() {
+            "GitRepository" => Some(""),
+            other => local.dir_for(other, &instance.names.name, Some(&instance.names.namespace)),
+        };
+        let Some(base) = base else { continue };
+        let (dir, escapes) = repo::normalize(base, &instance.path);
+        if !escapes && !dir.is_empty() && index.is_dir(&dir) && !dirs.iter().any(|(d, _)| *d == dir)
+        {
+            dirs.push((dir, instance));
+        }
+    }
+    dirs
+}
+
+/// A FluxInstance's sync, as written in the repository.
+pub(super) struct Instance<'a> {
+    /// The file that defines it.
+    pub(super) file: &'a str,
+    /// `sync.kind`: GitRepository, OCIRepository or Bucket.
+    pub(super) kind: String,
+    /// `sync.path`, relative to the source's root.
+    pub(super) path: String,
+    pub(super) patches: Vec<Node>,
+    pub(super) names: SyncNames,
+}
+
+/// Every FluxInstance sync in the repository: FluxInstance objects
+/// (`spec.sync`), flux-instance HelmReleases (`spec.values.instance.sync`)
+/// and the chart's values files (`instance.sync`).
+pub(super) fn flux_instances(index: &RepoIndex) -> Vec<Instance<'_>> {
+    let mut out = Vec::new();
+    for (file_name, file) in index.files() {
+        let Ok(docs) = file.docs.as_ref() else {
+            continue;
+        };
+        for doc in docs {
+            let kind = doc.str_at(&["kind"]).unwrap_or_default();
+            let instance = if kind == "FluxInstance"
+                && doc
+                    .str_at(&["apiVersion"])
+                    .is_some_and(|v| v.starts_with("fluxcd.controlplane.io/"))
+            {
+                doc.path(&["spec"])
+            } else if kind == "HelmRelease" {
+                doc.path(&["spec", "values", "instance"])
+            } else if kind.is_empty() && doc.path(&["apiVersion"]).is_none() {
+                doc.path(&["instance"])
+            } else {
+                None
+            };
+            let Some(sync) = instance.and_then(|i| i.path(&["sync"])) else {
+                continue;
+            };
+            let Some(path) = sync.str_at(&["path"]) else {
+                continue;
+            };
+            let patches = instance
+                .and_then(|i| i.path(&["kustomize", "patches"]))
+                .map(|p| p.as_seq().to_vec())
+                .unwrap_or_default();
+            // The instance's namespace: the object's, or the release's
+            // for the chart.
+            let namespace = if kind == "FluxInstance" {
+                doc.str_at(&["metadata", "namespace"])
+            } else if kind == "HelmRelease" {
+                doc.str_at(&["spec", "targetNamespace"])
+                    .or_else(|| doc.str_at(&["metadata", "namespace"]))
+            } else {
+                None
+            }
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "flux-system".into());
+            let names = SyncNames {
+                name: sync
+                    .str_at(&["name"])
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| namespace.clone()),
+                namespace,
+            };
+            out.push(Instance {
+                file: file_name,
+                kind: sync.str_at(&["kind"]).unwrap_or_default(),
+                path,
+                patches,
+                names,
+            });
+        }
+    }
+    out
+}
+
+/// Artifacts that a FluxInstance in the repository syncs and that must be
+/// built from a directory of it: the sync path, taken inside some
+/// directory B of the repository, contains the file that defines the
+/// instance (as a sync Kustomization's build contains its own file). The
+/// artifact's root is then B; the deepest such B wins.
+pub(super) fn self_syncing_artifacts(instances: &[Instance]) -> Vec<LocalSource> {
+    let mut out: Vec<LocalSource> = Vec::new();
+    let mut conflicting: Vec<LocalSource> = Vec::new();
+    for instance in instances {
+        if !matches!(instance.kind.as_str(), "OCIRepository" | "Bucket") {
+            continue;
+        }
+        let mut base = parent_dir(instance.file);
+        let root = loop {
+            let (dir, escapes) = repo::normalize(&base, &instance.path);
+            if !escapes && !dir.is_empty() && instance.file.starts_with(&format!("{dir}/")) {
+                break Some(base);
+            }
+            if base.is_empty() {
+                break None;
+            }
+            base = parent_dir(&base);
+        };
+        let Some(root) = root else { continue };
+        let source = LocalSource {
+            kind: instance.kind.clone(),
+            name: instance.names.name.clone(),
+            namespace: Some(instance.names.namespace.clone()),
+            dir: root,
+        };
+        let same = |s: &LocalSource| {
+            s.kind == source.kind && s.name == source.name && s.namespace == source.namespace
+        };
+        match out.iter().find(|s| same(s)) {
+            None => out.push(source),
+            Some(known) if known.dir == source.dir => {}
+            // Instances that disagree on the root: nothing is inferred (the
+            // tiers say how to map it under `sources`).
+            Some(_) => conflicting.push(source),
+        }
+    }
+    out.retain(|s| {
+        !conflicting
+            .iter()
+            .any(|c| c.kind == s.kind && c.name == s.name && c.namespace == s.namespace)
+    });
+    out
+}
+
+/// The sync objects a FluxInstance creates: a source and a Kustomization,
+/// both named `sync.name` or else after the instance's namespace.
+pub(super) struct SyncNames {
+    pub(super) name: String,
+    pub(super) namespace: String,
+}
+
+impl Default for SyncNames {
+    fn default() -> SyncNames {
+        SyncNames {
+            name: "flux-system".into(),
+            namespace: "flux-system".into(),
+        }
+    }
+}
+
+/// The Kustomization a FluxInstance creates for its sync path, with the
+/// instance's `kustomize.patches` applied (they patch it too). `None`: an
+/// instance the repository does not show, with the default names.
+pub(super) fn directory_entry(
+    dir: &str,
+    local: &LocalSources,
+    instance: Option<&Instance>,
+) -> EntryPoint {
+    let default_names = SyncNames::default();
+    let names = instance.map_or(&default_names, |i| &i.names);
+    let mut doc = Node::new(Value::Map(Vec::new()));
+    let s = |v: &str| Node::new(Value::String(v.to_string()));
+    doc.set("apiVersion", s("kustomize.toolkit.fluxcd.io/v1"));
+    doc.set("kind", s("Kustomization"));
+    let metadata = doc.map_entry("metadata");
+    metadata.set("name", s(&names.name));
+    metadata.set("namespace", s(&names.namespace));
+    let spec = doc.map_entry("spec");
+    spec.set("path", s(&format!("./{dir}")));
+    spec.set("prune", Node::new(Value::Bool(true)));
+    let source = spec.map_entry("sourceRef");
+    source.set("kind", s("GitRepository"));
+    source.set("name", s(&names.name));
+    let mut failure = None;
+    for patch in instance.map(|i| i.patches.as_slice()).unwrap_or_default() {
+        let text = patch.str_at(&["patch"]).unwrap_or_default();
+        match crate::render::native::patch_one(&doc, &text, patch.path(&["target"])) {
+            Ok(Some(patched)) => doc = patched,
+            Ok(None) => {}
+            // The operator cannot build its manifests: the instance is not
+            // Ready and nothing is synced.
+            Err(e) => {
+                failure = Some(crate::model::RenderFailure {
+                    message: format!(
+                        "the FluxInstance's kustomize.patches entry does not apply to the sync Kustomization: {e}"
+                    ),
+                    at: instance.map(|i| Span::new(i.file, patch.line)),
+                });
+                break;
+            }
+        }
+    }
+    let mut tier = tier_from(&doc, Span::new(dir, 0), None, local);
+    if let Some(failure) = failure {
+        tier.state = TierState::RenderFailed(failure);
+    }
+    EntryPoint {
+        entry: Entry::Directory {
+            path: dir.to_string(),
+        },
+        tier,
+    }
+}

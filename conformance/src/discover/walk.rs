@@ -1,0 +1,286 @@
+//! The walk: build the entry, collect the Flux Kustomizations in its output,
+//! build their paths, and so on, deciding for each whether its source is
+//! this repository.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{LocalSources, is_flux_kustomization, normalize_url, tier_from};
+use crate::model::{Cluster, Entry, SourceRef, Span, Tier, TierId, TierState};
+use crate::postbuild;
+use crate::render::flux;
+use crate::repo::RepoIndex;
+use crate::yaml::Node;
+
+/// A cluster's entry, with the tier that starts the walk.
+#[derive(Debug)]
+pub(super) struct EntryPoint {
+    pub(super) entry: Entry,
+    pub(super) tier: Tier,
+}
+
+/// One cluster being walked.
+#[derive(Debug)]
+pub(super) struct Walk {
+    pub(super) name: String,
+    pub(super) entry: Entry,
+    pub(super) tiers: BTreeMap<TierId, Tier>,
+    /// The source that is this repository for this cluster.
+    pub(super) local_source: SourceRef,
+    /// Tiers waiting for a decision on their source.
+    pub(super) undecided: BTreeSet<TierId>,
+    /// Tiers to build in the next wave.
+    pub(super) ready: Vec<TierId>,
+    /// GitRepository objects seen in rendered output: source → URL.
+    pub(super) git_urls: BTreeMap<SourceRef, String>,
+    /// ConfigMaps and Secrets seen so far (postBuild variables).
+    pub(super) sources: postbuild::Sources,
+    /// Sources configured as this repository.
+    pub(super) local: LocalSources,
+    /// ArtifactGenerators seen in rendered output (ExternalArtifacts).
+    pub(super) generators: Vec<(Node, Span)>,
+    /// Why a tier's ExternalArtifact path is not a directory of this
+    /// repository (it depends on the path, so per tier).
+    pub(super) artifact_reasons: BTreeMap<TierId, String>,
+}
+
+impl Walk {
+    pub(super) fn new(name: String, entry: EntryPoint, local: LocalSources) -> Walk {
+        let local_source = entry.tier.source_ref.clone();
+        let id = entry.tier.id.clone();
+        // An entry that already failed (a FluxInstance patch) is not built.
+        let ready = match entry.tier.state {
+            TierState::RenderFailed(_) => Vec::new(),
+            _ => vec![id.clone()],
+        };
+        let mut tiers = BTreeMap::new();
+        tiers.insert(id, entry.tier);
+        Walk {
+            name,
+            entry: entry.entry,
+            tiers,
+            local_source,
+            undecided: BTreeSet::new(),
+            ready,
+            git_urls: BTreeMap::new(),
+            sources: postbuild::Sources::default(),
+            local,
+            generators: Vec::new(),
+            artifact_reasons: BTreeMap::new(),
+        }
+    }
+
+    /// Decides which waiting tiers are built from this repository. A
+    /// GitRepository with the same URL as the cluster's own source is this
+    /// repository too; anything else is left unchecked once nothing more can
+    /// be learnt (no build is pending).
+    pub(super) fn settle_sources(&mut self, index: &RepoIndex) {
+        let local_url = self
+            .git_urls
+            .get(&self.local_source)
+            .map(|u| normalize_url(u));
+        let mut still_waiting = BTreeSet::new();
+        for id in std::mem::take(&mut self.undecided) {
+            let source = self.tiers[&id].source_ref.clone();
+            let this_repo = self.is_this_repo(&source, local_url.as_deref());
+            let configured = self
+                .local
+                .dir_for(&source.kind, &source.name, Some(&source.namespace))
+                .is_some();
+            let generated = !configured
+                && source.kind == "ExternalArtifact"
+                && self.place_generated(index, &id, &source, local_url.as_deref());
+            if this_repo || configured || generated {
+                self.ready.push(id);
+            } else {
+                still_waiting.insert(id);
+            }
+        }
+        if self.ready.is_empty() {
+            for id in &still_waiting {
+                let reason = self.not_local_reason(id);
+                if let Some(tier) = self.tiers.get_mut(id) {
+                    tier.state = TierState::NotChecked(reason);
+                }
+            }
+        } else {
+            self.undecided = still_waiting;
+        }
+    }
+
+    /// Whether a source is the cluster's own: its sync source, or a
+    /// GitRepository with the same (normalized) URL.
+    pub(super) fn is_this_repo(&self, source: &SourceRef, local_url: Option<&str>) -> bool {
+        *source == self.local_source
+            || (source.kind == "GitRepository"
+                && local_url.is_some()
+                && self
+                    .git_urls
+                    .get(source)
+                    .map(|u| normalize_url(u))
+                    .as_deref()
+                    == local_url)
+    }
+
+    /// An ExternalArtifact that an ArtifactGenerator of this cluster builds
+    /// from a directory of this repository: points the tier at that
+    /// directory. Otherwise remembers why not.
+    pub(super) fn place_generated(
+        &mut self,
+        index: &RepoIndex,
+        id: &TierId,
+        source: &SourceRef,
+        local_url: Option<&str>,
+    ) -> bool {
+        let own_dir = self
+            .local
+            .dir_for(
+                &self.local_source.kind,
+                &self.local_source.name,
+                Some(&self.local_source.namespace),
+            )
+            .unwrap_or_default()
+            .to_string();
+        let repo_dir = |s: &SourceRef| -> Option<String> {
+            if self.is_this_repo(s, local_url) {
+                return Some(own_dir.clone());
+            }
+            self.local
+                .dir_for(&s.kind, &s.name, Some(&s.namespace))
+                .map(str::to_string)
+        };
+        let is_dir = |dir: &str| index.is_dir(dir);
+        let stays_within = |dir: &str, within: &str| {
+            flux::reach(index, dir)
+                .dirs
+                .iter()
+                .all(|d| within.is_empty() || d == within || d.starts_with(&format!("{within}/")))
+        };
+        let repo = super::artifacts::Repo {
+            dir_of: &repo_dir,
+            is_dir: &is_dir,
+            stays_within: &stays_within,
+        };
+        let path = self
+            .tiers
+            .get(id)
+            .and_then(|t| t.spec.str_at(&["spec", "path"]))
+            .unwrap_or_default();
+        let found = self.generators.iter().find_map(|(doc, at)| {
+            super::artifacts::artifact_dir(doc, at, &source.namespace, &source.name, &path, repo)
+        });
+        match found {
+            Some(Ok(dir)) => {
+                if let Some(tier) = self.tiers.get_mut(id) {
+                    tier.path = dir;
+                }
+                true
+            }
+            Some(Err(why)) => {
+                self.artifact_reasons.insert(id.clone(), why);
+                false
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn not_local_reason(&self, id: &TierId) -> String {
+        let source = &self.tiers[id].source_ref;
+        if let Some(why) = self.artifact_reasons.get(id) {
+            return format!("its source {source} is not a directory of this repository: {why}");
+        }
+        match source.kind.as_str() {
+            "GitRepository" => match self.git_urls.get(source) {
+                Some(url) => format!(
+                    "its source {source} is another git repository ({url}); only this repository is checked"
+                ),
+                None => format!(
+                    "its source {source} is not defined in this repository's rendered output, so it cannot be shown to be this repository"
+                ),
+            },
+            "OCIRepository" | "Bucket" => format!(
+                "its source {source} is an artifact outside git; only this repository is checked (if the artifact is built from a directory of this repository, map it under `sources` in conformance.yaml)"
+            ),
+            "ExternalArtifact" => format!(
+                "its source {source} is an ExternalArtifact and no ArtifactGenerator in this cluster's rendered output produces it (if it is built from a directory of this repository, map it under `sources` in conformance.yaml)"
+            ),
+            "" => "it has no spec.sourceRef".to_string(),
+            other => format!("its source kind {other} is not one Flux builds from git"),
+        }
+    }
+
+    /// Stores a tier's build and queues the Kustomizations it produced.
+    pub(super) fn record(&mut self, id: &TierId, state: TierState) {
+        let mut found = Vec::new();
+        for object in self.objects_of(&state) {
+            self.sources.add(object);
+        }
+        let post_build = self.tiers.get(id).and_then(|t| t.post_build.clone());
+        for object in self.objects_of(&state) {
+            if object.id.kind == "GitRepository"
+                && object.id.group == "source.toolkit.fluxcd.io"
+                && let Some(url) = object.body.str_at(&["spec", "url"])
+            {
+                let ns = object
+                    .id
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into());
+                let key = SourceRef {
+                    kind: "GitRepository".into(),
+                    namespace: ns,
+                    name: object.id.name.clone(),
+                };
+                self.git_urls.insert(key, url);
+            }
+            if super::artifacts::is_generator(&object.body) {
+                let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
+                self.generators.push((object.body.clone(), span));
+            }
+            if is_flux_kustomization(&object.body) {
+                let span = object.source.clone().unwrap_or_else(|| Span::new("", 0));
+                let body = match &post_build {
+                    Some(pb) => {
+                        postbuild::substitute_early(&object.body, &id.namespace, pb, &self.sources)
+                    }
+                    None => object.body.clone(),
+                };
+                found.push(tier_from(&body, span, Some(id.clone()), &self.local));
+            }
+        }
+        if let Some(tier) = self.tiers.get_mut(id) {
+            tier.state = state;
+        }
+        for child in found {
+            // A Kustomization rendered twice (the sync object renders itself;
+            // two parents may render one name) is one tier: the first
+            // definition wins.
+            if !self.tiers.contains_key(&child.id) {
+                self.undecided.insert(child.id.clone());
+                self.tiers.insert(child.id.clone(), child);
+            }
+        }
+    }
+
+    pub(super) fn objects_of<'a>(&self, state: &'a TierState) -> &'a [crate::model::Object] {
+        match state {
+            TierState::Rendered(objects) => objects,
+            _ => &[],
+        }
+    }
+
+    pub(super) fn finish(self) -> Cluster {
+        let mut seen = BTreeSet::new();
+        let ambiguous_names = self
+            .tiers
+            .keys()
+            .filter(|id| !seen.insert(id.name.clone()))
+            .map(|id| id.name.clone())
+            .collect();
+        Cluster {
+            name: self.name,
+            entry: self.entry,
+            tiers: self.tiers,
+            ambiguous_names,
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! JSON 6902 patches, with evanphx/json-patch's quirks (as kustomize uses
+//! it).
+
+use super::super::Res;
+use crate::yaml::{Node, Value};
+
+/// Applies JSON 6902 operations.
+pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
+    let mut doc = target.node.to_json();
+    for op in ops {
+        let name = op.str_at(&["op"]).unwrap_or_default();
+        let path = op.str_at(&["path"]).unwrap_or_default();
+        let value = op
+            .get("value")
+            .map_or(serde_json::Value::Null, Node::to_json);
+        match name.as_str() {
+            "add" => add(&mut doc, &path, value)?,
+            "remove" => {
+                remove(&mut doc, &path)?;
+            }
+            "replace" => {
+                if path.is_empty() {
+                    doc = value;
+                } else {
+                    replace(&mut doc, &path, value)?;
+                }
+            }
+            "move" | "copy" => {
+                let from = op.str_at(&["from"]).unwrap_or_default();
+                let moved = if name == "move" {
+                    remove(&mut doc, &from)?
+                } else {
+                    get(&doc, &from)
+                        .cloned()
+                        .ok_or_else(|| format!("copy from {from}: doc is missing path"))?
+                };
+                add(&mut doc, &path, moved)?;
+            }
+            "test" => {
+                if get(&doc, &path) != Some(&value) {
+                    return Err(format!("test operation for path {path} failed"));
+                }
+            }
+            other => return Err(format!("Unexpected kind: {other}")),
+        }
+    }
+    target.node = merge_lines(Node::from_json(&doc), &target.node);
+    Ok(())
+}
+
+/// Keeps the original lines where the structure is unchanged.
+fn merge_lines(mut new: Node, old: &Node) -> Node {
+    new.line = old.line;
+    if let (Value::Map(entries), Value::Map(_)) = (&mut new.value, &old.value) {
+        for (k, v) in entries.iter_mut() {
+            if let Some(o) = old.get(k) {
+                *v = merge_lines(std::mem::replace(v, Node::new(Value::Null)), o);
+            }
+        }
+    }
+    new
+}
+
+fn tokens(path: &str) -> Result<Vec<String>, String> {
+    if path.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !path.starts_with('/') {
+        return Err(format!("invalid JSON pointer `{path}`"));
+    }
+    Ok(path[1..]
+        .split('/')
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect())
+}
+
+fn get<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    let mut cur = doc;
+    for t in tokens(path).ok()? {
+        cur = match cur {
+            serde_json::Value::Object(m) => m.get(&t)?,
+            serde_json::Value::Array(a) => a.get(index(&t, a.len()).ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+fn index(token: &str, len: usize) -> Result<usize, String> {
+    let i: i64 = token
+        .parse()
+        .map_err(|_| format!("invalid array index `{token}`"))?;
+    let i = if i < 0 { len as i64 + i } else { i };
+    if i < 0 {
+        return Err(format!("array index `{token}` out of bounds"));
+    }
+    Ok(i as usize)
+}
+
+fn parent<'a>(
+    doc: &'a mut serde_json::Value,
+    path: &str,
+) -> Result<(&'a mut serde_json::Value, String), String> {
+    let mut toks = tokens(path)?;
+    let last = toks
+        .pop()
+        .ok_or_else(|| "cannot operate on the document root".to_string())?;
+    let mut cur = doc;
+    for t in toks {
+        cur = match cur {
+            serde_json::Value::Object(m) => m
+                .get_mut(&t)
+                .ok_or_else(|| format!("doc is missing path: {path}"))?,
+            serde_json::Value::Array(a) => {
+                let i = index(&t, a.len())?;
+                a.get_mut(i)
+                    .ok_or_else(|| format!("doc is missing path: {path}"))?
+            }
+            _ => return Err(format!("doc is missing path: {path}")),
+        };
+    }
+    Ok((cur, last))
+}
+
+fn add(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) -> Result<(), String> {
+    if path.is_empty() {
+        *doc = value;
+        return Ok(());
+    }
+    let (p, last) = parent(doc, path)?;
+    match p {
+        serde_json::Value::Object(m) => {
+            m.insert(last, value);
+            Ok(())
+        }
+        serde_json::Value::Array(a) => {
+            let i = if last == "-" {
+                a.len()
+            } else {
+                index(&last, a.len())?
+            };
+            if i > a.len() {
+                return Err(format!(
+                    "add operation does not apply: index out of bounds at {path}"
+                ));
+            }
+            a.insert(i, value);
+            Ok(())
+        }
+        _ => Err(format!(
+            "add operation does not apply: doc is missing path: {path}"
+        )),
+    }
+}
+
+fn remove(doc: &mut serde_json::Value, path: &str) -> Result<serde_json::Value, String> {
+    let (p, last) = parent(doc, path)?;
+    match p {
+        serde_json::Value::Object(m) => m
+            .remove(&last)
+            .ok_or_else(|| format!("Unable to remove nonexistent key: {last}")),
+        serde_json::Value::Array(a) => {
+            let i = index(&last, a.len())?;
+            if i >= a.len() {
+                return Err(format!(
+                    "remove operation does not apply: index out of bounds at {path}"
+                ));
+            }
+            Ok(a.remove(i))
+        }
+        _ => Err(format!(
+            "remove operation does not apply: doc is missing path: {path}"
+        )),
+    }
+}
+
+fn replace(
+    doc: &mut serde_json::Value,
+    path: &str,
+    value: serde_json::Value,
+) -> Result<(), String> {
+    let (p, last) = parent(doc, path)?;
+    match p {
+        // evanphx/json-patch v4 lets replace create a missing key.
+        serde_json::Value::Object(m) => {
+            m.insert(last, value);
+            Ok(())
+        }
+        serde_json::Value::Array(a) => {
+            let i = index(&last, a.len())?;
+            let slot = a.get_mut(i).ok_or_else(|| {
+                format!("replace operation does not apply: index out of bounds at {path}")
+            })?;
+            *slot = value;
+            Ok(())
+        }
+        _ => Err(format!(
+            "replace operation does not apply: doc is missing path: {path}"
+        )),
+    }
+}

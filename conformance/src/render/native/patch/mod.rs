@@ -1,0 +1,65 @@
+//! Patches: parsing patch text as kustomize does, then applying it as a
+//! strategic merge ([`strategic`]: kyaml merge2 semantics with the merge
+//! keys of built-in Kubernetes types) or JSON 6902 ([`json6902`]), to the
+//! objects a [`selector`] picks.
+
+mod json6902;
+mod selector;
+mod strategic;
+
+use std::path::Path;
+
+pub use json6902::apply_json;
+pub use selector::Selector;
+pub use strategic::apply_strategic;
+
+use crate::yaml::{self, Node, Value};
+
+/// One parsed patch.
+#[derive(Debug, Clone)]
+pub enum Patch {
+    Strategic(Vec<Node>),
+    Json(Vec<Node>),
+}
+
+/// Parses patch text as kustomize does: both as strategic merge documents
+/// and as a JSON 6902 operation list; exactly one must succeed.
+pub fn parse(text: &str, what: &str) -> Result<Patch, String> {
+    let docs = yaml::parse_documents(text).map_err(|e| format!("{what}: {e}"))?;
+    let is_json = docs.len() == 1 && matches!(docs[0].value, Value::Seq(_));
+    if is_json {
+        let ops = docs[0].as_seq().to_vec();
+        if ops
+            .iter()
+            .all(|op| op.get("op").is_some() && op.get("path").is_some())
+        {
+            return Ok(Patch::Json(ops));
+        }
+        return Err(format!("unable to parse SM or JSON patch from {what}"));
+    }
+    let mut out = Vec::new();
+    for doc in docs {
+        let kind = doc.str_at(&["kind"]);
+        if kind.is_none()
+            || (doc.str_at(&["metadata", "name"]).is_none()
+                && !kind.as_deref().is_some_and(|k| k.ends_with("List")))
+        {
+            return Err(format!(
+                "unable to parse SM or JSON patch from {what}: a strategic merge patch needs kind and metadata.name"
+            ));
+        }
+        out.push(doc);
+    }
+    Ok(Patch::Strategic(out))
+}
+
+/// Reads a patch file relative to the kustomization directory.
+pub fn read_patch_file(
+    dir: &Path,
+    rel_file: &Path,
+    path: &str,
+    line: u32,
+) -> Result<String, String> {
+    std::fs::read_to_string(dir.join(path))
+        .map_err(|e| format!("{}:{line}: patch file {path}: {e}", rel_file.display()))
+}
