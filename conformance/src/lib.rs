@@ -7,18 +7,28 @@
 //! This crate models the repository the way kustomize-controller sees it and
 //! turns each such property into a rule with a stable id.
 //!
-//! The data flow is one-directional:
+//! The data flow is one-directional, and a run resolves it once
+//! ([`session`]: configuration, renderer, index, model):
 //!
-//! * [`repo`] indexes every YAML file ([`yaml`] keeps each node's line);
-//! * [`discover`] finds the clusters and walks their Kustomizations, building
-//!   each with [`render`] (Flux's build steps around a kustomize backend);
+//! * [`repo`] indexes the repository (every YAML file loaded once, with
+//!   [`yaml`] keeping each node's line; every other file listed, read under
+//!   the same budgets and never outside the root);
+//! * [`discover`] finds the clusters' entries and walks their Kustomizations,
+//!   building each with [`render`] (Flux's build steps around a kustomize
+//!   backend: the native renderer or the external program);
 //! * [`postbuild`] applies Flux's variable substitution and audits it;
 //! * [`model`] is the result: clusters, tiers, rendered objects;
 //!   [`graph`] is the tier graph with its canonical text;
-//! * [`convergence`] walks each cluster from an empty API server, deciding
-//!   where every kind comes from ([`provenance`]) and when it exists;
-//! * [`rules`] read the model (and [`config`]) and return findings;
-//! * [`report`] prints findings for people (`human`) and tools (`json`).
+//! * [`convergence`] walks each cluster from an empty API server (order,
+//!   health, verdicts), deciding where every kind comes from
+//!   ([`provenance`]: one source per file) and when it exists;
+//! * [`rules`] read the model, the configuration ([`config`], each section
+//!   beside its rule) and the analyses, and return findings built with one
+//!   builder;
+//! * [`report`] prints findings for people (`human`) and tools (`json`,
+//!   GitHub annotations, JUnit, SARIF), and the `crds` and `substitutions`
+//!   audits; [`l1`] plans the live-cluster run; [`base`] reads a previous
+//!   revision for the rules that compare.
 //!
 //! ```no_run
 //! use conformance::check::{check, CheckOptions};

@@ -1,8 +1,11 @@
-//! The `conformance` command: `check`, `graph`, `explain`.
+//! The `conformance` command: `check` (every rule, in five report formats),
+//! `graph`, `crds`, `substitutions`, `l1-plan`, `config check` and
+//! `explain`. Each subcommand that reads a repository opens one
+//! [`Session`] from its `--repo`/`--renderer` arguments.
 //!
 //! Exit status: 0 when no error-severity finding, 1 when at least one, 2 when
-//! the run itself failed (bad arguments, unreadable repository, no renderer),
-//! with a one-line cause on stderr.
+//! the run itself failed (bad arguments, unreadable repository, invalid
+//! configuration, no renderer, no cluster), with the cause on stderr.
 
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -1,9 +1,13 @@
 //! Meta-tests of the fixture contract: every incident under
 //! `fixtures/incidents/<slug>/` has a README, a repo, an `expected.yaml` and a
-//! fixed variant; the repo produces exactly the expected findings (at least
-//! one of them an error) and the human report in `report.txt`; the fixed
-//! variant and the reference platform produce no error. `BLESS=1` rewrites
-//! `expected.yaml` and `report.txt` from the current output.
+//! fixed variant, and nothing else (but `base/`, the previous revision, for
+//! rules that compare); the repo produces exactly the expected findings (at
+//! least one of them an error) and the reports users read: `report.txt`
+//! (human), `report.json` and `report.sarif` (its results; the rule
+//! descriptors every run carries are reduced to their ids); the fixed
+//! variant and the reference platform produce no error. Every rule id has an
+//! incident whose findings include it, and an `explain` text. `BLESS=1`
+//! rewrites `expected.yaml` and the reports from the current output.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -68,6 +72,15 @@ fn main() -> ExitCode {
             }
         }
     }));
+    trials.push(Trial::test("incidents::every-rule", {
+        let incidents = incidents.clone();
+        let slugs = slugs.clone();
+        move || every_rule_has_an_incident(&incidents, &slugs)
+    }));
+    trials.push(Trial::test(
+        "rules::every-rule-explained",
+        every_rule_explained,
+    ));
     for slug in slugs {
         let dir = incidents.join(&slug);
         let d = dir.clone();
@@ -94,14 +107,78 @@ fn layout(dir: &Path) -> Result<(), Failed> {
     } else {
         "expected.yaml"
     };
-    let missing: Vec<&str> = ["README.md", "repo", expected, "fixed"]
+    let reports: &[&str] = if expected == "expected.yaml" {
+        &["report.txt", "report.json", "report.sarif"]
+    } else {
+        &[]
+    };
+    let required: Vec<&str> = ["README.md", "repo", expected, "fixed"]
         .into_iter()
+        .chain(reports.iter().copied())
+        .collect();
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
         .filter(|part| !dir.join(part).exists())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("{} lacks {}", dir.display(), missing.join(", ")).into());
+    }
+    let stray: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|err| format!("{}: {err}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !required.contains(&name.as_str()) && name != "base")
+        .collect();
+    if stray.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} holds files the fixture contract does not know: {}",
+            dir.display(),
+            stray.join(", ")
+        )
+        .into())
+    }
+}
+
+/// Every rule of the contract is exercised by some incident's
+/// `expected.yaml`, so no rule can silently stop firing.
+fn every_rule_has_an_incident(incidents: &Path, slugs: &[String]) -> Result<(), Failed> {
+    let mut covered = BTreeSet::new();
+    for slug in slugs {
+        let path = incidents.join(slug).join("expected.yaml");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let wanted: Expected =
+            serde_saphyr::from_str(&text).map_err(|err| format!("{}: {err}", path.display()))?;
+        covered.extend(wanted.findings.into_iter().map(|f| f.rule));
+    }
+    let missing: Vec<&str> = conformance::rules::all()
+        .iter()
+        .map(|r| r.id())
+        .filter(|id| !covered.contains(*id))
         .collect();
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("{} lacks {}", dir.display(), missing.join(", ")).into())
+        Err(format!("no incident exercises: {}", missing.join(", ")).into())
+    }
+}
+
+/// Every rule has a summary, an example and an explain text that names
+/// the Flux behaviour it models.
+fn every_rule_explained() -> Result<(), Failed> {
+    let thin: Vec<&str> = conformance::rules::all()
+        .iter()
+        .filter(|r| r.summary().is_empty() || r.example().is_empty() || r.explain().len() < 200)
+        .map(|r| r.id())
+        .collect();
+    if thin.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("rules without a real explain text: {}", thin.join(", ")).into())
     }
 }
 
@@ -190,23 +267,58 @@ fn report(dir: &Path) -> Result<(), Failed> {
         base: base_of(dir),
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
-    let text = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
+    let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
         .replace(&format!(" with {}:", outcome.renderer), " with <renderer>:");
-    let path = dir.join("report.txt");
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::write(&path, &text).map_err(|err| format!("{}: {err}", path.display()))?;
+    let json = pretty(&conformance::report::json::render(&outcome, "repo", &[]))?;
+    let mut sarif = conformance::report::ci::sarif(&outcome);
+    let ids: Vec<serde_json::Value> = conformance::rules::all()
+        .iter()
+        .map(|r| serde_json::json!(r.id()))
+        .collect();
+    sarif["runs"][0]["tool"]["driver"]["rules"] = serde_json::Value::Array(ids);
+    let sarif = pretty(&sarif)?;
+    let mut problems = Vec::new();
+    for (name, text) in [
+        ("report.txt", human),
+        ("report.json", json),
+        ("report.sarif", sarif),
+    ] {
+        if let Err(problem) = snapshot(&dir.join(name), &text) {
+            problems.push(problem);
+        }
     }
-    let wanted = std::fs::read_to_string(&path)
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn pretty(value: &serde_json::Value) -> Result<String, Failed> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|err| err.to_string())?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Compares `text` with the snapshot at `path` (`BLESS=1` rewrites it).
+fn snapshot(path: &Path, text: &str) -> Result<(), String> {
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(path, text).map_err(|err| format!("{}: {err}", path.display()))?;
+    }
+    let wanted = std::fs::read_to_string(path)
         .map_err(|err| format!("{}: {err} (BLESS=1 writes it)", path.display()))?;
     if wanted != text {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         return Err(format!(
             "the report differs from {} (BLESS=1 rewrites it)\n{}",
             path.display(),
-            similar::TextDiff::from_lines(&wanted, &text)
+            similar::TextDiff::from_lines(wanted.as_str(), text)
                 .unified_diff()
-                .header("report.txt", "actual")
-        )
-        .into());
+                .header(&name, "actual")
+        ));
     }
     Ok(())
 }

@@ -1,9 +1,11 @@
 //! Rendering: turning a Flux Kustomization into the objects Flux would apply.
 //!
 //! Two layers. [`Kustomize`] is the kustomize build itself, behind one trait
-//! so backends can be swapped (today: the external `kustomize` or `kubectl
-//! kustomize` program, [`external`]). [`flux`] adds what kustomize-controller
-//! does around that build: the generated `kustomization.yaml` for
+//! so backends can be swapped: the built-in renderer ([`native`], the
+//! default), the external `kustomize` or `kubectl kustomize` program
+//! ([`external`]), or [`Auto`] (native, and the program for what native does
+//! not implement). [`flux`] adds what kustomize-controller does around that
+//! build, and [`reach`] says what a build reads without running it: the generated `kustomization.yaml` for
 //! directories without one, `spec.patches`, `spec.components`,
 //! `spec.targetNamespace`, `spec.images`, name prefix/suffix, then per object
 //! the required fields, `spec.commonMetadata` and the owner labels.

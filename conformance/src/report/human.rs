@@ -48,7 +48,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
 }
 
 /// One finding as a block: header, location with snippet, the second
-/// location, why, fix, and any detail (a diff).
+/// locations (each with its snippet), why, fix, and any detail (a diff).
 pub fn finding_block(f: &Finding, repo: &Path) -> String {
     let mut out = String::new();
     let severity = match (f.severity, &f.waived) {
@@ -69,7 +69,8 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
         let _ = writeln!(out, "  = object: {object}");
     }
     for (span, label) in &f.related {
-        let _ = writeln!(out, "  = {label}: {span}");
+        let _ = writeln!(out, "  ::: {label}: {span}");
+        out.push_str(&snippet(repo, span));
     }
     if let Some(w) = &f.waived {
         let _ = writeln!(

@@ -1,6 +1,8 @@
-//! Reports: findings rendered for people ([`human`]) and for tools ([`json`],
-//! and [`ci`]: GitHub annotations, JUnit XML, SARIF),
-//! and the kind-provenance audit ([`crds`]).
+//! Reports: findings rendered for people ([`human`]: each finding with the
+//! snippet of its place and of every related place) and for tools ([`json`],
+//! the documented document with `related`, `why` and `fix`; [`ci`]: GitHub
+//! annotations, JUnit XML, SARIF), and the audits: kind provenance
+//! ([`crds`]) and postBuild substitution ([`substitutions`]).
 
 pub mod ci;
 pub mod crds;
