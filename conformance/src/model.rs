@@ -188,6 +188,9 @@ pub struct Tier {
     pub remote_bases: Vec<(Span, String)>,
     /// Files the build feeds to configMapGenerator/secretGenerator.
     pub generator_inputs: Vec<(Span, String)>,
+    /// Fields of the path's kustomization file that are not kustomization
+    /// fields: kustomize-controller drops them when it rewrites the file.
+    pub dropped_fields: Vec<(Span, String)>,
     /// How many files the build reads (kustomization files, resources,
     /// patches).
     pub files_read: usize,

@@ -257,11 +257,17 @@ pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
         path: path.display().to_string(),
         source,
     })?;
-    let mut docs = parse_documents(&text).map_err(|source| LoadError::Yaml {
+    parse_text(&text).map_err(|source| LoadError::Yaml {
         path: path.display().to_string(),
         source,
-    })?;
-    go_yaml_folding(&text, &mut docs);
+    })
+}
+
+/// Parses a file's text as the loader does ([`parse_documents`], then
+/// go-yaml's folded-scalar quirk).
+pub fn parse_text(text: &str) -> Result<Vec<Node>, YamlError> {
+    let mut docs = parse_documents(text)?;
+    go_yaml_folding(text, &mut docs);
     Ok(docs)
 }
 

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use conformance::model::TierState;
 use conformance::render::external::External;
 use conformance::render::native::Native;
-use conformance::render::{Kustomize, flux};
+use conformance::render::{Kustomize, build_directory, flux};
 use conformance::repo::RepoIndex;
 use conformance::yaml::Node;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -164,7 +164,15 @@ fn main() -> ExitCode {
     let mut trials = Vec::new();
     let mut dirs = Vec::new();
     kustomization_dirs(&workspace().join("fixtures"), &mut dirs);
+    let fixtures = match RepoIndex::load(&workspace().join("fixtures")) {
+        Ok(index) => std::sync::Arc::new(index),
+        Err(err) => {
+            eprintln!("cannot index fixtures/: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     for dir in dirs {
+        let fixtures = fixtures.clone();
         let name = dir
             .strip_prefix(workspace().join("fixtures"))
             .unwrap_or(&dir)
@@ -190,7 +198,12 @@ fn main() -> ExitCode {
                     return Ok(Completion::ignored_with("remote bases are never fetched"));
                 }
                 let mut coverage = Coverage::default();
-                coverage.record(&name, Native.build(&dir), external.build(&dir));
+                let rel = name.replace('\\', "/");
+                coverage.record(
+                    &name,
+                    build_directory(&Native, &fixtures, &rel),
+                    build_directory(&external, &fixtures, &rel),
+                );
                 coverage.verdict(&name)
             },
         ));
@@ -232,7 +245,7 @@ fn main() -> ExitCode {
                             continue;
                         }
                         let build = |k: &dyn Kustomize| {
-                            flux::build(&index, &tier.id, &tier.path, &tier.spec, k)
+                            flux::build(&index.artifact(), &tier.id, &tier.path, &tier.spec, k)
                                 .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
                                 .map_err(|e| match e {
                                     flux::BuildError::Failed(f) => f.message,

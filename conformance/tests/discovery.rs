@@ -692,9 +692,9 @@ fn symlinks_out_of_the_repository_are_reported_not_followed() {
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
     assert!(
-        outcome.findings[0]
-            .message
-            .contains("points outside the repository"),
+        outcome.findings[0].message.contains(
+            "is a symlink, and source-controller archives regular files and directories only"
+        ),
         "{}",
         outcome.findings[0].message
     );

@@ -33,9 +33,9 @@ use rayon::prelude::*;
 
 pub use tier::tier_from;
 
-use crate::model::{Model, TierId, TierState};
+use crate::model::{Model, SourceRef, TierId, TierState};
 use crate::render::{Kustomize, flux};
-use crate::repo::RepoIndex;
+use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
 use entries::{cluster_names, find_entries};
 use operator::{flux_instances, self_syncing_artifacts};
@@ -118,6 +118,12 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
         .zip(names)
         .map(|(entry, name)| Walk::new(name, entry, local.clone()))
         .collect();
+    // Each cluster builds from the artifact of its own GitRepository, whose
+    // spec.ignore replaces the default ignore rules.
+    let artifacts: Vec<Artifact> = walks
+        .iter()
+        .map(|w| index.artifact_with(spec_ignore(index, &w.local_source).as_deref()))
+        .collect();
 
     loop {
         for walk in &mut walks {
@@ -135,7 +141,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
             .par_iter()
             .map(|(i, id)| {
                 let tier = &walks[*i].tiers[id];
-                let built = flux::build(index, id, &tier.path, &tier.spec, kustomize);
+                let built = flux::build(&artifacts[*i], id, &tier.path, &tier.spec, kustomize);
                 (*i, id.clone(), built)
             })
             .collect();
@@ -148,6 +154,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {
                         tier.generator_inputs = built.generator_inputs;
                         tier.files_read = built.files_read;
+                        tier.dropped_fields = built.dropped;
                     }
                     TierState::Rendered(built.objects)
                 }
@@ -175,6 +182,26 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
         repo: index.root().to_path_buf(),
         clusters: walks.into_iter().map(Walk::finish).collect(),
     }
+}
+
+/// The `spec.ignore` of the GitRepository a cluster syncs from, when the
+/// repository defines it (in the file of the sync objects, usually).
+fn spec_ignore(index: &RepoIndex, source: &SourceRef) -> Option<String> {
+    if source.kind != "GitRepository" {
+        return None;
+    }
+    index
+        .files()
+        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .flatten()
+        .filter(|d| {
+            d.str_at(&["kind"]).as_deref() == Some("GitRepository")
+                && d.str_at(&["metadata", "name"]).as_deref() == Some(source.name.as_str())
+                && d.str_at(&["metadata", "namespace"])
+                    .unwrap_or_else(|| "default".into())
+                    == source.namespace
+        })
+        .find_map(|d| d.str_at(&["spec", "ignore"]))
 }
 
 /// Git URLs that name the same repository compare equal: scheme, user,

@@ -74,7 +74,7 @@ impl<'a> StaticReach<'a> {
             .borrow_mut()
             .entry(path.to_string())
             .or_insert_with(|| {
-                let r = flux::reach(self.index, path);
+                let r = flux::reach(&self.index.artifact(), path);
                 (r.resources, r.reads, r.dirs)
             })
             .clone()

@@ -74,6 +74,7 @@ pub fn tier_from(
         spec: doc.clone(),
         remote_bases: Vec::new(),
         generator_inputs: Vec::new(),
+        dropped_fields: Vec::new(),
         files_read: 0,
         substitution: Default::default(),
         state: TierState::NotChecked("not built yet".into()),

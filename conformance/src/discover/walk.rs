@@ -150,7 +150,7 @@ impl Walk {
         };
         let is_dir = |dir: &str| index.is_dir(dir);
         let stays_within = |dir: &str, within: &str| {
-            flux::reach(index, dir)
+            flux::reach(&index.artifact(), dir)
                 .dirs
                 .iter()
                 .all(|d| within.is_empty() || d == within || d.starts_with(&format!("{within}/")))

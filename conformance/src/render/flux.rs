@@ -1,32 +1,41 @@
 //! Flux's build of one Kustomization, around a [`Kustomize`] backend.
 //!
-//! kustomize-controller edits the kustomization file of `spec.path` in its
-//! own checkout (or generates one) and builds it. We never write into the
-//! user's repository, so we build a wrapper kustomization in a private
-//! temporary directory instead: its `resources` is `spec.path` (or the file
-//! list Flux would generate), and it carries the fields Flux injects:
-//! `spec.targetNamespace` as `namespace`, `spec.patches` and
-//! `spec.components` appended, `spec.images`, `spec.namePrefix`/`nameSuffix`.
-//! The wrapper asks kustomize for origin annotations, which map every object
-//! back to the file it came from; they are removed afterwards.
+//! kustomize-controller extracts the source artifact, then edits the
+//! kustomization file of `spec.path` in its checkout, or generates one
+//! (`GenerateManifest` and `findOrGenerateKustomization`, fluxcd/pkg
+//! `kustomize_generator.go`), and builds it:
 //!
-//! Known difference from editing in place: Flux's patches run in the same
-//! kustomization as the user's own `namePrefix`/`namespace`, ours run after
-//! them. A patch targeting an object by its pre-prefix name is the only case
-//! where that shows.
+//! * an existing file is decoded loosely (field names case-insensitively,
+//!   unknown fields dropped) and written back with its known fields;
+//! * `spec.targetNamespace` overwrites `namespace`, `spec.namePrefix` and
+//!   `spec.nameSuffix` overwrite theirs, `spec.patches` and `spec.components`
+//!   are appended (a component must be local and relative, and a missing
+//!   one is dropped with `spec.ignoreMissingComponents`), `spec.images` are
+//!   merged by name, `spec.buildMetadata` replaces `buildMetadata`;
+//! * without a file, Flux lists every `.yaml`/`.yml` file below the path (a
+//!   subdirectory with its own kustomization file is one resource), and
+//!   every one must decode as Kubernetes objects.
+//!
+//! So Flux's fields run in the same transformer pass as the user's. We
+//! never write into the user's repository: the edited file is written over
+//! the artifact in memory ([`Tree::written`]). Both backends build that tree.
+//! The build asks for origin annotations, which map every object back to the
+//! file it came from; they are removed afterwards, and `spec.commonMetadata`
+//! and the owner labels are set on each object, as `apply` does.
 //!
 //! Before any backend runs, the files the build would read are checked: a YAML
 //! error, a file Flux's generator cannot decode, a remote base (which Flux
 //! would fetch from the network on every reconcile) or a path outside the
-//! repository becomes a [`RenderFailure`] that points at the file and line.
+//! source becomes a [`RenderFailure`] that points at the file and line.
 
-use std::path::{Component, Path, PathBuf};
+use std::collections::HashMap;
 
-use super::Kustomize;
-use super::native::relative;
+use super::reach::reach_tree;
 pub use super::reach::{Reach, generated_resources, reach};
+use super::{Kustomize, Tree};
 use crate::model::{Object, ObjectId, RenderFailure, Span, TierId};
-use crate::repo::{self, RepoIndex};
+use crate::repo::artifact::DocError;
+use crate::repo::{self, Artifact, Kind};
 use crate::yaml::{Node, Value};
 
 const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
@@ -34,39 +43,88 @@ const ORIGIN_ANNOTATION: &str = "config.kubernetes.io/origin";
 /// Builds the Kustomization `spec` (whose normalised `spec.path` is `path`) as
 /// Flux would, returning the objects it applies.
 pub fn build(
-    index: &RepoIndex,
+    artifact: &Artifact,
     tier: &TierId,
     path: &str,
     spec: &Node,
     kustomize: &dyn Kustomize,
 ) -> Result<Built, BuildError> {
-    if !index.is_dir(path) {
-        return Err(BuildError::Failed(RenderFailure {
-            message: format!(
-                "kustomization path not found: ./{path} (spec.path is relative to the source root)"
-            ),
-            at: None,
-        }));
-    }
-    let mut reach = reach(index, path);
-    for component in spec
-        .path(&["spec", "components"])
-        .map(Node::as_seq)
-        .unwrap_or_default()
-    {
-        if let Some(c) = component.as_scalar_string().filter(|c| is_remote(c)) {
-            reach.remotes.push((Span::new("", component.line), c));
+    let failed =
+        |message: String, at: Option<Span>| BuildError::Failed(RenderFailure { message, at });
+    match artifact.stat(path) {
+        Ok(Kind::Dir) => {}
+        Ok(Kind::File) => {
+            return Err(failed(
+                format!(
+                    "kustomization path ./{path} is a file; spec.path must name a directory of the source"
+                ),
+                None,
+            ));
+        }
+        Ok(Kind::Unreadable(why)) => {
+            return Err(failed(
+                format!("kustomization path ./{path} cannot be read: {why}"),
+                None,
+            ));
+        }
+        Ok(Kind::Symlink) | Err(_) => {
+            let why = match artifact.stat(path) {
+                Err(
+                    m @ (repo::Missing::Symlink
+                    | repo::Missing::Ignored(_)
+                    | repo::Missing::Outside),
+                ) => {
+                    format!(": {}", m.describe(&format!("./{path}")))
+                }
+                _ => " (spec.path is relative to the source root)".to_string(),
+            };
+            return Err(failed(
+                format!("kustomization path not found: ./{path}{why}"),
+                None,
+            ));
         }
     }
+    let written = flux_kustomization(artifact, path, spec).map_err(BuildError::Failed)?;
+    let mut tree = Tree::new(artifact);
+    tree.written.insert(written.file.clone(), written.doc);
+    let reach = reach_tree(&tree, path);
     if !reach.remotes.is_empty() {
         return Err(BuildError::RemoteBases(reach.remotes));
     }
-    precheck(index, &reach).map_err(BuildError::Failed)?;
-    let objects = build_checked(index, tier, path, spec, kustomize).map_err(BuildError::Failed)?;
+    precheck(&tree, &reach).map_err(BuildError::Failed)?;
+    if written.generated {
+        check_decodable(artifact, &reach.resources).map_err(BuildError::Failed)?;
+    }
+    let built = kustomize.build(&tree, path).map_err(|message| {
+        BuildError::Failed(RenderFailure {
+            message,
+            at: (!written.generated).then(|| Span::new(written.file.clone(), 0)),
+        })
+    })?;
+    let mut lookup = SourceDocs::new(artifact);
+    let mut objects = Vec::with_capacity(built.len());
+    for mut body in built {
+        let source = take_origin(&mut body, path, &mut lookup);
+        let Some(id) = ObjectId::of(&body).filter(|_| body.is_map()) else {
+            let what = ["apiVersion", "kind"]
+                .into_iter()
+                .find(|key| body.str_at(&[key]).is_none())
+                .unwrap_or("metadata.name");
+            return Err(failed(
+                format!(
+                    "an object has no {what}; Flux rejects the whole Kustomization when any object lacks apiVersion, kind or metadata.name"
+                ),
+                source,
+            ));
+        };
+        apply_common_metadata(&mut body, spec, tier);
+        objects.push(Object { id, source, body });
+    }
     Ok(Built {
         objects,
         files_read: reach.reads.len(),
         generator_inputs: reach.generator_inputs,
+        dropped: written.dropped,
     })
 }
 
@@ -79,6 +137,9 @@ pub struct Built {
     /// Files read by configMapGenerator/secretGenerator, with where the
     /// kustomization names them.
     pub generator_inputs: Vec<(Span, String)>,
+    /// Fields of the path's kustomization file that Flux drops when it
+    /// rewrites it (not kustomization fields), with where they are.
+    pub dropped: Vec<(Span, String)>,
 }
 
 /// Why a Kustomization was not built.
@@ -87,140 +148,249 @@ pub enum BuildError {
     /// The build fails as Flux's would.
     Failed(RenderFailure),
     /// The build needs remote bases (never fetched here): where each is
-    /// written and its address. A `Span` with an empty file means the
-    /// Flux Kustomization's own `spec.components`.
+    /// written and its address.
     RemoteBases(Vec<(Span, String)>),
 }
 
-fn build_checked(
-    index: &RepoIndex,
-    tier: &TierId,
+/// The kustomization file Flux builds `path` from: the path's own, edited,
+/// or the one it generates.
+struct Written {
+    file: String,
+    doc: Node,
+    /// Flux generated it (the directory had none).
+    generated: bool,
+    dropped: Vec<(Span, String)>,
+}
+
+fn s(text: &str) -> Node {
+    Node::new(Value::String(text.to_string()))
+}
+
+/// `GenerateManifest`: the path's kustomization as Flux writes it before
+/// the build.
+fn flux_kustomization(
+    artifact: &Artifact,
     path: &str,
     spec: &Node,
-    kustomize: &dyn Kustomize,
-) -> Result<Vec<Object>, RenderFailure> {
-    let own_kustomization = index.kustomization_file(path);
-    let resources: Vec<String> = match &own_kustomization {
-        Some(_) => vec![path.to_string()],
+) -> Result<Written, RenderFailure> {
+    let spec_field = |key: &str| spec.path(&["spec", key]);
+    let mut dropped = Vec::new();
+    let (file, mut doc, generated) = match artifact.kustomization_file(path) {
+        Some(file) => {
+            let docs = artifact.documents(&file).map_err(|e| match e {
+                DocError::Load(message, line) => RenderFailure {
+                    message,
+                    at: Some(Span::new(file.clone(), line.unwrap_or(0))),
+                },
+                DocError::Missing(m) => RenderFailure {
+                    message: m.describe(&file),
+                    at: Some(Span::new(file.clone(), 0)),
+                },
+            })?;
+            // sigs.k8s.io/yaml reads the first document.
+            let first = docs
+                .first()
+                .cloned()
+                .unwrap_or(Node::new(Value::Map(Vec::new())));
+            if !first.is_map() {
+                return Err(RenderFailure {
+                    message: format!(
+                        "{file}: json: cannot unmarshal {} into Go value of type types.Kustomization",
+                        if matches!(first.value, Value::Seq(_)) {
+                            "array"
+                        } else {
+                            "a scalar"
+                        }
+                    ),
+                    at: Some(Span::new(file.clone(), first.line)),
+                });
+            }
+            let mut doc = Node::new(Value::Map(Vec::new()));
+            doc.line = first.line;
+            doc.set("apiVersion", s("kustomize.config.k8s.io/v1beta1"));
+            doc.set("kind", s("Kustomization"));
+            for (key, value) in first.as_map() {
+                match crate::render::native::canonical_field(key) {
+                    Some(field) => doc.set(field, value.clone()),
+                    None => dropped.push((Span::new(file.clone(), value.line), key.clone())),
+                }
+            }
+            let resources = doc.get("resources").is_some_and(|r| !r.as_seq().is_empty());
+            if !resources {
+                // Flux sets this to avoid kustomize's "kustomization.yaml is
+                // empty" on a file without resources.
+                doc.set(
+                    "buildMetadata",
+                    Node::new(Value::Seq(vec![s("originAnnotations")])),
+                );
+            }
+            (file, doc, false)
+        }
         None => {
-            let generated = generated_resources(index, path);
-            check_decodable(index, &generated)?;
-            generated
+            let resources: Vec<Node> = generated_resources(artifact, path)
+                .iter()
+                .map(|r| s(&format!("./{}", super::native::relative_str(path, r))))
+                .collect();
+            let mut doc = Node::new(Value::Map(Vec::new()));
+            doc.set("apiVersion", s("kustomize.config.k8s.io/v1beta1"));
+            doc.set("kind", s("Kustomization"));
+            if resources.is_empty() {
+                doc.set("namespace", s("_placeholder"));
+            } else {
+                doc.set("resources", Node::new(Value::Seq(resources)));
+            }
+            (repo::join(path, "kustomization.yaml"), doc, true)
         }
     };
-    if resources.is_empty() {
-        // Flux generates `namespace: _placeholder` and no resources: nothing to apply.
-        return Ok(Vec::new());
-    }
-
-    let workdir = tempfile::Builder::new()
-        .prefix("conformance-build-")
-        .tempdir()
-        .map_err(|err| internal(format!("cannot create a temporary directory: {err}")))?;
-    let work = workdir
-        .path()
-        .canonicalize()
-        .map_err(|err| internal(format!("cannot resolve the temporary directory: {err}")))?;
-    let to_repo = relative(&work, index.root());
-    let rel = |repo_path: &str| -> String {
-        let joined = to_repo.join(repo_path);
-        let text = joined.to_string_lossy().replace('\\', "/");
-        if text.is_empty() { ".".into() } else { text }
-    };
-
-    let wrapper = wrapper_kustomization(spec, path, &resources, &rel);
-    let text = serde_json::to_string_pretty(&wrapper.to_json())
-        .map_err(|err| internal(format!("cannot serialise the wrapper kustomization: {err}")))?;
-    std::fs::write(work.join("kustomization.yaml"), text)
-        .map_err(|err| internal(format!("cannot write the wrapper kustomization: {err}")))?;
-
-    let built = kustomize.build(&work).map_err(|message| RenderFailure {
-        message: clean_message(&message, &work, index.root(), &to_repo),
-        at: own_kustomization.clone().map(|file| Span::new(file, 0)),
-    })?;
-
-    let mut objects = Vec::with_capacity(built.len());
-    for mut body in built {
-        let source = take_origin(&mut body, &work, index);
-        let Some(id) = ObjectId::of(&body) else {
-            let what = ["apiVersion", "kind"]
-                .into_iter()
-                .find(|key| body.str_at(&[key]).is_none())
-                .unwrap_or("metadata.name");
-            return Err(RenderFailure {
-                message: format!(
-                    "an object has no {what}; Flux rejects the whole Kustomization when any object lacks apiVersion, kind or metadata.name"
-                ),
-                at: source,
-            });
-        };
-        apply_common_metadata(&mut body, spec, tier);
-        objects.push(Object { id, source, body });
-    }
-    Ok(objects)
-}
-
-fn internal(message: String) -> RenderFailure {
-    RenderFailure { message, at: None }
-}
-
-/// The kustomization we build: the user's path (or Flux's generated list)
-/// plus what Flux injects from the Kustomization spec.
-fn wrapper_kustomization(
-    spec: &Node,
-    path: &str,
-    resources: &[String],
-    rel: &dyn Fn(&str) -> String,
-) -> Node {
-    let string = |s: String| Node::new(Value::String(s));
-    let mut k = Node::new(Value::Map(Vec::new()));
-    k.set(
-        "apiVersion",
-        string("kustomize.config.k8s.io/v1beta1".into()),
-    );
-    k.set("kind", string("Kustomization".into()));
-    k.set(
-        "resources",
-        Node::new(Value::Seq(
-            resources.iter().map(|r| string(rel(r))).collect(),
-        )),
-    );
-    let spec_field = |key: &str| spec.path(&["spec", key]);
-    if let Some(ns) = spec_field("targetNamespace").and_then(Node::as_scalar_string) {
-        k.set("namespace", string(ns));
+    if let Some(ns) = spec_field("targetNamespace") {
+        doc.set("namespace", s(&ns.as_scalar_string().unwrap_or_default()));
     }
     for key in ["namePrefix", "nameSuffix"] {
-        if let Some(value) = spec_field(key).and_then(Node::as_scalar_string) {
-            k.set(key, string(value));
+        if let Some(value) = spec_field(key) {
+            doc.set(key, s(&value.as_scalar_string().unwrap_or_default()));
         }
     }
-    if let Some(patches) = spec_field("patches").filter(|p| !p.as_seq().is_empty()) {
-        k.set("patches", patches.clone());
-    }
-    if let Some(images) = spec_field("images").filter(|p| !p.as_seq().is_empty()) {
-        k.set("images", images.clone());
-    }
-    let components: Vec<Node> = spec_field("components")
+    let mut append = |key: &str, items: Vec<Node>| {
+        if items.is_empty() {
+            return;
+        }
+        let mut list = doc
+            .get(key)
+            .map(|n| n.as_seq().to_vec())
+            .unwrap_or_default();
+        list.extend(items);
+        doc.set(key, Node::new(Value::Seq(list)));
+    };
+    let patches: Vec<Node> = spec_field("patches")
         .map(Node::as_seq)
         .unwrap_or_default()
         .iter()
-        .filter_map(Node::as_scalar_string)
-        .map(|c| {
-            if is_remote(&c) {
-                string(c)
-            } else {
-                string(rel(&repo::normalize(path, &c).0))
+        .map(|p| {
+            let mut out = Node::new(Value::Map(Vec::new()));
+            if let Some(text) = p.get("patch") {
+                out.set("patch", text.clone());
             }
+            if let Some(target) = p.get("target") {
+                out.set("target", target.clone());
+            }
+            out
         })
         .collect();
-    if !components.is_empty() {
-        k.set("components", Node::new(Value::Seq(components)));
+    append("patches", patches);
+    let ignore_missing =
+        spec_field("ignoreMissingComponents").and_then(Node::as_bool) == Some(true);
+    let mut components = Vec::new();
+    for component in spec_field("components")
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let Some(c) = component.as_scalar_string() else {
+            continue;
+        };
+        if !is_local_relative(&c) {
+            return Err(RenderFailure {
+                message: format!(
+                    "component path '{c}' must be local and relative (spec.components; kustomize-controller's GenerateManifest refuses remote and absolute components)"
+                ),
+                at: None,
+            });
+        }
+        let exists = artifact
+            .resolve(path, &c)
+            .is_ok_and(|p| artifact.stat(&p).is_ok());
+        if !exists && ignore_missing {
+            continue;
+        }
+        components.push(s(&c));
     }
-    k.set(
-        "buildMetadata",
-        Node::new(Value::Seq(vec![string("originAnnotations".into())])),
-    );
-    k
+    append("components", components);
+    for key in ["patchesStrategicMerge", "patchesJson6902"] {
+        append(
+            key,
+            spec_field(key)
+                .map(|n| n.as_seq().to_vec())
+                .unwrap_or_default(),
+        );
+    }
+    let mut images = doc
+        .get("images")
+        .map(|n| n.as_seq().to_vec())
+        .unwrap_or_default();
+    for image in spec_field("images").map(Node::as_seq).unwrap_or_default() {
+        let name = image.str_at(&["name"]).unwrap_or_default();
+        let field = |k: &str| image.str_at(&[k]).filter(|v| !v.is_empty());
+        match images
+            .iter_mut()
+            .find(|i| i.str_at(&["name"]).as_deref() == Some(name.as_str()))
+        {
+            Some(existing) => {
+                if let Some(v) = field("newName") {
+                    existing.set("newName", s(&v));
+                }
+                // newTag and digest select the version together.
+                if field("newTag").is_some() || field("digest").is_some() {
+                    for k in ["newTag", "digest"] {
+                        match field(k) {
+                            Some(v) => existing.set(k, s(&v)),
+                            None => {
+                                existing.remove(k);
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                let mut entry = Node::new(Value::Map(Vec::new()));
+                entry.set("name", s(&name));
+                for k in ["newName", "newTag", "digest"] {
+                    if let Some(v) = field(k) {
+                        entry.set(k, s(&v));
+                    }
+                }
+                images.push(entry);
+            }
+        }
+    }
+    if !images.is_empty() {
+        doc.set("images", Node::new(Value::Seq(images)));
+    }
+    let mut metadata: Vec<Node> = spec_field("buildMetadata")
+        .map(|n| n.as_seq().to_vec())
+        .filter(|m| !m.is_empty())
+        .or_else(|| doc.get("buildMetadata").map(|n| n.as_seq().to_vec()))
+        .unwrap_or_default();
+    // Origins map each object back to its file; they are removed after.
+    if !metadata
+        .iter()
+        .any(|m| m.as_str() == Some("originAnnotations"))
+    {
+        metadata.push(s("originAnnotations"));
+    }
+    doc.set("buildMetadata", Node::new(Value::Seq(metadata)));
+    Ok(Written {
+        file,
+        doc,
+        generated,
+        dropped,
+    })
+}
+
+/// fluxcd/pkg `IsLocalRelativePath`: not a URL or git address, not absolute.
+fn is_local_relative(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let remote = [
+        "git::",
+        "gh:",
+        "ssh://",
+        "https://",
+        "http://",
+        "git@",
+        "github.com:",
+        "github.com/",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p));
+    !remote && !path.starts_with('/') && !lower.starts_with("file://")
 }
 
 /// `spec.commonMetadata` and the owner labels, merged into each object's
@@ -251,17 +421,25 @@ fn apply_common_metadata(body: &mut Node, spec: &Node, tier: &TierId) {
     );
 }
 
-/// Removes the origin annotation and turns it into a repository span.
-fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> {
+/// Removes the origin annotation and turns it into a repository span
+/// (origins are relative to the build directory `dir`).
+fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span> {
+    if !body.is_map() {
+        return None;
+    }
     let kind = body.str_at(&["kind"]);
     let name = body.str_at(&["metadata", "name"]);
+    let metadata = body.get("metadata").filter(|m| m.is_map())?;
+    let origin = metadata
+        .get("annotations")
+        .and_then(|a| a.get(ORIGIN_ANNOTATION))
+        .and_then(Node::as_scalar_string)?;
     let metadata = body.map_entry("metadata");
     let annotations = metadata.map_entry("annotations");
-    let origin = annotations.remove(ORIGIN_ANNOTATION)?.as_scalar_string();
+    annotations.remove(ORIGIN_ANNOTATION);
     if annotations.as_map().is_empty() {
         metadata.remove("annotations");
     }
-    let origin = origin?;
     let field = |key: &str| {
         origin.lines().find_map(|line| {
             line.trim()
@@ -275,28 +453,29 @@ fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> 
         (None, Some(p)) => (p, true),
         (None, None) => return None,
     };
-    let absolute = lexical_join(work, &file_path);
-    let rel = absolute
-        .strip_prefix(index.root())
-        .ok()?
-        .to_string_lossy()
-        .replace('\\', "/");
+    let (rel, escaped) = repo::normalize(dir, &file_path);
+    if escaped {
+        return None;
+    }
     if generated {
         // The generator entry in the kustomization file is the best place;
         // the backend's own output lines mean nothing here.
-        let line = index
-            .file(&rel)
-            .and_then(|f| f.docs.as_ref().ok())
-            .and_then(|docs| docs.first())
-            .and_then(|doc| {
-                doc.get("configMapGenerator")
-                    .or_else(|| doc.get("secretGenerator"))
+        let line = docs
+            .artifact
+            .documents(&rel)
+            .ok()
+            .and_then(|d| {
+                d.first().and_then(|doc| {
+                    doc.get("configMapGenerator")
+                        .or_else(|| doc.get("secretGenerator"))
+                        .map(|n| n.line)
+                })
             })
-            .map_or(0, |n| n.line);
+            .unwrap_or(0);
         set_lines(body, line);
         return Some(Span::new(rel, line));
     }
-    let line = match source_doc(index, &rel, kind.as_deref(), name.as_deref()) {
+    let line = match docs.find(&rel, kind.as_deref(), name.as_deref()) {
         Some(doc) => {
             adopt_lines(body, doc);
             doc.line
@@ -309,6 +488,73 @@ fn take_origin(body: &mut Node, work: &Path, index: &RepoIndex) -> Option<Span> 
     Some(Span::new(rel, line))
 }
 
+/// The source documents of a build, indexed by file, kind and name on
+/// first use (a file may hold thousands of objects).
+struct SourceDocs<'a> {
+    artifact: &'a Artifact<'a>,
+    by_file: HashMap<String, FileDocs<'a>>,
+}
+
+struct FileDocs<'a> {
+    docs: std::borrow::Cow<'a, [Node]>,
+    /// (kind, name) → the first document with them.
+    by_name: HashMap<(String, String), usize>,
+    /// kind → documents of that kind, in order.
+    by_kind: HashMap<String, Vec<usize>>,
+}
+
+impl<'a> SourceDocs<'a> {
+    fn new(artifact: &'a Artifact<'a>) -> SourceDocs<'a> {
+        SourceDocs {
+            artifact,
+            by_file: HashMap::new(),
+        }
+    }
+
+    /// The document in `file` that defines `kind`/`name` (names may have
+    /// been prefixed by the build, so fall back to the longest own name the
+    /// built name contains, then the kind, then the first document).
+    fn find(&mut self, file: &str, kind: Option<&str>, name: Option<&str>) -> Option<&Node> {
+        if !self.by_file.contains_key(file) {
+            let docs = self.artifact.documents(file).ok()?;
+            let mut by_name = HashMap::new();
+            let mut by_kind: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, d) in docs.iter().enumerate() {
+                let k = d.str_at(&["kind"]).unwrap_or_default();
+                if let Some(n) = d.str_at(&["metadata", "name"]) {
+                    by_name.entry((k.clone(), n)).or_insert(i);
+                }
+                by_kind.entry(k).or_default().push(i);
+            }
+            self.by_file.insert(
+                file.to_string(),
+                FileDocs {
+                    docs,
+                    by_name,
+                    by_kind,
+                },
+            );
+        }
+        let f = self.by_file.get(file)?;
+        let kind = kind.unwrap_or_default();
+        let index = name
+            .and_then(|n| f.by_name.get(&(kind.to_string(), n.to_string())).copied())
+            .or_else(|| {
+                let same_kind = f.by_kind.get(kind)?;
+                let name = name?;
+                same_kind
+                    .iter()
+                    .filter_map(|&i| Some((i, f.docs[i].str_at(&["metadata", "name"])?)))
+                    .filter(|(_, own)| name.contains(own.as_str()))
+                    .max_by_key(|(_, own)| own.len())
+                    .map(|(i, _)| i)
+            })
+            .or_else(|| f.by_kind.get(kind).and_then(|v| v.first().copied()))
+            .or((!f.docs.is_empty()).then_some(0))?;
+        f.docs.get(index)
+    }
+}
+
 /// Gives every node the same line.
 fn set_lines(node: &mut Node, line: u32) {
     node.line = line;
@@ -319,33 +565,6 @@ fn set_lines(node: &mut Node, line: u32) {
     }
 }
 
-/// The document in `file` that defines `kind`/`name` (names may have been
-/// prefixed by the build, so fall back to the kind, then the first document).
-fn source_doc<'a>(
-    index: &'a RepoIndex,
-    file: &str,
-    kind: Option<&str>,
-    name: Option<&str>,
-) -> Option<&'a Node> {
-    let docs = index.file(file)?.docs.as_ref().ok()?;
-    let same_kind = |d: &&Node| d.str_at(&["kind"]).as_deref() == kind;
-    let own_name = |d: &&Node| d.str_at(&["metadata", "name"]);
-    docs.iter()
-        .filter(same_kind)
-        .find(|d| own_name(d).as_deref() == name)
-        .or_else(|| {
-            // A prefixed or suffixed name still contains the source's name.
-            docs.iter()
-                .filter(same_kind)
-                .filter_map(|d| Some((d, own_name(&d)?)))
-                .filter(|(_, own)| name.is_some_and(|n| n.contains(own.as_str())))
-                .max_by_key(|(_, own)| own.len())
-                .map(|(d, _)| d)
-        })
-        .or_else(|| docs.iter().find(same_kind))
-        .or(docs.first())
-}
-
 /// Gives every node of a rendered object the line of the same node in its
 /// source document (matched by key, and by index in sequences); a node the
 /// build added takes its parent's line. The build's output has no useful
@@ -354,9 +573,17 @@ fn adopt_lines(rendered: &mut Node, source: &Node) {
     rendered.line = source.line;
     let inherit = set_lines;
     match (&mut rendered.value, &source.value) {
-        (Value::Map(entries), Value::Map(_)) => {
+        (Value::Map(entries), Value::Map(src_entries)) => {
+            // Keys are looked up by hash once a mapping is large (a
+            // ConfigMap may hold many thousands).
+            let index: Option<HashMap<&str, &Node>> = (src_entries.len() > 16)
+                .then(|| src_entries.iter().map(|(k, v)| (k.as_str(), v)).collect());
             for (key, child) in entries.iter_mut() {
-                match source.get(key) {
+                let src = match &index {
+                    Some(index) => index.get(key.as_str()).copied(),
+                    None => source.get(key),
+                };
+                match src {
                     Some(src) => adopt_lines(child, src),
                     None => inherit(child, source.line),
                 }
@@ -376,7 +603,7 @@ fn adopt_lines(rendered: &mut Node, source: &Node) {
 }
 
 /// Broken input the build would read, reported at its own file and line.
-fn precheck(index: &RepoIndex, reach: &Reach) -> Result<(), RenderFailure> {
+fn precheck(tree: &Tree, reach: &Reach) -> Result<(), RenderFailure> {
     if let Some((at, reference)) = reach.escapes.first() {
         return Err(RenderFailure {
             message: format!(
@@ -395,10 +622,14 @@ fn precheck(index: &RepoIndex, reach: &Reach) -> Result<(), RenderFailure> {
         });
     }
     for file in &reach.reads {
-        if let Some(Err(err)) = index.file(file).map(|f| &f.docs) {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        if !repo::is_manifest_name(name) || tree.written.contains_key(file) {
+            continue;
+        }
+        if let Err(DocError::Load(message, line)) = tree.documents(file) {
             return Err(RenderFailure {
-                message: err.to_string(),
-                at: Some(Span::new(file.clone(), err.line().unwrap_or(0))),
+                message,
+                at: Some(Span::new(file.clone(), line.unwrap_or(0))),
             });
         }
     }
@@ -407,12 +638,15 @@ fn precheck(index: &RepoIndex, reach: &Reach) -> Result<(), RenderFailure> {
 
 /// Flux's generator decodes every file it lists and fails on a document
 /// without `kind` or `metadata.name` (a `*List` needs no name).
-fn check_decodable(index: &RepoIndex, files: &[String]) -> Result<(), RenderFailure> {
+fn check_decodable<'f>(
+    artifact: &Artifact,
+    files: impl IntoIterator<Item = &'f String>,
+) -> Result<(), RenderFailure> {
     for file in files {
-        let Some(Ok(docs)) = index.file(file).map(|f| f.docs.as_ref()) else {
+        let Ok(docs) = artifact.documents(file) else {
             continue;
         };
-        for doc in docs {
+        for doc in docs.iter() {
             let kind = doc.str_at(&["kind"]);
             let missing = match &kind {
                 None => Some("kind"),
@@ -447,47 +681,27 @@ pub fn is_remote(reference: &str) -> bool {
         || r.starts_with("bitbucket.org/")
 }
 
-/// Error text from the backend names our temporary paths; make it name the
-/// repository's.
-fn clean_message(message: &str, work: &Path, root: &Path, to_repo: &Path) -> String {
-    let mut text = message.to_string();
-    let to_repo = to_repo.to_string_lossy();
-    if !to_repo.is_empty() {
-        text = text.replace(&format!("{to_repo}/"), "");
-    }
-    text = text.replace(&format!("{}/", root.display()), "");
-    text.replace(&work.display().to_string(), "<flux build>")
-}
-
-/// Joins and resolves `.`/`..` without touching the file system.
-fn lexical_join(base: &Path, rel: &str) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in base.join(rel).components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn relative_paths_climb_then_descend() {
+        use crate::render::native::relative_str;
         assert_eq!(
-            relative(Path::new("/tmp/x"), Path::new("/work/repo")),
-            PathBuf::from("../../work/repo")
+            relative_str("clusters/prod", "apps/x.yaml"),
+            "../../apps/x.yaml"
         );
-        assert_eq!(
-            relative(Path::new("/a/b"), Path::new("/a/b/c")),
-            PathBuf::from("c")
-        );
+        assert_eq!(relative_str("a/b", "a/b/c"), "c");
+        assert_eq!(relative_str("", "a/b"), "a/b");
+    }
+
+    #[test]
+    fn local_relative_components() {
+        assert!(is_local_relative("../components/x"));
+        assert!(!is_local_relative("https://github.com/x/y"));
+        assert!(!is_local_relative("GitHub.com/x/y"));
+        assert!(!is_local_relative("/abs"));
     }
 
     #[test]

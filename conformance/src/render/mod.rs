@@ -16,25 +16,133 @@ pub mod flux;
 pub mod native;
 pub mod reach;
 
-use std::path::Path;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
+use crate::repo::artifact::DocError;
+use crate::repo::{Artifact, Missing, RepoIndex};
 use crate::yaml::Node;
+
+/// What a build sees: the files of the source artifact (repository paths,
+/// `/`-separated, relative to its root) and the kustomization files Flux
+/// writes into its checkout before it builds (the edited or generated
+/// `kustomization.yaml` of `spec.path`), which shadow what is there.
+#[derive(Debug)]
+pub struct Tree<'a> {
+    pub artifact: &'a Artifact<'a>,
+    /// Kustomization files written over the artifact: path → document.
+    pub written: BTreeMap<String, Node>,
+}
+
+impl<'a> Tree<'a> {
+    /// The artifact as it is.
+    pub fn new(artifact: &'a Artifact<'a>) -> Tree<'a> {
+        Tree {
+            artifact,
+            written: BTreeMap::new(),
+        }
+    }
+
+    /// Resolves `reference` relative to the directory `base`, inside the
+    /// source.
+    pub fn resolve(&self, base: &str, reference: &str) -> Result<String, Missing> {
+        self.artifact.resolve(base, reference)
+    }
+
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.written.contains_key(rel) || self.artifact.is_file(rel)
+    }
+
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.artifact.is_dir(rel)
+    }
+
+    /// The bytes of a file.
+    pub fn read(&self, rel: &str) -> Result<Cow<'_, [u8]>, Missing> {
+        if let Some(doc) = self.written.get(rel) {
+            return Ok(Cow::Owned(doc.to_json().to_string().into_bytes()));
+        }
+        self.artifact.read(rel).map(Cow::Owned)
+    }
+
+    /// The text of a file (UTF-8).
+    pub fn read_text(&self, rel: &str) -> Result<String, String> {
+        let bytes = self.read(rel).map_err(|m| m.describe(rel))?;
+        String::from_utf8(bytes.into_owned()).map_err(|_| format!("{rel} is not valid UTF-8"))
+    }
+
+    /// The YAML documents of a file.
+    pub fn documents(&self, rel: &str) -> Result<Cow<'_, [Node]>, DocError> {
+        if let Some(doc) = self.written.get(rel) {
+            return Ok(Cow::Owned(vec![doc.clone()]));
+        }
+        self.artifact.documents(rel)
+    }
+
+    /// The kustomization files of a directory, in kustomize's order of
+    /// names (more than one is an error for kustomize).
+    pub fn kustomization_files(&self, dir: &str) -> Vec<String> {
+        crate::repo::KUSTOMIZATION_FILE_NAMES
+            .iter()
+            .map(|name| crate::repo::join(dir, name))
+            .filter(|rel| self.is_file(rel))
+            .collect()
+    }
+
+    /// The kustomization file kustomize builds in `dir`, if any.
+    pub fn kustomization_file(&self, dir: &str) -> Option<String> {
+        self.kustomization_files(dir).into_iter().next()
+    }
+
+    /// The entries of a directory: (name, is a directory), sorted.
+    pub fn list(&self, dir: &str) -> Vec<(String, bool)> {
+        let mut out: Vec<(String, bool)> = self
+            .artifact
+            .list(dir)
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d))
+            .collect();
+        for path in self.written.keys() {
+            let parent = path.rsplit_once('/').map_or("", |(d, _)| d);
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if parent == dir && !out.iter().any(|(n, _)| n == name) {
+                out.push((name.to_string(), false));
+            }
+        }
+        out.sort();
+        out
+    }
+}
 
 /// A kustomize build backend.
 pub trait Kustomize: Sync + std::fmt::Debug {
     /// A short name for reports (`kubectl kustomize`, `kustomize`).
     fn name(&self) -> &str;
 
-    /// Builds the kustomization in `dir` with load restrictions off and
-    /// plugins disabled, returning the objects in build order. `Err` carries
-    /// the backend's own message.
-    fn build(&self, dir: &Path) -> Result<Vec<Node>, String>;
+    /// Builds the kustomization in directory `dir` of `tree` with load
+    /// restrictions off and plugins disabled, returning the objects in build
+    /// order, each with kustomize's origin annotation when the kustomization
+    /// asks for it (paths relative to `dir`). `Err` carries the backend's
+    /// own message.
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String>;
 
     /// Builds the backend handed to another one (with `--renderer auto`),
     /// and why: one line each.
     fn fallbacks(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Builds the plain kustomization directory `dir` (repository-relative)
+/// of `index` (kustomize's semantics, not Flux's: nothing ignored, nothing
+/// written), for tests and tools. References may climb up to the root.
+pub fn build_directory(
+    kustomize: &dyn Kustomize,
+    index: &RepoIndex,
+    dir: &str,
+) -> Result<Vec<Node>, String> {
+    let artifact = index.unfiltered();
+    kustomize.build(&Tree::new(&artifact), dir)
 }
 
 /// Which backend renders.
@@ -77,14 +185,14 @@ impl Kustomize for Auto {
         "native (auto)"
     }
 
-    fn build(&self, dir: &Path) -> Result<Vec<Node>, String> {
-        match native::Native.build(dir) {
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+        match native::Native.build(tree, dir) {
             Err(message) if message.starts_with("unsupported:") => match &self.external {
                 Some(external) => {
                     if let Ok(mut list) = self.fallbacks.lock() {
                         list.push(format!("{} took over: {message}", external.name()));
                     }
-                    external.build(dir)
+                    external.build(tree, dir)
                 }
                 None => Err(format!(
                     "{message}; and no kustomize or kubectl is installed to take over"

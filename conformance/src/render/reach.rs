@@ -5,9 +5,10 @@
 
 use std::collections::BTreeSet;
 
+use super::Tree;
 use super::flux::is_remote;
 use crate::model::Span;
-use crate::repo::{self, RepoIndex};
+use crate::repo;
 use crate::yaml::Node;
 
 /// What a build would read, found without running it.
@@ -31,26 +32,32 @@ pub struct Reach {
     pub generator_inputs: Vec<(Span, String)>,
 }
 
+/// Follows kustomization files (or Flux's generated list) from `dir` of
+/// the artifact, with nothing written over it.
+pub fn reach(artifact: &crate::repo::Artifact, dir: &str) -> Reach {
+    reach_tree(&Tree::new(artifact), dir)
+}
+
 /// Follows kustomization files (or Flux's generated list) from `dir`.
-pub fn reach(index: &RepoIndex, dir: &str) -> Reach {
+pub fn reach_tree(tree: &Tree, dir: &str) -> Reach {
     let mut out = Reach::default();
     let mut stack = Vec::new();
-    reach_dir(index, dir, &mut out, &mut stack);
+    reach_dir(tree, dir, &mut out, &mut stack);
     out
 }
 
-fn reach_dir(index: &RepoIndex, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
+fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
     if stack.iter().any(|d| d == dir) {
         out.cycles.push(Span::new(dir.to_string(), 0));
         return;
     }
     stack.push(dir.to_string());
     out.dirs.insert(dir.to_string());
-    match index.kustomization_file(dir) {
+    match tree.kustomization_file(dir) {
         None => {
-            for entry in generated_resources(index, dir) {
-                if index.is_dir(&entry) {
-                    reach_dir(index, &entry, out, stack);
+            for entry in generated_resources_in(tree, dir) {
+                if tree.is_dir(&entry) {
+                    reach_dir(tree, &entry, out, stack);
                 } else {
                     out.resources.insert(entry.clone());
                     out.reads.insert(entry);
@@ -59,52 +66,61 @@ fn reach_dir(index: &RepoIndex, dir: &str, out: &mut Reach, stack: &mut Vec<Stri
         }
         Some(file) => {
             out.reads.insert(file.clone());
-            let docs = match index.file(&file).map(|f| &f.docs) {
-                Some(Ok(docs)) => docs.clone(),
-                _ => Vec::new(),
-            };
-            for doc in &docs {
-                reach_kustomization(index, dir, &file, doc, out, stack);
+            if let Ok(docs) = tree.documents(&file) {
+                for doc in docs.iter() {
+                    reach_kustomization(tree, dir, &file, doc, out, stack);
+                }
             }
         }
     }
     stack.pop();
 }
 
+/// A field of a kustomization by its canonical name (kustomize matches
+/// names case-insensitively).
+fn field<'n>(doc: &'n Node, name: &str) -> Option<&'n Node> {
+    doc.as_map()
+        .iter()
+        .find(|(k, _)| crate::render::native::canonical_field(k) == Some(name))
+        .map(|(_, v)| v)
+}
+
 fn reach_kustomization(
-    index: &RepoIndex,
+    tree: &Tree,
     dir: &str,
     file: &str,
     doc: &Node,
     out: &mut Reach,
     stack: &mut Vec<String>,
 ) {
+    let list = |name: &str| field(doc, name).map(Node::as_seq).unwrap_or_default();
+    // (reference, is a resource, is a file any build step reads)
     let mut refs: Vec<(&Node, bool)> = Vec::new();
     for key in ["resources", "bases", "components"] {
-        refs.extend(
-            doc.get(key)
-                .map(Node::as_seq)
-                .unwrap_or_default()
-                .iter()
-                .map(|n| (n, true)),
-        );
+        refs.extend(list(key).iter().map(|n| (n, true)));
     }
-    for item in doc
-        .get("patchesStrategicMerge")
-        .map(Node::as_seq)
-        .unwrap_or_default()
-    {
-        refs.push((item, false));
+    refs.extend(list("patchesStrategicMerge").iter().map(|n| (n, false)));
+    for key in [
+        "configurations",
+        "crds",
+        "transformers",
+        "generators",
+        "validators",
+    ] {
+        refs.extend(list(key).iter().map(|n| (n, false)));
     }
-    for key in ["patches", "patchesJson6902"] {
-        for item in doc.get(key).map(Node::as_seq).unwrap_or_default() {
+    for key in ["patches", "patchesJson6902", "replacements"] {
+        for item in list(key) {
             if let Some(path) = item.get("path") {
                 refs.push((path, false));
             }
         }
     }
+    if let Some(path) = field(doc, "openapi").and_then(|o| o.get("path")) {
+        refs.push((path, false));
+    }
     for key in ["configMapGenerator", "secretGenerator"] {
-        for generator in doc.get(key).map(Node::as_seq).unwrap_or_default() {
+        for generator in list(key) {
             let mut inputs: Vec<&Node> = Vec::new();
             for field in ["files", "envs"] {
                 inputs.extend(generator.get(field).map(Node::as_seq).unwrap_or_default());
@@ -116,10 +132,15 @@ fn reach_kustomization(
                 };
                 // `files` entries may be `key=path`.
                 let rel = text.split_once('=').map_or(text.as_str(), |(_, p)| p);
-                let (target, escaped) = repo::normalize(dir, rel);
-                if !escaped && index.is_file(&target) {
-                    out.generator_inputs
-                        .push((Span::new(file.to_string(), input.line), target));
+                let at = Span::new(file.to_string(), input.line);
+                match tree.resolve(dir, rel) {
+                    Err(_) => out.escapes.push((at, rel.to_string())),
+                    Ok(target) => {
+                        if tree.is_file(&target) {
+                            out.reads.insert(target.clone());
+                            out.generator_inputs.push((at, target));
+                        }
+                    }
                 }
             }
         }
@@ -133,26 +154,18 @@ fn reach_kustomization(
             out.remotes.push((at, reference));
             continue;
         }
-        if !is_resource && reference.contains('\n') {
-            continue; // an inline strategic-merge patch, not a path
+        if !is_resource && (reference.contains('\n') || reference.contains(": ")) {
+            continue; // an inline patch or configuration, not a path
         }
-        let (target, escaped) = repo::normalize(dir, &reference);
-        // A `..` that climbs above the root, or a symlink that points out of
-        // the repository: Flux's secure file system refuses both.
-        let outside = || {
-            index
-                .root()
-                .join(&target)
-                .canonicalize()
-                .is_ok_and(|real| !real.starts_with(index.root()))
-        };
-        if escaped || outside() {
+        // A `..` that climbs above the root: Flux's secure file system
+        // refuses it (a symlink is no way out: it is not in the artifact).
+        let Ok(target) = tree.resolve(dir, &reference) else {
             out.escapes.push((at, reference));
             continue;
-        }
-        if is_resource && index.is_dir(&target) {
-            reach_dir(index, &target, out, stack);
-        } else if index.is_file(&target) {
+        };
+        if is_resource && tree.is_dir(&target) {
+            reach_dir(tree, &target, out, stack);
+        } else if tree.is_file(&target) {
             if is_resource {
                 out.resources.insert(target.clone());
             }
@@ -164,29 +177,24 @@ fn reach_kustomization(
 /// The resources of the kustomization Flux generates for a directory without
 /// one: every `.yaml`/`.yml` file, recursively, in walk order; a subdirectory
 /// that has a kustomization file is one resource and is not entered.
-pub fn generated_resources(index: &RepoIndex, dir: &str) -> Vec<String> {
+pub fn generated_resources(artifact: &crate::repo::Artifact, dir: &str) -> Vec<String> {
+    generated_resources_in(&Tree::new(artifact), dir)
+}
+
+fn generated_resources_in(tree: &Tree, dir: &str) -> Vec<String> {
     let mut out = Vec::new();
-    generated_walk(index, dir, &mut out);
+    generated_walk(tree, dir, &mut out);
     out
 }
 
-fn generated_walk(index: &RepoIndex, dir: &str, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(index.root().join(dir)) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name().to_string_lossy().into_owned();
+fn generated_walk(tree: &Tree, dir: &str, out: &mut Vec<String>) {
+    for (name, is_dir) in tree.list(dir) {
         let child = repo::join(dir, &name);
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        if file_type.is_dir() {
-            if index.kustomization_file(&child).is_some() {
+        if is_dir {
+            if tree.kustomization_file(&child).is_some() {
                 out.push(child);
             } else {
-                generated_walk(index, &child, out);
+                generated_walk(tree, &child, out);
             }
         } else if name.ends_with(".yaml") || name.ends_with(".yml") {
             out.push(child);

@@ -34,10 +34,32 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
         let mut out = Vec::new();
         for cluster in &model.clusters {
             for tier in cluster.tiers.values() {
+                let label = cluster.tier_label(&tier.id);
+                for (at, field) in &tier.dropped_fields {
+                    out.push(
+                        Finding::new(
+                            self,
+                            cluster.name.clone(),
+                            label.clone(),
+                            format!(
+                                "`{field}` in {} is not a kustomization field: kustomize-controller drops it when it rewrites the file before the build, so {label} is built without it (and `kustomize build` refuses the file)",
+                                at.file
+                            ),
+                        )
+                        .at(at.clone())
+                        .related(
+                            tier.defined_at.clone(),
+                            format!("Kustomization {label} builds {}", tier.display_path()),
+                        )
+                        .why(format!(
+                            "Flux decodes the kustomization of spec.path loosely (GenerateManifest in fluxcd/pkg kustomize_generator.go), so a misspelt field silently does nothing: {label} applies something other than what the file says"
+                        ))
+                        .fix(format!("correct or remove `{field}` (kustomize's fields: resources, components, patches, …)")),
+                    );
+                }
                 let TierState::RenderFailed(failure) = &tier.state else {
                     continue;
                 };
-                let label = cluster.tier_label(&tier.id);
                 out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
                         "Kustomization {label} does not build: {}",
                         failure.message

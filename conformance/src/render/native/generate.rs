@@ -2,12 +2,12 @@
 //! kustomize's exact name hash), and replacements.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::load::Kustomization;
 use super::{Origin, Res, same_id};
+use crate::render::Tree;
 use crate::yaml::{Node, Value};
 
 /// A generated object and how it meets existing ones.
@@ -19,9 +19,10 @@ pub struct Generated {
 /// Runs the kustomization's generators (ConfigMaps, then Secrets).
 pub fn run(
     k: &Kustomization,
-    dir: &Path,
-    rel_file: &Path,
-    _acc: &[Res],
+    tree: &Tree,
+    dir: &str,
+    file: &str,
+    origin: &str,
 ) -> Result<Vec<Generated>, String> {
     let global = k.generator_options.clone();
     let mut out = Vec::new();
@@ -30,20 +31,42 @@ pub fn run(
         (&k.secret_generator, "Secret"),
     ] {
         for entry in entries {
-            out.push(generate(entry, kind, global.as_ref(), dir, rel_file)?);
+            out.push(generate(
+                entry,
+                kind,
+                global.as_ref(),
+                tree,
+                dir,
+                file,
+                origin,
+            )?);
         }
     }
     Ok(out)
 }
 
+/// Reads a generator input (an env file, a file), relative to the
+/// kustomization's directory and inside the source.
+fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Result<Vec<u8>, String> {
+    let resolved = tree
+        .resolve(dir, path)
+        .map_err(|m| format!("{at}: {what} {}", m.describe(path)))?;
+    tree.read(&resolved)
+        .map(|b| b.into_owned())
+        .map_err(|m| format!("{at}: {what} {}", m.describe(path)))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn generate(
     entry: &Node,
     kind: &str,
     global: Option<&Node>,
-    dir: &Path,
-    rel_file: &Path,
+    tree: &Tree,
+    dir: &str,
+    file: &str,
+    origin: &str,
 ) -> Result<Generated, String> {
-    let at = format!("{}:{}", rel_file.display(), entry.line);
+    let at = format!("{file}:{}", entry.line);
     let name = entry
         .str_at(&["name"])
         .filter(|n| !n.is_empty())
@@ -70,8 +93,7 @@ fn generate(
     let mut envs = strings("envs");
     envs.extend(entry.str_at(&["env"]));
     for env in envs {
-        let text =
-            std::fs::read(dir.join(&env)).map_err(|e| format!("{at}: env file {env}: {e}"))?;
+        let text = read_input(tree, dir, &at, "env file", &env)?;
         let text = String::from_utf8(text)
             .map_err(|_| format!("{at}: env file {env} is not valid UTF-8"))?;
         for (i, line) in text.split('\n').enumerate() {
@@ -113,15 +135,11 @@ fn generate(
             }
             Some((k, p)) => (k.to_string(), p.to_string()),
             None => (
-                Path::new(&file)
-                    .file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                file.rsplit('/').next().unwrap_or(&file).to_string(),
                 file.clone(),
             ),
         };
-        let bytes =
-            std::fs::read(dir.join(&path)).map_err(|e| format!("{at}: file {path}: {e}"))?;
+        let bytes = read_input(tree, dir, &at, "file", &path)?;
         push(key, bytes)?;
     }
     data.sort_by(|a, b| a.0.cmp(&b.0));
@@ -188,7 +206,7 @@ fn generate(
     let mut res = Res::new(
         node,
         Origin::Generated {
-            kustomization: rel_file.to_path_buf(),
+            kustomization: origin.to_string(),
             generator: if kind == "ConfigMap" {
                 "ConfigMapGenerator"
             } else {
@@ -398,14 +416,15 @@ fn wrap_base64(encoded: &str) -> String {
 pub fn replacements(
     acc: &mut [Res],
     entries: &[Node],
-    dir: &Path,
-    rel_file: &Path,
+    tree: &Tree,
+    dir: &str,
+    file: &str,
 ) -> Result<(), String> {
     // A `path:` entry names a file holding one replacement or a list of
     // them (kustomize unmarshals either).
     let mut expanded: Vec<(String, Node)> = Vec::new();
     for entry in entries {
-        let at = format!("{}:{}", rel_file.display(), entry.line);
+        let at = format!("{file}:{}", entry.line);
         match entry.str_at(&["path"]) {
             Some(path) => {
                 if entry.get("source").is_some() || entry.get("targets").is_some() {
@@ -413,8 +432,9 @@ pub fn replacements(
                         "{at}: cannot specify both path and inline replacement"
                     ));
                 }
-                let text = std::fs::read_to_string(dir.join(&path))
-                    .map_err(|e| format!("{at}: {path}: {e}"))?;
+                let bytes = read_input(tree, dir, &at, "replacements file", &path)?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| format!("{at}: {path} is not valid UTF-8"))?;
                 let doc = crate::yaml::parse_documents(&text)
                     .map_err(|e| format!("{at}: {path}: {e}"))?
                     .into_iter()

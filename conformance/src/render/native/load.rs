@@ -1,10 +1,9 @@
 //! Reading kustomization files and resource files.
 
-use std::path::{Path, PathBuf};
-
 use super::{Origin, Res};
-use crate::repo::KUSTOMIZATION_FILE_NAMES;
-use crate::yaml::{self, Node, Value};
+use crate::render::Tree;
+use crate::repo::artifact::DocError;
+use crate::yaml::{Node, Value};
 
 /// A string with the line it was written on.
 #[derive(Debug, Clone)]
@@ -56,39 +55,88 @@ const UNSUPPORTED: &[&str] = &[
 /// Fields that do not change the built objects.
 const IGNORED: &[&str] = &["apiVersion", "kind", "metadata", "sortOptions"];
 
-pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
-    KUSTOMIZATION_FILE_NAMES
+/// Every field of kustomize's `types.Kustomization`, as its JSON tags spell
+/// them. kustomize (and Flux, when it rewrites the file) decodes with
+/// `encoding/json`, which matches field names case-insensitively.
+pub const FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "buildMetadata",
+];
+
+/// The field a key of a kustomization file names, matched as
+/// `encoding/json` does (an exact match first, else case-insensitively).
+pub fn canonical_field(key: &str) -> Option<&'static str> {
+    FIELDS
         .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+        .find(|f| **f == key)
+        .or_else(|| FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)))
+        .copied()
+}
+
+/// The documents of a YAML file of the build, with the loader's message
+/// (naming the file) on failure.
+pub fn documents(tree: &Tree, file: &str) -> Result<Vec<Node>, String> {
+    match tree.documents(file) {
+        Ok(docs) => Ok(docs.into_owned()),
+        Err(DocError::Missing(m)) => Err(m.describe(file)),
+        Err(DocError::Load(message, _)) => Err(message),
+    }
 }
 
 impl Kustomization {
-    /// Reads and checks a kustomization file; `rel` names it in messages.
-    pub fn read(file: &Path, rel: &Path) -> Result<Kustomization, String> {
-        let docs = yaml::read_documents(file)
-            .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+    /// Reads and checks a kustomization file of the build.
+    pub fn read(tree: &Tree, file: &str) -> Result<Kustomization, String> {
+        let docs = documents(tree, file)?;
         let doc = match docs.len() {
-            0 => {
-                return Ok(Kustomization {
-                    kind: "Kustomization".into(),
-                    ..Kustomization::default()
-                });
-            }
+            // kustomize refuses a file with nothing in it.
+            0 => return Err(format!("{file}: kustomization.yaml is empty")),
             1 => &docs[0],
             _ => {
                 return Err(format!(
-                    "{}: a kustomization file must hold one document",
-                    rel.display()
+                    "{file}: a kustomization file must hold one document"
                 ));
             }
         };
         if !doc.is_map() {
             return Err(format!(
-                "{}:{}: a kustomization must be a mapping",
-                rel.display(),
+                "{file}:{}: a kustomization must be a mapping",
                 doc.line
             ));
+        }
+        if doc.as_map().is_empty() {
+            return Err(format!("{file}: kustomization.yaml is empty"));
         }
         let mut k = Kustomization {
             kind: doc
@@ -96,8 +144,15 @@ impl Kustomization {
                 .unwrap_or_else(|| "Kustomization".into()),
             ..Kustomization::default()
         };
-        let at = |n: &Node| format!("{}:{}", rel.display(), n.line);
-        for (key, value) in doc.as_map() {
+        let at = |n: &Node| format!("{file}:{}", n.line);
+        for (written, value) in doc.as_map() {
+            let Some(key) = canonical_field(written) else {
+                return Err(format!(
+                    "{}: invalid Kustomization: unknown field \"{written}\"",
+                    at(value)
+                ));
+            };
+            let key = &key.to_string();
             check_shape(key, value).map_err(|expected| {
                 format!(
                     "{}: invalid Kustomization: {key} must be {expected}",
@@ -112,9 +167,9 @@ impl Kustomization {
                         at(value)
                     ));
                 }
-                "resources" | "bases" => k.resources.extend(entries(value, rel, key)?),
-                "configurations" => k.configurations.extend(entries(value, rel, key)?),
-                "components" => k.components.extend(entries(value, rel, key)?),
+                "resources" | "bases" => k.resources.extend(entries(value, file, key)?),
+                "configurations" => k.configurations.extend(entries(value, file, key)?),
+                "components" => k.components.extend(entries(value, file, key)?),
                 "namespace" => k.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
                 "namePrefix" => k.name_prefix = value.as_scalar_string(),
                 "nameSuffix" => k.name_suffix = value.as_scalar_string(),
@@ -196,7 +251,7 @@ fn check_shape(key: &str, value: &Node) -> Result<(), &'static str> {
     })
 }
 
-fn entries(value: &Node, rel: &Path, key: &str) -> Result<Vec<Entry>, String> {
+fn entries(value: &Node, file: &str, key: &str) -> Result<Vec<Entry>, String> {
     match &value.value {
         Value::Null => Ok(Vec::new()),
         Value::Seq(items) => items
@@ -207,36 +262,18 @@ fn entries(value: &Node, rel: &Path, key: &str) -> Result<Vec<Entry>, String> {
                         value,
                         line: n.line,
                     })
-                    .ok_or_else(|| {
-                        format!(
-                            "{}:{}: {key} entries must be strings",
-                            rel.display(),
-                            n.line
-                        )
-                    })
+                    .ok_or_else(|| format!("{file}:{}: {key} entries must be strings", n.line))
             })
             .collect(),
-        _ => Err(format!(
-            "{}:{}: {key} must be a list",
-            rel.display(),
-            value.line
-        )),
-    }
-}
-
-/// Drops the "path: " prefix a load error repeats.
-fn strip_path(message: &str) -> String {
-    match message.split_once(": ") {
-        Some((_, rest)) if message.starts_with('/') => rest.to_string(),
-        _ => message.to_string(),
+        _ => Err(format!("{file}:{}: {key} must be a list", value.line)),
     }
 }
 
 /// The objects of a resource file: documents, with `List` kinds expanded
 /// (kustomize inlines any kind ending in `List` that has `items`).
-pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> {
-    let docs = yaml::read_documents(path)
-        .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<Res>, String> {
+    let docs = documents(tree, path)?;
+    let rel = path;
     let mut out = Vec::new();
     let mut queue: std::collections::VecDeque<Node> = docs.into();
     while let Some(doc) = queue.pop_front() {
@@ -253,8 +290,7 @@ pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> 
                 Value::Null => continue,
                 _ => {
                     return Err(format!(
-                        "{}:{}: items of a {kind} must be a list",
-                        rel.display(),
+                        "{rel}:{}: items of a {kind} must be a list",
                         items.line
                     ));
                 }
@@ -263,21 +299,19 @@ pub fn resources_from_file(path: &Path, rel: &Path) -> Result<Vec<Res>, String> 
         match (&kind, doc.str_at(&["metadata", "name"])) {
             (None, _) => {
                 return Err(format!(
-                    "{}:{}: missing Resource metadata: kind is required",
-                    rel.display(),
+                    "{rel}:{}: missing Resource metadata: kind is required",
                     doc.line
                 ));
             }
             (Some(k), None) if !k.ends_with("List") => {
                 return Err(format!(
-                    "{}:{}: missing metadata.name in object {k}",
-                    rel.display(),
+                    "{rel}:{}: missing metadata.name in object {k}",
                     doc.line
                 ));
             }
             _ => {}
         }
-        out.push(Res::new(doc, Origin::File(rel.to_path_buf())));
+        out.push(Res::new(doc, Origin::File(origin.to_string())));
     }
     Ok(out)
 }
@@ -293,9 +327,8 @@ pub struct NameRef {
 
 /// Reads a transformer configuration file. Only `nameReference` is
 /// implemented; any other non-empty section is unsupported.
-pub fn configuration(path: &Path, rel: &Path) -> Result<Vec<NameRef>, String> {
-    let docs = yaml::read_documents(path)
-        .map_err(|e| format!("{}: {}", rel.display(), strip_path(&e.to_string())))?;
+pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, String> {
+    let docs = documents(tree, path)?;
     let mut out = Vec::new();
     for doc in &docs {
         for (key, value) in doc.as_map() {
@@ -321,8 +354,7 @@ pub fn configuration(path: &Path, rel: &Path) -> Result<Vec<NameRef>, String> {
                 _ if empty => {}
                 other => {
                     return Err(format!(
-                        "unsupported: configurations section `{other}` in {}:{} (the native renderer implements nameReference only; use --renderer kustomize or auto)",
-                        rel.display(),
+                        "unsupported: configurations section `{other}` in {path}:{} (the native renderer implements nameReference only; use --renderer kustomize or auto)",
                         value.line
                     ));
                 }

@@ -24,9 +24,9 @@ mod nameref;
 mod patch;
 mod transform;
 
-use std::path::{Path, PathBuf};
+pub use load::{FIELDS, canonical_field};
 
-use super::Kustomize;
+use super::{Kustomize, Tree};
 use crate::yaml::{Node, Value};
 
 /// The native renderer.
@@ -38,17 +38,15 @@ impl Kustomize for Native {
         "native"
     }
 
-    fn build(&self, dir: &Path) -> Result<Vec<Node>, String> {
-        let root = dir
-            .canonicalize()
-            .map_err(|err| format!("{}: {err}", dir.display()))?;
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
         let mut builder = Builder {
-            root: root.clone(),
+            tree,
+            root: dir.to_string(),
             stack: Vec::new(),
             origin_annotations: false,
             name_refs: Vec::new(),
         };
-        let mut resources = builder.build_dir(&root, Vec::new(), false)?;
+        let mut resources = builder.build_dir(dir, Vec::new(), false)?;
         generate::add_hash_suffixes(&mut resources)?;
         nameref::fix_back_references(&mut resources, &builder.name_refs)?;
         resources.retain(|r| !r.is_local_config());
@@ -76,11 +74,13 @@ pub struct Res {
     pub suffixes: Vec<String>,
 }
 
+/// Where a resource came from: paths relative to the top directory of the
+/// build, as kustomize's origin annotation has them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
-    File(PathBuf),
+    File(String),
     Generated {
-        kustomization: PathBuf,
+        kustomization: String,
         generator: &'static str,
     },
 }
@@ -201,13 +201,12 @@ impl Res {
     fn finish(mut self, annotate: bool) -> Node {
         if annotate {
             let text = match &self.origin {
-                Origin::File(path) => format!("path: {}\n", path.display()),
+                Origin::File(path) => format!("path: {path}\n"),
                 Origin::Generated {
                     kustomization,
                     generator,
                 } => format!(
-                    "configuredIn: {}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {generator}\n",
-                    kustomization.display()
+                    "configuredIn: {kustomization}\nconfiguredBy:\n  apiVersion: builtin\n  kind: {generator}\n"
                 ),
             };
             self.node
@@ -258,11 +257,13 @@ pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
     )
 }
 
-struct Builder {
+struct Builder<'t> {
+    /// What the build reads.
+    tree: &'t Tree<'t>,
     /// The top build directory (paths in origins are relative to it).
-    root: PathBuf,
+    root: String,
     /// Directories being built, to report cycles.
-    stack: Vec<PathBuf>,
+    stack: Vec<String>,
     /// Whether the top kustomization asked for origin annotations.
     origin_annotations: bool,
     /// Name references added by `configurations` files anywhere in the
@@ -270,117 +271,123 @@ struct Builder {
     name_refs: Vec<load::NameRef>,
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Builds the kustomization in `dir` on top of `acc` (empty for a normal
     /// kustomization; the parent's resources for a component).
-    fn build_dir(
-        &mut self,
-        dir: &Path,
-        acc: Vec<Res>,
-        component: bool,
-    ) -> Result<Vec<Res>, String> {
+    fn build_dir(&mut self, dir: &str, acc: Vec<Res>, component: bool) -> Result<Vec<Res>, String> {
         if self.stack.iter().any(|d| d == dir) {
             return Err(format!(
-                "cyclic kustomization reference: {} includes itself (through {})",
-                self.rel(dir).display(),
-                self.stack
-                    .iter()
-                    .map(|d| self.rel(d).display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" → ")
+                "cyclic kustomization reference: {dir} includes itself (through {})",
+                self.stack.join(" → ")
             ));
         }
-        let file = load::kustomization_file(dir)
-            .ok_or_else(|| format!("unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'", self.rel(dir).display()))?;
-        let k = load::Kustomization::read(&file, &self.rel(&file))?;
+        let files = self.tree.kustomization_files(dir);
+        let file = match files.as_slice() {
+            [] => {
+                return Err(format!(
+                    "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{dir}'"
+                ));
+            }
+            [one] => one.clone(),
+            [..] => {
+                return Err(format!(
+                    "Found multiple kustomization files under: {dir} ({})",
+                    files
+                        .iter()
+                        .map(|f| f.rsplit('/').next().unwrap_or(f))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        };
+        let k = load::Kustomization::read(self.tree, &file)?;
         if component != (k.kind == "Component") {
             return Err(if component {
-                format!(
-                    "{}: a component's kustomization must have kind: Component",
-                    self.rel(&file).display()
-                )
+                format!("{file}: a component's kustomization must have kind: Component")
             } else {
                 format!(
-                    "{}: a Component cannot be used as a resource; list it under components",
-                    self.rel(&file).display()
+                    "{file}: a Component cannot be used as a resource; list it under components"
                 )
             });
         }
         if self.stack.is_empty() && k.build_metadata.iter().any(|m| m == "originAnnotations") {
             self.origin_annotations = true;
         }
-        self.stack.push(dir.to_path_buf());
+        self.stack.push(dir.to_string());
         let result = self.run(dir, &file, &k, acc);
         self.stack.pop();
         result
     }
 
+    /// Resolves an entry of the kustomization file `file` inside the source.
+    fn resolve(&self, dir: &str, file: &str, entry: &load::Entry) -> Result<String, String> {
+        self.tree.resolve(dir, &entry.value).map_err(|m| {
+            format!(
+                "{file}:{}: {}",
+                entry.line,
+                m.describe(&format!("`{}`", entry.value))
+            )
+        })
+    }
+
     fn run(
         &mut self,
-        dir: &Path,
-        file: &Path,
+        dir: &str,
+        file: &str,
         k: &load::Kustomization,
         mut acc: Vec<Res>,
     ) -> Result<Vec<Res>, String> {
-        let rel_file = self.rel(file);
         for entry in &k.configurations {
-            let path = dir.join(&entry.value);
-            let refs = load::configuration(&path, &self.rel(&path)).map_err(|e| {
-                if path.is_file() {
-                    e
-                } else {
-                    format!(
-                        "{}:{}: configurations file {} not found",
-                        rel_file.display(),
-                        entry.line,
-                        entry.value
-                    )
-                }
-            })?;
+            let path = self.resolve(dir, file, entry)?;
+            if !self.tree.is_file(&path) {
+                return Err(format!(
+                    "{file}:{}: configurations file {} not found",
+                    entry.line, entry.value
+                ));
+            }
+            let refs = load::configuration(self.tree, &path)?;
             self.name_refs.extend(refs);
         }
         for entry in &k.resources {
-            let path = dir.join(&entry.value);
-            if path.is_file() {
-                let loaded = load::resources_from_file(&path, &self.rel(&path))?;
+            let path = self.resolve(dir, file, entry)?;
+            if self.tree.is_file(&path) {
+                let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;
                 append(&mut acc, loaded)?;
-            } else if path.is_dir() {
-                let built = self.build_dir(
-                    &path.canonicalize().map_err(|e| e.to_string())?,
-                    Vec::new(),
-                    false,
-                )?;
+            } else if self.tree.is_dir(&path) {
+                let built = self.build_dir(&path, Vec::new(), false)?;
                 append(&mut acc, built)?;
             } else {
+                let why = match self.tree.artifact.stat(&path) {
+                    Err(m @ (crate::repo::Missing::Symlink | crate::repo::Missing::Ignored(_))) => {
+                        format!(": {}", m.describe(&path))
+                    }
+                    _ => String::new(),
+                };
                 return Err(format!(
-                    "{}:{}: accumulating resources: '{}' is neither a file nor a directory",
-                    rel_file.display(),
-                    entry.line,
-                    entry.value
+                    "{file}:{}: accumulating resources: '{}' is neither a file nor a directory{why}",
+                    entry.line, entry.value
                 ));
             }
         }
-        let generated = generate::run(k, dir, &rel_file, &acc)?;
+        let generated = generate::run(k, self.tree, dir, file, &self.rel(file))?;
         generate::absorb(&mut acc, generated)?;
         for entry in &k.components {
-            let path = dir.join(&entry.value);
-            let path = path.canonicalize().map_err(|_| {
-                format!(
-                    "{}:{}: component '{}' is not a directory",
-                    rel_file.display(),
-                    entry.line,
-                    entry.value
-                )
-            })?;
+            let path = self.resolve(dir, file, entry)?;
+            if !self.tree.is_dir(&path) {
+                return Err(format!(
+                    "{file}:{}: component '{}' is not a directory",
+                    entry.line, entry.value
+                ));
+            }
             acc = self.build_dir(&path, acc, true)?;
         }
-        transform::run(k, dir, &rel_file, &mut acc)?;
+        transform::run(k, self.tree, dir, file, &mut acc)?;
         Ok(acc)
     }
 
-    /// A path relative to the build root, for origins and messages.
-    fn rel(&self, path: &Path) -> PathBuf {
-        relative(&self.root, path)
+    /// A path relative to the top build directory, for origins.
+    fn rel(&self, path: &str) -> String {
+        relative_str(&self.root, path)
     }
 }
 
@@ -440,11 +447,11 @@ pub fn same_id(a: &Id, b: &Id) -> bool {
 }
 
 /// `to` relative to `from` (both absolute).
-pub fn relative(from: &Path, to: &Path) -> PathBuf {
+pub fn relative(from: &std::path::Path, to: &std::path::Path) -> std::path::PathBuf {
     let from: Vec<_> = from.components().collect();
     let to: Vec<_> = to.components().collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
+    let mut out = std::path::PathBuf::new();
     for _ in common..from.len() {
         out.push("..");
     }
@@ -454,13 +461,24 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
+/// The repository path `to` relative to the repository directory `from`
+/// (`/`-separated, `..` where it climbs).
+pub fn relative_str(from: &str, to: &str) -> String {
+    let from: Vec<&str> = from.split('/').filter(|s| !s.is_empty()).collect();
+    let to: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<&str> = vec![".."; from.len() - common];
+    out.extend(&to[common..]);
+    out.join("/")
+}
+
 /// Applies one inline kustomize patch (`patch:` text and optional `target:`
 /// selector, as in `spec.patches`) to one object, as kustomize would.
 /// `Ok(None)`: the selector does not select it.
 pub fn patch_one(object: &Node, text: &str, target: Option<&Node>) -> Result<Option<Node>, String> {
     let mut res = Res {
         node: object.clone(),
-        origin: Origin::File(PathBuf::new()),
+        origin: Origin::File(String::new()),
         previous: Vec::new(),
         needs_hash: false,
         prefixes: Vec::new(),

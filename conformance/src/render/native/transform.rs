@@ -1,8 +1,6 @@
 //! The builtin transformers, in kustomize's order (kusttarget_configplugin.go
 //! configureBuiltinTransformers).
 
-use std::path::Path;
-
 use super::fields::{FieldSpec, set_pairs, visit};
 use super::load::Kustomization;
 use super::patch::{self, Patch, Selector};
@@ -11,16 +9,19 @@ use crate::yaml::{Node, Value};
 
 pub fn run(
     k: &Kustomization,
-    dir: &Path,
-    rel_file: &Path,
+    tree: &crate::render::Tree,
+    dir: &str,
+    file: &str,
     acc: &mut Vec<Res>,
 ) -> Result<(), String> {
-    let at = |n: &Node| format!("{}:{}", rel_file.display(), n.line);
+    let at = |n: &Node| format!("{file}:{}", n.line);
     // 1. patchesStrategicMerge: paths or inline documents, matched by id.
     for entry in &k.patches_strategic_merge {
         let text = entry.as_scalar_string().unwrap_or_default();
-        let text = if !text.contains('\n') && dir.join(&text).is_file() {
-            patch::read_patch_file(dir, rel_file, &text, entry.line)?
+        let is_file =
+            !text.contains('\n') && tree.resolve(dir, &text).is_ok_and(|p| tree.is_file(&p));
+        let text = if is_file {
+            patch::read_patch_file(tree, dir, file, &text, entry.line)?
         } else {
             text
         };
@@ -48,7 +49,7 @@ pub fn run(
                 ));
             }
             (Some(p), None) => p.trim().to_string(),
-            (None, Some(path)) => patch::read_patch_file(dir, rel_file, &path, entry.line)?,
+            (None, Some(path)) => patch::read_patch_file(tree, dir, file, &path, entry.line)?,
             (None, None) => {
                 return Err(format!("{}: must specify one of patch and path", at(entry)));
             }
@@ -164,7 +165,7 @@ pub fn run(
             .ok_or_else(|| format!("{}: must specify a target for JSON patch", at(entry)))?;
         let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
             (Some(p), _) => p,
-            (None, Some(path)) => patch::read_patch_file(dir, rel_file, &path, entry.line)?,
+            (None, Some(path)) => patch::read_patch_file(tree, dir, file, &path, entry.line)?,
             (None, None) => {
                 return Err(format!("{}: must specify one of patch and path", at(entry)));
             }
@@ -218,7 +219,7 @@ pub fn run(
     }
     // 11. replacements.
     if !k.replacements.is_empty() {
-        super::generate::replacements(acc, &k.replacements, dir, rel_file)?;
+        super::generate::replacements(acc, &k.replacements, tree, dir, file)?;
     }
     Ok(())
 }

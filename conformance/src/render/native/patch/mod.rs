@@ -7,8 +7,6 @@ mod json6902;
 mod selector;
 mod strategic;
 
-use std::path::Path;
-
 pub use json6902::apply_json;
 pub use selector::Selector;
 pub use strategic::apply_strategic;
@@ -53,13 +51,18 @@ pub fn parse(text: &str, what: &str) -> Result<Patch, String> {
     Ok(Patch::Strategic(out))
 }
 
-/// Reads a patch file relative to the kustomization directory.
+/// Reads a patch file relative to the kustomization directory, inside the
+/// source.
 pub fn read_patch_file(
-    dir: &Path,
-    rel_file: &Path,
+    tree: &crate::render::Tree,
+    dir: &str,
+    file: &str,
     path: &str,
     line: u32,
 ) -> Result<String, String> {
-    std::fs::read_to_string(dir.join(path))
-        .map_err(|e| format!("{}:{line}: patch file {path}: {e}", rel_file.display()))
+    let resolved = tree
+        .resolve(dir, path)
+        .map_err(|m| format!("{file}:{line}: patch file {}", m.describe(path)))?;
+    tree.read_text(&resolved)
+        .map_err(|e| format!("{file}:{line}: patch file {e}"))
 }

@@ -1,0 +1,377 @@
+//! The repository index: every path under the root (files, directories,
+//! symlinks, unreadable directories), every YAML file loaded once (in
+//! parallel) with its documents or its load error, and the artifact Flux
+//! builds from ([`artifact`]: what source-controller archives, after its
+//! ignore rules, [`ignore`]).
+//!
+//! Discovery and rendering read the repository only through an
+//! [`Artifact`]: paths are resolved lexically inside the root, symlinks and
+//! ignored paths do not exist, and files are read under the loader's
+//! budgets. Rules that read files outside Flux (scripts, version pins) use
+//! [`RepoIndex::read_text`], confined to the root the same way.
+
+pub mod artifact;
+pub mod ignore;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+pub use artifact::{Artifact, Missing};
+pub use ignore::SourceIgnore;
+
+use crate::yaml::{self, LoadError, Node};
+
+/// The names kustomize recognises as a kustomization file, in its order.
+pub const KUSTOMIZATION_FILE_NAMES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Why the repository could not be indexed at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// The root does not exist or is not a directory.
+    #[error("{path}: not a directory")]
+    NotADirectory { path: String },
+    /// A directory or file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path (or the symlink it names) leads outside the repository.
+    #[error("{path}: points outside the repository")]
+    Outside { path: String },
+    /// A file is larger than the loader's budget.
+    #[error(
+        "{path}: file is {bytes} bytes, larger than the {}-byte budget",
+        yaml::MAX_FILE_BYTES
+    )]
+    TooLarge { path: String, bytes: u64 },
+}
+
+/// One indexed YAML file.
+#[derive(Debug)]
+pub struct File {
+    pub docs: Result<Vec<Node>, LoadError>,
+}
+
+/// What a path of the repository is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    /// A symbolic link: never followed, and never part of an artifact
+    /// (source-controller archives regular files and directories only).
+    Symlink,
+    /// A directory that could not be listed (the reason): an error only for
+    /// a build that needs it.
+    Unreadable(String),
+}
+
+/// A repository: every path, the YAML files loaded, the `.sourceignore`
+/// files, and the default artifact's ignore rules.
+#[derive(Debug)]
+pub struct RepoIndex {
+    root: PathBuf,
+    /// Every path below the root except inside `.git`, sorted.
+    paths: BTreeMap<String, Kind>,
+    /// Every file with a manifest name, loaded.
+    files: BTreeMap<String, File>,
+    /// `.sourceignore` files: their directory and text, depth-first.
+    sourceignores: Vec<(String, String)>,
+    /// The artifact of a GitRepository without `spec.ignore`.
+    default: artifact::Visibility,
+}
+
+impl RepoIndex {
+    /// Walks `root` (not following symlinks) and loads every
+    /// `.yaml`/`.yml` file and every `Kustomization`.
+    pub fn load(root: &Path) -> Result<RepoIndex, RepoError> {
+        if !root.is_dir() {
+            return Err(RepoError::NotADirectory {
+                path: root.display().to_string(),
+            });
+        }
+        let root = root.canonicalize().map_err(|source| RepoError::Io {
+            path: root.display().to_string(),
+            source,
+        })?;
+        // The root itself must be readable; anything below only when used.
+        std::fs::read_dir(&root).map_err(|source| RepoError::Io {
+            path: root.display().to_string(),
+            source,
+        })?;
+        let mut paths = BTreeMap::new();
+        walk(&root, "", &mut paths);
+        let manifests: Vec<&String> = paths
+            .iter()
+            .filter(|(rel, kind)| {
+                **kind == Kind::File && is_manifest_name(rel.rsplit('/').next().unwrap_or(rel))
+            })
+            .map(|(rel, _)| rel)
+            .collect();
+        let files = manifests
+            .into_par_iter()
+            .map(|rel| {
+                let docs =
+                    yaml::read_documents(&root.join(rel)).map_err(|err| relative_error(err, rel));
+                (rel.clone(), File { docs })
+            })
+            .collect();
+        let mut sourceignores = Vec::new();
+        for (rel, kind) in &paths {
+            if *kind == Kind::File && rel.rsplit('/').next() == Some(ignore::IGNORE_FILE) {
+                let dir = rel
+                    .rsplit_once('/')
+                    .map(|(d, _)| d.to_string())
+                    .unwrap_or_default();
+                if let Ok(text) = std::fs::read_to_string(root.join(rel)) {
+                    sourceignores.push((dir, text));
+                }
+            }
+        }
+        // LoadIgnorePatterns reads a directory's file before its
+        // subdirectories', in lexical order.
+        sourceignores.sort_by(|a, b| {
+            let key = |d: &str| d.split('/').map(str::to_string).collect::<Vec<_>>();
+            key(&a.0).cmp(&key(&b.0))
+        });
+        let default = artifact::Visibility::of(&paths, SourceIgnore::new(&sourceignores, None));
+        Ok(RepoIndex {
+            root,
+            paths,
+            files,
+            sourceignores,
+            default,
+        })
+    }
+
+    /// The canonical absolute root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A loaded YAML file, whether or not an artifact holds it.
+    pub fn file(&self, rel: &str) -> Option<&File> {
+        self.files.get(rel)
+    }
+
+    /// Every YAML file of the default artifact, sorted by path.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &File)> {
+        self.files
+            .iter()
+            .filter(|(rel, _)| self.artifact().stat(rel).is_ok())
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Every loaded YAML file, in or out of any artifact (scripts' inputs,
+    /// bootstrap configuration), sorted by path.
+    pub fn all_files(&self) -> impl Iterator<Item = (&str, &File)> {
+        self.files.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// What the path is, if it exists.
+    pub fn kind(&self, rel: &str) -> Option<&Kind> {
+        if rel.is_empty() {
+            return Some(&Kind::Dir);
+        }
+        self.paths.get(rel)
+    }
+
+    /// Every path below `dir` (its whole subtree), sorted.
+    pub fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Kind)> + 'a {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        self.paths
+            .range(prefix.clone()..)
+            .take_while(move |(k, _)| k.starts_with(&prefix))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The artifact of a GitRepository without `spec.ignore`.
+    pub fn artifact(&self) -> Artifact<'_> {
+        Artifact::new(self, std::borrow::Cow::Borrowed(&self.default))
+    }
+
+    /// The repository with nothing ignored (a plain directory, as kustomize
+    /// sees it; symlinks still do not exist).
+    pub fn unfiltered(&self) -> Artifact<'_> {
+        let visibility = artifact::Visibility::of(&self.paths, SourceIgnore::none());
+        Artifact::new(self, std::borrow::Cow::Owned(visibility))
+    }
+
+    /// The artifact of a GitRepository with this `spec.ignore` (`None`:
+    /// the default one).
+    pub fn artifact_with(&self, spec_ignore: Option<&str>) -> Artifact<'_> {
+        match spec_ignore {
+            None => self.artifact(),
+            Some(text) => {
+                let ignore = SourceIgnore::new(&self.sourceignores, Some(text));
+                let visibility = artifact::Visibility::of(&self.paths, ignore);
+                Artifact::new(self, std::borrow::Cow::Owned(visibility))
+            }
+        }
+    }
+
+    /// Every file of the repository (not only manifests, and whether or not
+    /// an artifact holds it) whose name is `name`, sorted.
+    pub fn files_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.paths
+            .iter()
+            .filter(|(_, k)| **k == Kind::File)
+            .map(|(p, _)| p.as_str())
+            .filter(move |p| p.rsplit('/').next() == Some(name))
+    }
+
+    /// The text of a repository file, under the file-size budget. Nothing
+    /// outside the root is read, whatever the path or a symlink says.
+    pub fn read_text(&self, rel: &str) -> Result<String, RepoError> {
+        let (normal, escapes) = normalize("", rel);
+        let io = |source| RepoError::Io {
+            path: rel.to_string(),
+            source,
+        };
+        let real = self.root.join(&normal).canonicalize().map_err(io)?;
+        if escapes || !real.starts_with(&self.root) {
+            return Err(RepoError::Outside {
+                path: rel.to_string(),
+            });
+        }
+        let meta = std::fs::metadata(&real).map_err(io)?;
+        if meta.len() > yaml::MAX_FILE_BYTES {
+            return Err(RepoError::TooLarge {
+                path: rel.to_string(),
+                bytes: meta.len(),
+            });
+        }
+        std::fs::read_to_string(&real).map_err(io)
+    }
+
+    /// Whether the default artifact has this directory.
+    pub fn is_dir(&self, rel: &str) -> bool {
+        self.artifact().is_dir(rel)
+    }
+
+    /// Whether the default artifact has this file.
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.artifact().is_file(rel)
+    }
+
+    /// The kustomization file of directory `dir` in the default artifact.
+    pub fn kustomization_file(&self, dir: &str) -> Option<String> {
+        self.artifact().kustomization_file(dir)
+    }
+}
+
+/// Error messages name files relative to the repository root.
+fn relative_error(err: LoadError, rel: &str) -> LoadError {
+    match err {
+        LoadError::Io { source, .. } => LoadError::Io {
+            path: rel.to_string(),
+            source,
+        },
+        LoadError::TooLarge { bytes, .. } => LoadError::TooLarge {
+            path: rel.to_string(),
+            bytes,
+        },
+        LoadError::Yaml { source, .. } => LoadError::Yaml {
+            path: rel.to_string(),
+            source,
+        },
+    }
+}
+
+/// Records every path below `rel` (the `.git` directory excepted). A
+/// symlink is recorded, never followed; a directory that cannot be listed
+/// is recorded as unreadable.
+fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>) {
+    let entries = match std::fs::read_dir(root.join(rel)) {
+        Ok(entries) => entries,
+        Err(err) => {
+            if !rel.is_empty() {
+                out.insert(rel.to_string(), Kind::Unreadable(err.to_string()));
+            }
+            return;
+        }
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = join(rel, &name);
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_symlink() {
+            out.insert(child, Kind::Symlink);
+        } else if file_type.is_dir() {
+            if name == ".git" {
+                continue;
+            }
+            out.insert(child.clone(), Kind::Dir);
+            walk(root, &child, out);
+        } else if file_type.is_file() {
+            out.insert(child, Kind::File);
+        }
+    }
+}
+
+/// Files Flux's generator would pick up, plus extensionless `Kustomization`.
+pub fn is_manifest_name(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml") || name == "Kustomization"
+}
+
+/// Joins repository-relative paths with `/`.
+pub fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Normalises a path relative to `base` (a repo-relative directory) the way
+/// Flux's secure join does: `.` and empty segments vanish, `..` never climbs
+/// above the root. Returns the repo-relative result and whether a `..` tried
+/// to leave the root.
+pub fn normalize(base: &str, path: &str) -> (String, bool) {
+    let mut parts: Vec<&str> = if path.starts_with('/') {
+        Vec::new()
+    } else {
+        base.split('/').filter(|p| !p.is_empty()).collect()
+    };
+    let mut escaped = false;
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    escaped = true;
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    (parts.join("/"), escaped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_clamps_at_root() {
+        assert_eq!(
+            normalize("", "./clusters/prod/"),
+            ("clusters/prod".into(), false)
+        );
+        assert_eq!(normalize("a/b", "../c"), ("a/c".into(), false));
+        assert_eq!(normalize("a", "../../x"), ("x".into(), true));
+        assert_eq!(normalize("", ""), (String::new(), false));
+    }
+}
