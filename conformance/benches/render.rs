@@ -9,6 +9,11 @@
 //!    cluster, N Kustomizations of 20 objects each, for N = 100, 1,000 and
 //!    5,000, with the native renderer.
 //!
+//! 3. Growth cases (issue 13): one object of 2, 4 and 8 MiB (a ConfigMap
+//!    with many keys); one tier of 10,000, 20,000 and 40,000 objects; a
+//!    dependsOn chain 1,000, 2,000 and 4,000 deep. Each must grow linearly
+//!    (or n·log n), in time and memory.
+//!
 //! Each case runs `BENCH_RUNS` times (default 3); the median is reported.
 
 #![allow(clippy::unwrap_used)] // a benchmark that cannot write its fixture should stop
@@ -105,6 +110,84 @@ fn synthesize(root: &Path, tiers: usize) {
     write("clusters/prod/tiers.yaml", &tiers_yaml);
 }
 
+/// The sync objects of a one-cluster repository (`clusters/prod`), with
+/// `tiers` as its Kustomizations.
+fn cluster(root: &Path, tiers: &str) {
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "clusters/prod/flux-system/kustomization.yaml",
+        "resources:\n  - gotk-sync.yaml\n",
+    );
+    write(
+        "clusters/prod/flux-system/gotk-sync.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  url: https://example.com/fleet\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/prod\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    );
+    write("clusters/prod/tiers.yaml", tiers);
+}
+
+fn tier(name: &str, path: &str, depends: Option<&str>) -> String {
+    let depends = depends
+        .map(|d| format!("  dependsOn:\n    - name: {d}\n"))
+        .unwrap_or_default();
+    format!(
+        "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+}
+
+/// One ConfigMap of about `mib` MiB (32-byte keys and values).
+fn big_object(root: &Path, mib: usize) {
+    cluster(root, &tier("apps", "./apps", None));
+    let mut text = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n",
+    );
+    for i in 0..mib * 1024 * 1024 / 32 {
+        text.push_str(&format!("  key-{i:08}: value-{i:08}\n"));
+    }
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(root.join("apps/cm.yaml"), text).unwrap();
+}
+
+/// One tier of `n` ConfigMaps in one file.
+fn many_objects(root: &Path, n: usize) {
+    cluster(root, &tier("apps", "./apps", None));
+    let docs: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:06}\n  namespace: default\ndata:\n  a: \"{i}\"\n"
+            )
+        })
+        .collect();
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(root.join("apps/cms.yaml"), docs.join("---\n")).unwrap();
+}
+
+/// `n` Kustomizations, each depending on the previous one.
+fn chain(root: &Path, n: usize) {
+    let mut tiers = String::new();
+    for i in 0..n {
+        let prev = (i > 0).then(|| format!("t{:05}", i - 1));
+        tiers.push_str(&tier(
+            &format!("t{i:05}"),
+            &format!("./apps/t{i:05}"),
+            prev.as_deref(),
+        ));
+        let dir = root.join(format!("apps/t{i:05}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("cm.yaml"),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  namespace: default\n"
+            ),
+        )
+        .unwrap();
+    }
+    cluster(root, &tiers);
+}
+
 fn corpus() -> PathBuf {
     std::env::var_os("CONFORMANCE_CORPUS")
         .map(PathBuf::from)
@@ -154,5 +237,24 @@ fn main() {
         println!(
             "| synthetic {tiers} Kustomizations | native | {time:.3} s | {mem:.1} MiB | {summary} |"
         );
+    }
+    type Make = fn(&Path, usize);
+    let cases: [(&str, Make, [usize; 3]); 3] = [
+        ("one object of {} MiB", big_object, [2, 4, 8]),
+        (
+            "one tier of {} objects",
+            many_objects,
+            [10_000, 20_000, 40_000],
+        ),
+        ("a dependsOn chain {} deep", chain, [1_000, 2_000, 4_000]),
+    ];
+    for (label, make, sizes) in cases {
+        for size in sizes {
+            let dir = tempfile::tempdir().unwrap();
+            make(dir.path(), size);
+            let (time, mem, summary) = measure(dir.path(), "native");
+            let label = label.replace("{}", &size.to_string());
+            println!("| {label} | native | {time:.3} s | {mem:.1} MiB | {summary} |");
+        }
     }
 }

@@ -202,7 +202,13 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let config: Config = serde_saphyr::from_str(text).map_err(|err| {
+        // Strict types, as documented: `no`, `"no"` and `yes` are not
+        // booleans here (YAML 1.2, as go-yaml v3 reads it).
+        let options = serde_saphyr::options! {
+            strict_booleans: true,
+            legacy_octal_numbers: true,
+        };
+        let config: Config = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
             let line = err.location().map_or(0, |l| l.line() as u32);
             let rendered = err.without_snippet().to_string();
             let first = rendered
@@ -365,6 +371,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("unknown rule"), "{err}");
+    }
+
+    #[test]
+    fn booleans_are_strict() {
+        for text in [
+            "substitution:\n  strict: \"no\"\n",
+            "substitution:\n  strict: no\n",
+            "substitution:\n  strict: yes\n",
+            "substitution:\n  strict: 0\n",
+        ] {
+            let err = Config::parse(text).unwrap_err();
+            assert_eq!(err.line, 2, "{text}: {err}");
+        }
+        assert!(
+            !Config::parse("substitution:\n  strict: false\n")
+                .unwrap()
+                .substitution
+                .strict
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ impl Session {
         config: Config,
         renderer: Box<dyn Kustomize>,
     ) -> Result<Session, CheckError> {
+        worker_stacks();
         let started = std::time::Instant::now();
         let index = RepoIndex::load(repo)?;
         stat("index", started);
@@ -171,6 +172,19 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
             sources: sources.join(", "),
         }
     }
+}
+
+/// Gives rayon's workers (which load, build and walk documents nested up
+/// to the loader's depth budget) stacks that depth cannot exhaust. The
+/// global pool can only be configured once per process; later calls (and a
+/// pool the embedding program built) are left as they are.
+fn worker_stacks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .stack_size(16 * 1024 * 1024)
+            .build_global();
+    });
 }
 
 /// Phase timings on stderr when `CONFORMANCE_STATS` is set (benchmarks).

@@ -15,8 +15,14 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 /// Largest file the loader reads, in bytes. Real manifests (even CRD bundles
 /// such as gotk-components.yaml) are a few MiB.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-/// Deepest nesting accepted. OpenAPI schemas inside CRDs reach ~40 levels.
-pub const MAX_DEPTH: usize = 128;
+/// Deepest nesting accepted. OpenAPI schemas inside CRDs reach ~40 levels;
+/// kustomize builds far deeper documents, so this only stops pathological
+/// input.
+pub const MAX_DEPTH: usize = 256;
+/// Most parser events (nodes and their ends) in one file.
+pub const MAX_EVENTS: usize = 20_000_000;
+/// Most nodes (scalars, sequences, mappings) in one file.
+pub const MAX_NODES: usize = 10_000_000;
 /// Most documents accepted in one stream (a rendered cluster tier can hold
 /// thousands of objects).
 pub const MAX_DOCUMENTS: usize = 50_000;
@@ -49,6 +55,9 @@ pub struct YamlError {
     pub line: u32,
     pub column: u32,
     pub message: String,
+    /// The input exceeds one of this loader's budgets: a limit of ours, not
+    /// invalid YAML (kustomize may well read it).
+    pub budget: bool,
 }
 
 impl Node {
@@ -129,21 +138,28 @@ impl Node {
     }
 
     /// The mapping at `key`, created empty when absent or not a mapping.
+    /// On a node that is not a mapping itself, the node becomes an empty
+    /// mapping first (callers check [`Node::is_map`] where that matters).
     pub fn map_entry(&mut self, key: &str) -> &mut Node {
-        let needs_insert = !self.get(key).is_some_and(Node::is_map);
-        if needs_insert {
-            self.set(key, Node::new(Value::Map(Vec::new())));
+        if !self.is_map() {
+            self.value = Value::Map(Vec::new());
         }
-        match &mut self.value {
-            Value::Map(entries) => {
-                let (_, node) = entries
-                    .iter_mut()
-                    .find(|(k, _)| k == key)
-                    .expect("entry inserted above");
-                node
+        let Value::Map(entries) = &mut self.value else {
+            unreachable!("made a mapping above")
+        };
+        let index = match entries.iter().position(|(k, _)| k == key) {
+            Some(i) => {
+                if !entries[i].1.is_map() {
+                    entries[i].1 = Node::new(Value::Map(Vec::new()));
+                }
+                i
             }
-            _ => panic!("map_entry on a non-mapping node"),
-        }
+            None => {
+                entries.push((key.to_string(), Node::new(Value::Map(Vec::new()))));
+                entries.len() - 1
+            }
+        };
+        &mut entries[index].1
     }
 
     /// Removes `key` from a mapping node, returning it.
@@ -209,9 +225,10 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
             max_documents: MAX_DOCUMENTS,
-            max_events: 20_000_000,
-            max_nodes: 10_000_000,
+            max_events: MAX_EVENTS,
+            max_nodes: MAX_NODES,
             max_total_scalar_bytes: MAX_FILE_BYTES as usize,
+            flow_nesting_limit: MAX_DEPTH + 1,
         },
     };
     let docs: Vec<Node> =
@@ -219,7 +236,31 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
             let (line, column) = err
                 .location()
                 .map_or((0, 0), |loc| (loc.line() as u32, loc.column() as u32));
+            // Budget breaches may come wrapped (in an alias's error, with a
+            // snippet): look through the wrappers.
+            let mut inner = &err;
+            while let serde_saphyr::Error::AliasError { error, .. }
+            | serde_saphyr::Error::WithSnippet { error, .. } = inner
+            {
+                inner = error;
+            }
+            if let serde_saphyr::Error::Budget { breach, .. } = inner {
+                return YamlError {
+                    line,
+                    column,
+                    message: breach_message(breach),
+                    budget: true,
+                };
+            }
             let rendered = err.without_snippet().to_string();
+            if rendered.contains("recursion limit exceeded") {
+                return YamlError {
+                    line,
+                    column,
+                    message: format!("exceeds the nesting budget of {MAX_DEPTH} levels"),
+                    budget: true,
+                };
+            }
             let message = rendered.lines().next().unwrap_or("invalid YAML").trim();
             // The location is carried separately; drop the parser's own suffix,
             // and its advice about options of ours that users cannot set.
@@ -233,12 +274,43 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
                 line,
                 column,
                 message,
+                budget: false,
             }
         })?;
     Ok(docs
         .into_iter()
         .filter(|doc| !matches!(doc.value, Value::Null))
         .collect())
+}
+
+/// A budget breach in words that name the budget.
+fn breach_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    match breach {
+        B::Depth { .. } => format!("exceeds the nesting budget of {MAX_DEPTH} levels"),
+        B::Documents { .. } => format!("exceeds the budget of {MAX_DOCUMENTS} documents in one file"),
+        B::Events { .. } => format!("exceeds the budget of {MAX_EVENTS} YAML events in one file"),
+        B::Nodes { .. } => format!("exceeds the budget of {MAX_NODES} YAML nodes in one file"),
+        B::ScalarBytes { .. } => {
+            format!("exceeds the budget of {MAX_FILE_BYTES} bytes of scalar text in one file")
+        }
+        B::Aliases { .. }
+        | B::Anchors { .. }
+        | B::AliasAnchorRatio { .. }
+        | B::MergeKeys { .. }
+        | B::RecordedAnchorEvents { .. }
+        | B::RecordedAnchorBytes { .. } => {
+            "exceeds the alias budget: its anchors and aliases expand far beyond its size (a YAML alias bomb)".to_string()
+        }
+        B::InputBytes { .. } => format!("exceeds the file-size budget of {MAX_FILE_BYTES} bytes"),
+        other => format!(
+            "exceeds a loader budget ({})",
+            format!("{other:?}")
+                .split([' ', '{'])
+                .next()
+                .unwrap_or("limit")
+        ),
+    }
 }
 
 /// Reads a file under the size budget and parses it.
@@ -364,7 +436,9 @@ pub enum LoadError {
         source: std::io::Error,
     },
     /// The file is larger than [`MAX_FILE_BYTES`].
-    #[error("{path}: file is {bytes} bytes, larger than the {MAX_FILE_BYTES}-byte limit")]
+    #[error(
+        "{path}: file is {bytes} bytes, which exceeds the file-size budget of {MAX_FILE_BYTES} bytes"
+    )]
     TooLarge { path: String, bytes: u64 },
     /// The file is not valid YAML or exceeds a parsing budget.
     #[error("{path}:{}: {}", source.line, source.message)]
@@ -376,6 +450,16 @@ pub enum LoadError {
 }
 
 impl LoadError {
+    /// Whether the file exceeds one of this loader's budgets (size,
+    /// nesting, documents, nodes, aliases) rather than being invalid.
+    pub fn is_budget(&self) -> bool {
+        match self {
+            LoadError::TooLarge { .. } => true,
+            LoadError::Yaml { source, .. } => source.budget,
+            LoadError::Io { .. } => false,
+        }
+    }
+
     /// The 1-based line of the problem, when known.
     pub fn line(&self) -> Option<u32> {
         match self {
@@ -514,6 +598,7 @@ mod tests {
         }
         let err = parse_documents(&text).unwrap_err();
         assert!(!err.message.is_empty());
+        assert!(err.budget, "{err:?}");
     }
 
     #[test]

@@ -248,7 +248,9 @@ fn main() -> ExitCode {
                             flux::build(&index.artifact(), &tier.id, &tier.path, &tier.spec, k)
                                 .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
                                 .map_err(|e| match e {
-                                    flux::BuildError::Failed(f) => f.message,
+                                    flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
+                                        f.message
+                                    }
                                     flux::BuildError::RemoteBases(r) => {
                                         format!("remote bases: {r:?}")
                                     }

@@ -6,78 +6,11 @@
 
 use std::path::Path;
 
-use conformance::check::{CheckOptions, Outcome, check};
+use conformance::check::{CheckOptions, check};
 use conformance::model::{Entry, TierId, TierState};
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn ks(name: &str, namespace: &str, path: &str, extra: &str) -> String {
-    format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 10m\n  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n{extra}"
-    )
-}
-
-fn sync(root: &Path, cluster_dir: &str) {
-    write(
-        root,
-        &format!("{cluster_dir}/flux-system/gotk-sync.yaml"),
-        &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://github.com/example/fleet.git\n  ref:\n    branch: main\n---\n{}",
-            ks(
-                "flux-system",
-                "flux-system",
-                &format!("./{cluster_dir}"),
-                ""
-            )
-        ),
-    );
-}
-
-fn configmap(name: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
-    )
-}
-
-/// A Flux Kustomization like [`ks`] whose sourceRef is `kind/name` (in the
-/// Kustomization's namespace).
-fn ks_from(name: &str, path: &str, kind: &str, source: &str) -> String {
-    ks(name, "flux-system", path, "").replace(
-        "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
-        &format!("kind: {kind}\n    name: {source}"),
-    )
-}
-
-fn cluster_names(outcome: &Outcome) -> Vec<&str> {
-    outcome
-        .model
-        .clusters
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect()
-}
-
-fn run(root: &Path) -> Outcome {
-    check(&CheckOptions {
-        repo: root.to_path_buf(),
-        clusters: vec![],
-        renderer: None,
-        base: None,
-    })
-    .unwrap()
-}
-
-fn rules(outcome: &Outcome) -> Vec<(&str, &str, &str)> {
-    outcome
-        .findings
-        .iter()
-        .map(|f| (f.rule, f.cluster.as_str(), f.kustomization.as_str()))
-        .collect()
-}
+mod support;
+use support::*;
 
 #[test]
 fn several_clusters_are_found_and_named_by_their_path() {
@@ -840,15 +773,6 @@ fn malformed_inputs_never_panic() {
             panic!("flux case {i}: the run itself failed: {e}");
         }
     }
-}
-
-fn run_result(root: &Path) -> Result<Outcome, conformance::check::CheckError> {
-    check(&CheckOptions {
-        repo: root.to_path_buf(),
-        clusters: vec![],
-        renderer: None,
-        base: None,
-    })
 }
 
 #[test]

@@ -112,7 +112,12 @@ impl<'a> Search<'a> {
         let mut candidates: Vec<&RawKustomization> = self
             .raw
             .iter()
-            .filter(|k| k.is_git_sourced() && self.reach.files(&k.path()).contains(k.file))
+            .filter(|k| {
+                let path = k.path();
+                k.is_git_sourced()
+                    && (self.reach.files(&path).contains(k.file)
+                        || (inside(k.file, &path) && broken_kustomization(self.index, &path)))
+            })
             .collect();
         candidates.sort_by_key(|k| {
             let path = k.path();
@@ -224,6 +229,34 @@ impl<'a> Search<'a> {
             );
             self.entries.push(entry);
         }
+    }
+}
+
+/// Whether `file` lies below the directory `dir`.
+fn inside(file: &str, dir: &str) -> bool {
+    !dir.is_empty() && file.starts_with(&format!("{dir}/"))
+}
+
+/// Whether the kustomization file of `dir` is one Flux cannot read as
+/// written (invalid YAML, not a mapping, or a field kustomize does not
+/// have): then whether it lists the Kustomization's own file cannot be
+/// told, and a Kustomization inside `dir` is taken for the entry it most
+/// likely is, so that the broken file is reported rather than the cluster
+/// lost.
+fn broken_kustomization(index: &RepoIndex, dir: &str) -> bool {
+    let artifact = index.artifact();
+    let Some(file) = artifact.kustomization_file(dir) else {
+        return false;
+    };
+    match artifact.documents(&file) {
+        Err(_) => true,
+        Ok(docs) => docs.first().is_none_or(|doc| {
+            !doc.is_map()
+                || doc
+                    .as_map()
+                    .iter()
+                    .any(|(k, _)| crate::render::native::canonical_field(k).is_none())
+        }),
     }
 }
 

@@ -159,6 +159,11 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
                     TierState::Rendered(built.objects)
                 }
                 Err(flux::BuildError::Failed(failure)) => TierState::RenderFailed(failure),
+                Err(flux::BuildError::Budget(failure)) => TierState::NotChecked(format!(
+                    "{} ({}): this tool does not read it, so the tier is not checked",
+                    failure.message,
+                    failure.at.map(|a| a.to_string()).unwrap_or_default()
+                )),
                 Err(flux::BuildError::RemoteBases(mut remotes)) => {
                     let list: Vec<String> = remotes.iter().map(|(_, url)| url.clone()).collect();
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {

@@ -84,22 +84,23 @@ pub fn build(
             ));
         }
     }
-    let written = flux_kustomization(artifact, path, spec).map_err(BuildError::Failed)?;
+    let written = flux_kustomization(artifact, path, spec)?;
     let mut tree = Tree::new(artifact);
     tree.written.insert(written.file.clone(), written.doc);
     let reach = reach_tree(&tree, path);
     if !reach.remotes.is_empty() {
         return Err(BuildError::RemoteBases(reach.remotes));
     }
-    precheck(&tree, &reach).map_err(BuildError::Failed)?;
+    precheck(&tree, &reach)?;
     if written.generated {
         check_decodable(artifact, &reach.resources).map_err(BuildError::Failed)?;
     }
     let built = kustomize.build(&tree, path).map_err(|message| {
-        BuildError::Failed(RenderFailure {
-            message,
-            at: (!written.generated).then(|| Span::new(written.file.clone(), 0)),
-        })
+        // The backend's message usually starts with the file and line at
+        // fault; point there, else at the kustomization.
+        let at = blamed_place(&tree, &message)
+            .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));
+        BuildError::Failed(RenderFailure { message, at })
     })?;
     let mut lookup = SourceDocs::new(artifact);
     let mut objects = Vec::with_capacity(built.len());
@@ -147,6 +148,10 @@ pub struct Built {
 pub enum BuildError {
     /// The build fails as Flux's would.
     Failed(RenderFailure),
+    /// A file the build reads exceeds a loader budget: this tool does not
+    /// read it, whatever Flux would do (the message names file, line and
+    /// budget).
+    Budget(RenderFailure),
     /// The build needs remote bases (never fetched here): where each is
     /// written and its address.
     RemoteBases(Vec<(Span, String)>),
@@ -168,32 +173,19 @@ fn s(text: &str) -> Node {
 
 /// `GenerateManifest`: the path's kustomization as Flux writes it before
 /// the build.
-fn flux_kustomization(
-    artifact: &Artifact,
-    path: &str,
-    spec: &Node,
-) -> Result<Written, RenderFailure> {
+fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Written, BuildError> {
     let spec_field = |key: &str| spec.path(&["spec", key]);
     let mut dropped = Vec::new();
     let (file, mut doc, generated) = match artifact.kustomization_file(path) {
         Some(file) => {
-            let docs = artifact.documents(&file).map_err(|e| match e {
-                DocError::Load(message, line) => RenderFailure {
-                    message,
-                    at: Some(Span::new(file.clone(), line.unwrap_or(0))),
-                },
-                DocError::Missing(m) => RenderFailure {
-                    message: m.describe(&file),
-                    at: Some(Span::new(file.clone(), 0)),
-                },
-            })?;
+            let docs = artifact.documents(&file).map_err(|e| doc_error(e, &file))?;
             // sigs.k8s.io/yaml reads the first document.
             let first = docs
                 .first()
                 .cloned()
                 .unwrap_or(Node::new(Value::Map(Vec::new())));
             if !first.is_map() {
-                return Err(RenderFailure {
+                return Err(BuildError::Failed(RenderFailure {
                     message: format!(
                         "{file}: json: cannot unmarshal {} into Go value of type types.Kustomization",
                         if matches!(first.value, Value::Seq(_)) {
@@ -203,16 +195,23 @@ fn flux_kustomization(
                         }
                     ),
                     at: Some(Span::new(file.clone(), first.line)),
-                });
+                }));
             }
             let mut doc = Node::new(Value::Map(Vec::new()));
             doc.line = first.line;
             doc.set("apiVersion", s("kustomize.config.k8s.io/v1beta1"));
             doc.set("kind", s("Kustomization"));
+            let text = artifact
+                .read(&file)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             for (key, value) in first.as_map() {
                 match crate::render::native::canonical_field(key) {
                     Some(field) => doc.set(field, value.clone()),
-                    None => dropped.push((Span::new(file.clone(), value.line), key.clone())),
+                    None => {
+                        let line = key_line(&text, key).unwrap_or(value.line);
+                        dropped.push((Span::new(file.clone(), line), key.clone()));
+                    }
                 }
             }
             let resources = doc.get("resources").is_some_and(|r| !r.as_seq().is_empty());
@@ -288,12 +287,12 @@ fn flux_kustomization(
             continue;
         };
         if !is_local_relative(&c) {
-            return Err(RenderFailure {
+            return Err(BuildError::Failed(RenderFailure {
                 message: format!(
                     "component path '{c}' must be local and relative (spec.components; kustomize-controller's GenerateManifest refuses remote and absolute components)"
                 ),
                 at: None,
-            });
+            }));
         }
         let exists = artifact
             .resolve(path, &c)
@@ -373,6 +372,32 @@ fn flux_kustomization(
         generated,
         dropped,
     })
+}
+
+/// The `file:line` a backend's message starts with, when it names a file of
+/// the build.
+fn blamed_place(tree: &Tree, message: &str) -> Option<Span> {
+    let (file, rest) = message.split_once(':')?;
+    if !tree.is_file(file) || tree.written.contains_key(file) {
+        return None;
+    }
+    let line = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    Some(Span::new(file, line))
+}
+
+/// The line of a top-level key in a block-style YAML file (the node tree
+/// keeps the lines of values, not of keys).
+fn key_line(text: &str, key: &str) -> Option<u32> {
+    text.lines()
+        .position(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })
+        .map(|i| i as u32 + 1)
 }
 
 /// fluxcd/pkg `IsLocalRelativePath`: not a URL or git address, not absolute.
@@ -602,35 +627,51 @@ fn adopt_lines(rendered: &mut Node, source: &Node) {
     }
 }
 
+/// A file that could not be read for the build, as a build error.
+fn doc_error(e: DocError, file: &str) -> BuildError {
+    match e {
+        DocError::Load(message, line) => BuildError::Failed(RenderFailure {
+            message,
+            at: Some(Span::new(file, line.unwrap_or(0))),
+        }),
+        DocError::Budget(message, line) => BuildError::Budget(RenderFailure {
+            message,
+            at: Some(Span::new(file, line.unwrap_or(0))),
+        }),
+        DocError::Missing(m) => BuildError::Failed(RenderFailure {
+            message: m.describe(file),
+            at: Some(Span::new(file, 0)),
+        }),
+    }
+}
+
 /// Broken input the build would read, reported at its own file and line.
-fn precheck(tree: &Tree, reach: &Reach) -> Result<(), RenderFailure> {
+fn precheck(tree: &Tree, reach: &Reach) -> Result<(), BuildError> {
+    let failed = BuildError::Failed;
     if let Some((at, reference)) = reach.escapes.first() {
-        return Err(RenderFailure {
+        return Err(failed(RenderFailure {
             message: format!(
                 "`{reference}` points outside the repository; Flux confines a build to its source"
             ),
             at: Some(at.clone()),
-        });
+        }));
     }
     if let Some(at) = reach.cycles.first() {
-        return Err(RenderFailure {
+        return Err(failed(RenderFailure {
             message: format!(
                 "cyclic kustomization reference: {} includes itself",
                 at.file
             ),
             at: Some(at.clone()),
-        });
+        }));
     }
     for file in &reach.reads {
         let name = file.rsplit('/').next().unwrap_or(file);
         if !repo::is_manifest_name(name) || tree.written.contains_key(file) {
             continue;
         }
-        if let Err(DocError::Load(message, line)) = tree.documents(file) {
-            return Err(RenderFailure {
-                message,
-                at: Some(Span::new(file.clone(), line.unwrap_or(0))),
-            });
+        if let Err(e @ (DocError::Load(..) | DocError::Budget(..))) = tree.documents(file) {
+            return Err(doc_error(e, file));
         }
     }
     Ok(())

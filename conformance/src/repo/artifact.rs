@@ -180,6 +180,9 @@ impl<'a> Artifact<'a> {
             Kind::Unreadable(why) => return Err(Missing::Unreadable(why.clone())),
             _ => return Err(Missing::WrongKind),
         }
+        if let Some(text) = self.index.texts.get(rel) {
+            return Ok(text.as_bytes().to_vec());
+        }
         let path = self.index.root.join(rel);
         let meta = std::fs::metadata(&path).map_err(|e| Missing::Unreadable(e.to_string()))?;
         if meta.len() > yaml::MAX_FILE_BYTES {
@@ -195,22 +198,23 @@ impl<'a> Artifact<'a> {
         match self.index.files.get(rel) {
             Some(file) => match &file.docs {
                 Ok(docs) => Ok(std::borrow::Cow::Borrowed(docs.as_slice())),
-                Err(err) => Err(DocError::Load(err.to_string(), err.line())),
+                Err(err) => Err(DocError::of(err)),
             },
             None => {
-                let bytes = self.read(rel).map_err(DocError::Missing)?;
+                let bytes = self.read(rel).map_err(|m| match m {
+                    Missing::TooLarge(bytes) => DocError::of(&LoadError::TooLarge {
+                        path: rel.to_string(),
+                        bytes,
+                    }),
+                    other => DocError::Missing(other),
+                })?;
                 let text = String::from_utf8(bytes)
                     .map_err(|_| DocError::Load(format!("{rel}: not valid UTF-8"), None))?;
                 let docs = yaml::parse_text(&text).map_err(|e| {
-                    let line = e.line;
-                    DocError::Load(
-                        LoadError::Yaml {
-                            path: rel.to_string(),
-                            source: e,
-                        }
-                        .to_string(),
-                        (line > 0).then_some(line),
-                    )
+                    DocError::of(&LoadError::Yaml {
+                        path: rel.to_string(),
+                        source: e,
+                    })
                 })?;
                 Ok(std::borrow::Cow::Owned(docs))
             }
@@ -261,6 +265,19 @@ impl<'a> Artifact<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DocError {
     Missing(Missing),
-    /// The loader's message (naming the file) and line.
+    /// The loader's message (naming the file) and line: invalid YAML.
     Load(String, Option<u32>),
+    /// The file exceeds a loader budget (message naming the file and the
+    /// budget, and line): a limit of this tool, not a Flux failure.
+    Budget(String, Option<u32>),
+}
+
+impl DocError {
+    fn of(err: &LoadError) -> DocError {
+        if err.is_budget() {
+            DocError::Budget(err.to_string(), err.line())
+        } else {
+            DocError::Load(err.to_string(), err.line())
+        }
+    }
 }

@@ -83,6 +83,8 @@ pub struct RepoIndex {
     sourceignores: Vec<(String, String)>,
     /// The artifact of a GitRepository without `spec.ignore`.
     default: artifact::Visibility,
+    /// The texts of an in-memory repository ([`RepoIndex::from_memory`]).
+    texts: BTreeMap<String, String>,
 }
 
 impl RepoIndex {
@@ -145,7 +147,56 @@ impl RepoIndex {
             files,
             sourceignores,
             default,
+            texts: BTreeMap::new(),
         })
+    }
+
+    /// A repository held in memory (path → text), for fuzzing and tests:
+    /// the same index a checkout with these files would give, rooted at a
+    /// directory that does not exist (nothing is read from disk but the
+    /// texts given).
+    pub fn from_memory(files: &[(&str, &str)]) -> RepoIndex {
+        let mut paths = BTreeMap::new();
+        let mut loaded = BTreeMap::new();
+        let mut sourceignores = Vec::new();
+        let mut texts = BTreeMap::new();
+        for (rel, text) in files {
+            let (rel, escapes) = normalize("", rel);
+            if escapes || rel.is_empty() {
+                continue;
+            }
+            let mut dir = rel.as_str();
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                paths.insert(parent.to_string(), Kind::Dir);
+                dir = parent;
+            }
+            paths.insert(rel.clone(), Kind::File);
+            texts.insert(rel.clone(), text.to_string());
+            let name = rel.rsplit('/').next().unwrap_or(&rel);
+            if is_manifest_name(name) {
+                let docs = yaml::parse_text(text).map_err(|source| LoadError::Yaml {
+                    path: rel.clone(),
+                    source,
+                });
+                loaded.insert(rel.clone(), File { docs });
+            }
+            if name == ignore::IGNORE_FILE {
+                let dir = rel
+                    .rsplit_once('/')
+                    .map(|(d, _)| d.to_string())
+                    .unwrap_or_default();
+                sourceignores.push((dir, text.to_string()));
+            }
+        }
+        let default = artifact::Visibility::of(&paths, SourceIgnore::new(&sourceignores, None));
+        RepoIndex {
+            root: PathBuf::from("/nonexistent/in-memory"),
+            paths,
+            files: loaded,
+            sourceignores,
+            default,
+            texts,
+        }
     }
 
     /// The canonical absolute root.
@@ -363,6 +414,38 @@ pub fn normalize(base: &str, path: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreadable_and_symlinked_paths_are_not_in_the_artifact() {
+        let mut paths = BTreeMap::new();
+        paths.insert("apps".to_string(), Kind::Dir);
+        paths.insert("apps/a.yaml".to_string(), Kind::File);
+        paths.insert(
+            "docs".to_string(),
+            Kind::Unreadable("permission denied".into()),
+        );
+        paths.insert("link".to_string(), Kind::Symlink);
+        let index = RepoIndex {
+            root: PathBuf::from("/nonexistent"),
+            default: artifact::Visibility::of(&paths, SourceIgnore::new(&[], None)),
+            paths,
+            files: BTreeMap::new(),
+            sourceignores: Vec::new(),
+            texts: BTreeMap::new(),
+        };
+        let a = index.artifact();
+        assert!(a.is_file("apps/a.yaml"));
+        assert!(!a.is_dir("docs"));
+        assert_eq!(
+            a.stat("docs/x.yaml"),
+            Err(Missing::Unreadable("permission denied".into()))
+        );
+        assert_eq!(a.stat("link"), Err(Missing::Symlink));
+        assert_eq!(a.stat("link/inside.yaml"), Err(Missing::Symlink));
+        assert_eq!(a.resolve("apps", "../../x"), Err(Missing::Outside));
+        let names: Vec<(&str, bool)> = a.list("");
+        assert_eq!(names, [("apps", true)]);
+    }
 
     #[test]
     fn normalize_clamps_at_root() {

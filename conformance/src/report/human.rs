@@ -117,14 +117,16 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
         String::new()
     };
     format!(
-        "checked {} cluster{}, {} Kustomizations ({} rendered, {} failed, {} not checked; {} objects) with {}: {} error{}, {} warning{}{waived} in {:.2}s",
+        "checked {} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{}) with {}: {} error{}, {} warning{}{waived} in {:.2}s",
         c.clusters,
         plural(c.clusters),
         c.kustomizations,
+        plural(c.kustomizations),
         c.rendered,
         c.failed,
         c.not_checked,
         c.objects,
+        plural(c.objects),
         outcome.renderer,
         errors,
         plural(errors),

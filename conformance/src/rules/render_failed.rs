@@ -36,16 +36,19 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
                 for (at, field) in &tier.dropped_fields {
-                    out.push(
-                        Finding::new(
-                            self,
-                            cluster.name.clone(),
-                            label.clone(),
-                            format!(
-                                "`{field}` in {} is not a kustomization field: kustomize-controller drops it when it rewrites the file before the build, so {label} is built without it (and `kustomize build` refuses the file)",
-                                at.file
-                            ),
+                    let message = if field.is_empty() {
+                        format!(
+                            "{} is empty: kustomize-controller builds nothing from it (and `kustomize build` refuses it: kustomization.yaml is empty), so {label} applies nothing",
+                            at.file
                         )
+                    } else {
+                        format!(
+                            "`{field}` in {} is not a kustomization field: kustomize-controller drops it when it rewrites the file before the build, so {label} is built without it (and `kustomize build` refuses the file)",
+                            at.file
+                        )
+                    };
+                    out.push(
+                        Finding::new(self, cluster.name.clone(), label.clone(), message)
                         .at(at.clone())
                         .related(
                             tier.defined_at.clone(),
@@ -54,7 +57,11 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                         .why(format!(
                             "Flux decodes the kustomization of spec.path loosely (GenerateManifest in fluxcd/pkg kustomize_generator.go), so a misspelt field silently does nothing: {label} applies something other than what the file says"
                         ))
-                        .fix(format!("correct or remove `{field}` (kustomize's fields: resources, components, patches, …)")),
+                        .fix(if field.is_empty() {
+                            "list what the path must apply under `resources:`".to_string()
+                        } else {
+                            format!("correct or remove `{field}` (kustomize's fields: resources, components, patches, …)")
+                        }),
                     );
                 }
                 let TierState::RenderFailed(failure) = &tier.state else {

@@ -111,7 +111,7 @@ pub fn documents(tree: &Tree, file: &str) -> Result<Vec<Node>, String> {
     match tree.documents(file) {
         Ok(docs) => Ok(docs.into_owned()),
         Err(DocError::Missing(m)) => Err(m.describe(file)),
-        Err(DocError::Load(message, _)) => Err(message),
+        Err(DocError::Load(message, _) | DocError::Budget(message, _)) => Err(message),
     }
 }
 

@@ -38,6 +38,7 @@ pub fn run(
                 ));
             }
         }
+        acc.retain(|r| !matches!(r.node.value, Value::Null));
     }
     // 2. patches.
     for entry in &k.patches {

@@ -4,16 +4,59 @@
 use super::super::Res;
 use crate::yaml::{Node, Value};
 
-/// Applies JSON 6902 operations.
+/// The `path` of an operation, decoded as evanphx/json-patch does: it
+/// must be a string (`null`, a list or a mapping fail, with the message
+/// that operation's decoder gives).
+fn path_of(op: &Node, name: &str) -> Result<String, String> {
+    let strict = matches!(name, "replace" | "test" | "move");
+    match op.get("path").map(|n| &n.value) {
+        Some(Value::String(p)) => Ok(p.clone()),
+        None | Some(Value::Null) if strict => Err(format!(
+            "{name} operation failed to decode path: operation missing path field: missing value"
+        )),
+        Some(other) if strict => {
+            let what = match other {
+                Value::Seq(_) => "array",
+                Value::Map(_) => "object",
+                Value::Bool(_) => "bool",
+                _ => "number",
+            };
+            Err(format!(
+                "{name} operation failed to decode path: json: cannot unmarshal {what} into Go value of type string"
+            ))
+        }
+        _ => Err(format!(
+            "{name} operation failed to decode path: missing value"
+        )),
+    }
+}
+
+/// Applies JSON 6902 operations. A result that is no longer a mapping is
+/// dropped and the object kept as it was (kustomize's patch filter does the
+/// same).
 pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
     let mut doc = target.node.to_json();
     for op in ops {
         let name = op.str_at(&["op"]).unwrap_or_default();
-        let path = op.str_at(&["path"]).unwrap_or_default();
+        let path = path_of(op, &name)?;
         let value = op
             .get("value")
             .map_or(serde_json::Value::Null, Node::to_json);
+        let at_root = |what: &str| {
+            Err(format!(
+                "{name} operation does not apply: doc is missing {what}path: {}: missing value",
+                if what.is_empty() { "\"\"" } else { "" }
+            ))
+        };
         match name.as_str() {
+            "add" if path.is_empty() => return at_root(""),
+            "remove" if path.is_empty() => return at_root(""),
+            "move" | "copy" if path.is_empty() => return at_root("destination "),
+            "test" if path.is_empty() => {
+                if doc != value {
+                    return Err("testing value  failed: test failed".into());
+                }
+            }
             "add" => add(&mut doc, &path, value)?,
             "remove" => {
                 remove(&mut doc, &path)?;
@@ -44,7 +87,9 @@ pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
             other => return Err(format!("Unexpected kind: {other}")),
         }
     }
-    target.node = merge_lines(Node::from_json(&doc), &target.node);
+    if doc.is_object() {
+        target.node = merge_lines(Node::from_json(&doc), &target.node);
+    }
     Ok(())
 }
 

@@ -20,6 +20,11 @@ pub fn apply_strategic(
     let group = target.group();
     let builtin = crate::provenance::builtin_kind(&group, &kind).is_some()
         && !(group == "autoscaling" && target.api_version().ends_with("/v2"));
+    // kyaml's merge leaves the object as it is for `$patch: replace` at the
+    // top of a patch document (only nested replaces take effect).
+    if patch.str_at(&["$patch"]).as_deref() == Some("replace") {
+        return Ok(());
+    }
     let mut patch = patch.clone();
     // The patch takes the target's apiVersion (kustomize copies it over).
     patch.remove("apiVersion");
@@ -32,6 +37,9 @@ pub fn apply_strategic(
             path: Vec::new(),
         },
     )?;
+    if matches!(target.node.value, Value::Null) {
+        return Ok(()); // `$patch: delete` at the top: the object goes
+    }
     if !allow_kind_change {
         target.node.set("kind", Node::new(Value::String(kind)));
     }
