@@ -76,9 +76,17 @@ impl ObjectId {
 }
 
 /// `Kind/namespace/name`, or `Kind/name` for objects without a namespace: the
-/// form used in reports and the JSON contract.
+/// form used in reports and the JSON contract. A kind that shares its name
+/// with a built-in kind of another group is written with its group
+/// (`talos.dev/ServiceAccount/runners/runner`), so the two are told apart.
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let shadows_builtin = crate::provenance::builtin()
+            .iter()
+            .any(|b| b.kind == self.kind && b.group != self.group);
+        if shadows_builtin && !self.group.is_empty() {
+            write!(f, "{}/", self.group)?;
+        }
         match &self.namespace {
             Some(ns) => write!(f, "{}/{}/{}", self.kind, ns, self.name),
             None => write!(f, "{}/{}", self.kind, self.name),

@@ -68,7 +68,9 @@ pub fn tier_from(
         prune: spec("prune").and_then(Node::as_bool).unwrap_or(false),
         post_build: spec("postBuild").cloned(),
         decryption: spec("decryption").cloned(),
-        target_namespace: spec("targetNamespace").and_then(Node::as_scalar_string),
+        target_namespace: spec("targetNamespace")
+            .and_then(Node::as_scalar_string)
+            .filter(|ns| !ns.is_empty()),
         defined_at,
         parent,
         spec: doc.clone(),

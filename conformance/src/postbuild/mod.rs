@@ -19,6 +19,7 @@
 //! undefined variables.
 
 pub mod envsubst;
+mod retype;
 
 use std::collections::BTreeMap;
 
@@ -352,15 +353,14 @@ fn substitution_disabled(body: &Node) -> bool {
 }
 
 /// Rewrites every string (mapping keys included) through `f`, which returns
-/// the replacement when the text changes. A value that becomes empty turns
-/// into null and a number-looking one into a number, as after Flux's YAML
-/// round trip.
+/// the replacement when the text changes. A changed value takes the type
+/// Flux's YAML round trip gives it ([`retype`]).
 fn rewrite(node: &mut Node, f: &mut dyn FnMut(&str, u32) -> Option<String>) {
     let line = node.line;
     match &mut node.value {
         Value::String(s) => {
             if let Some(new) = f(s, line) {
-                node.value = retype(new);
+                node.value = retype::retype(s, new);
             }
         }
         Value::Seq(items) => items.iter_mut().for_each(|i| rewrite(i, f)),
@@ -373,23 +373,6 @@ fn rewrite(node: &mut Node, f: &mut dyn FnMut(&str, u32) -> Option<String>) {
             }
         }
         _ => {}
-    }
-}
-
-fn retype(text: String) -> Value {
-    if text.is_empty() || text == "null" || text == "~" {
-        return Value::Null;
-    }
-    if let Ok(i) = text.parse::<i64>() {
-        let leading_zero = text.len() > 1 && (text.starts_with('0') || text.starts_with("-0"));
-        if !text.starts_with('+') && !leading_zero {
-            return Value::Int(i);
-        }
-    }
-    match text.as_str() {
-        "true" => Value::Bool(true),
-        "false" => Value::Bool(false),
-        _ => Value::String(text),
     }
 }
 
@@ -445,12 +428,4 @@ mod tests {
         assert!(decode_base64("!!").is_none());
     }
 
-    #[test]
-    fn retype_follows_the_yaml_round_trip() {
-        assert_eq!(retype(String::new()), Value::Null);
-        assert_eq!(retype("123".into()), Value::Int(123));
-        assert_eq!(retype("0123".into()), Value::String("0123".into()));
-        assert_eq!(retype("true".into()), Value::Bool(true));
-        assert_eq!(retype("abc".into()), Value::String("abc".into()));
-    }
 }

@@ -22,6 +22,11 @@ pub struct Catalog {
     /// installed outside Flux (a bootstrap script, the distribution).
     #[serde(default)]
     pub preinstalled: Vec<String>,
+    /// Custom-resource kinds (`group/Kind`) that are cluster-scoped, for
+    /// kinds whose CRD is not in git (a chart's, an operator's): the API
+    /// server ignores their `metadata.namespace`, and they need none.
+    #[serde(default)]
+    pub cluster_scoped: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -80,6 +85,12 @@ impl Catalog {
                 .chain(&extra.preinstalled)
                 .cloned()
                 .collect(),
+            cluster_scoped: self
+                .cluster_scoped
+                .iter()
+                .chain(&extra.cluster_scoped)
+                .cloned()
+                .collect(),
         }
     }
 
@@ -92,6 +103,13 @@ impl Catalog {
                 .extend(entry.groups.iter().map(String::as_str));
         }
         out
+    }
+
+    /// Whether the catalog knows the kind to be cluster-scoped.
+    pub fn is_cluster_scoped(&self, group: &str, kind: &str) -> bool {
+        self.cluster_scoped
+            .iter()
+            .any(|k| k.split_once('/') == Some((group, kind)))
     }
 
     pub fn is_preinstalled(&self, group: &str, kind: &str) -> bool {

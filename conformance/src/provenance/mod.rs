@@ -231,12 +231,24 @@ impl<'a> Providers<'a> {
         out
     }
 
-    /// The scope of a kind, when a built-in table or a CRD in git says.
+    /// The scope of a kind, when the built-in table, a CRD in git or the
+    /// catalog says.
     pub fn scope(&self, group: &str, kind: &str) -> Option<Scope> {
         if let Some(b) = builtin_kind(group, kind) {
             return Some(b.scope);
         }
-        self.located(group, kind).iter().find_map(|p| p.scope)
+        if group.ends_with(".toolkit.fluxcd.io") || group == FLUX_OPERATOR_GROUP {
+            return Some(Scope::Namespaced);
+        }
+        self.located(group, kind)
+            .iter()
+            .find_map(|p| p.scope)
+            .or_else(|| {
+                self.cx
+                    .catalog
+                    .is_cluster_scoped(group, kind)
+                    .then_some(Scope::Cluster)
+            })
     }
 }
 

@@ -454,6 +454,10 @@ fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span
     }
     let kind = body.str_at(&["kind"]);
     let name = body.str_at(&["metadata", "name"]);
+    let group = body
+        .str_at(&["apiVersion"])
+        .map(|v| v.split_once('/').map_or(String::new(), |(g, _)| g.to_string()))
+        .unwrap_or_default();
     let metadata = body.get("metadata").filter(|m| m.is_map())?;
     let origin = metadata
         .get("annotations")
@@ -500,7 +504,7 @@ fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span
         set_lines(body, line);
         return Some(Span::new(rel, line));
     }
-    let line = match docs.find(&rel, kind.as_deref(), name.as_deref()) {
+    let line = match docs.find(&rel, &group, kind.as_deref(), name.as_deref()) {
         Some(doc) => {
             adopt_lines(body, doc);
             doc.line
@@ -522,8 +526,8 @@ struct SourceDocs<'a> {
 
 struct FileDocs<'a> {
     docs: std::borrow::Cow<'a, [Node]>,
-    /// (kind, name) → the first document with them.
-    by_name: HashMap<(String, String), usize>,
+    /// (group, kind, name) → the first document with them.
+    by_name: HashMap<(String, String, String), usize>,
     /// kind → documents of that kind, in order.
     by_kind: HashMap<String, Vec<usize>>,
 }
@@ -539,15 +543,25 @@ impl<'a> SourceDocs<'a> {
     /// The document in `file` that defines `kind`/`name` (names may have
     /// been prefixed by the build, so fall back to the longest own name the
     /// built name contains, then the kind, then the first document).
-    fn find(&mut self, file: &str, kind: Option<&str>, name: Option<&str>) -> Option<&Node> {
+    fn find(
+        &mut self,
+        file: &str,
+        group: &str,
+        kind: Option<&str>,
+        name: Option<&str>,
+    ) -> Option<&Node> {
         if !self.by_file.contains_key(file) {
             let docs = self.artifact.documents(file).ok()?;
             let mut by_name = HashMap::new();
             let mut by_kind: HashMap<String, Vec<usize>> = HashMap::new();
             for (i, d) in docs.iter().enumerate() {
                 let k = d.str_at(&["kind"]).unwrap_or_default();
+                let g = d
+                    .str_at(&["apiVersion"])
+                    .map(|v| v.split_once('/').map_or(String::new(), |(g, _)| g.to_string()))
+                    .unwrap_or_default();
                 if let Some(n) = d.str_at(&["metadata", "name"]) {
-                    by_name.entry((k.clone(), n)).or_insert(i);
+                    by_name.entry((g, k.clone(), n)).or_insert(i);
                 }
                 by_kind.entry(k).or_default().push(i);
             }
@@ -563,7 +577,11 @@ impl<'a> SourceDocs<'a> {
         let f = self.by_file.get(file)?;
         let kind = kind.unwrap_or_default();
         let index = name
-            .and_then(|n| f.by_name.get(&(kind.to_string(), n.to_string())).copied())
+            .and_then(|n| {
+                f.by_name
+                    .get(&(group.to_string(), kind.to_string(), n.to_string()))
+                    .copied()
+            })
             .or_else(|| {
                 let same_kind = f.by_kind.get(kind)?;
                 let name = name?;

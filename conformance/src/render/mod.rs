@@ -186,19 +186,35 @@ impl Kustomize for Auto {
     }
 
     fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
-        match native::Native.build(tree, dir) {
-            Err(message) if message.starts_with("unsupported:") => match &self.external {
-                Some(external) => {
-                    if let Ok(mut list) = self.fallbacks.lock() {
-                        list.push(format!("{} took over: {message}", external.name()));
-                    }
-                    external.build(tree, dir)
+        let message = match native::Native.build(tree, dir) {
+            Ok(objects) => return Ok(objects),
+            Err(message) => message,
+        };
+        let unsupported = message.starts_with("unsupported:");
+        let Some(external) = &self.external else {
+            return Err(if unsupported {
+                format!("{message}; and no kustomize or kubectl is installed to take over")
+            } else {
+                message
+            });
+        };
+        match external.build(tree, dir) {
+            Ok(objects) => {
+                if let Ok(mut list) = self.fallbacks.lock() {
+                    list.push(if unsupported {
+                        format!("{} took over: {message}", external.name())
+                    } else {
+                        format!(
+                            "{} built {dir}, which the native renderer could not: {message}",
+                            external.name()
+                        )
+                    });
                 }
-                None => Err(format!(
-                    "{message}; and no kustomize or kubectl is installed to take over"
-                )),
-            },
-            other => other,
+                Ok(objects)
+            }
+            // Both fail: the native message names the file and line.
+            Err(external_message) if unsupported => Err(external_message),
+            Err(_) => Err(message),
         }
     }
 

@@ -65,7 +65,9 @@ fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
             }
         }
         Some(file) => {
-            out.reads.insert(file.clone());
+            // Every kustomization file of the directory: more than one is
+            // an error kustomize reports.
+            out.reads.extend(tree.kustomization_files(dir));
             if let Ok(docs) = tree.documents(&file) {
                 for doc in docs.iter() {
                     reach_kustomization(tree, dir, &file, doc, out, stack);

@@ -13,6 +13,7 @@ mod finding;
 mod graph_parity;
 mod kinds;
 mod namespace_missing;
+mod namespace_unspecified;
 pub mod placement;
 mod prune_transient;
 mod remote_base;
@@ -91,6 +92,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &kinds::SecondOrderCrd,
         &kinds::HealthGate,
         &namespace_missing::NamespaceMissing,
+        &namespace_unspecified::NamespaceUnspecified,
         &unresolved_reference::UnresolvedReference,
         &remote_base::RemoteBase,
         &sops_decryption::SopsDecryption,

@@ -215,7 +215,9 @@ fn references(o: &Object) -> Vec<Reference> {
         }
     };
     match (o.id.group.as_str(), o.id.kind.as_str()) {
-        ("", "PersistentVolumeClaim") => {
+        // A claim bound statically (spec.volumeName) needs no StorageClass
+        // object: the class name only has to match the volume's.
+        ("", "PersistentVolumeClaim") if body.path(&["spec", "volumeName"]).is_none() => {
             storage_class(body.path(&["spec", "storageClassName"]), false, &mut out)
         }
         ("cdi.kubevirt.io", "DataVolume") => {

@@ -21,7 +21,7 @@ impl Selector {
         let re = |key: &str| -> Result<Option<regex::Regex>, String> {
             match node.str_at(&[key]).filter(|s| !s.is_empty()) {
                 None => Ok(None),
-                Some(p) => regex::Regex::new(&format!("^(?:{p})$"))
+                Some(p) => regex::Regex::new(&format!("^(?:{})$", go_regex(&p)))
                     .map(Some)
                     .map_err(|e| format!("target {key} `{p}` is not a valid regex: {e}")),
             }
@@ -61,6 +61,60 @@ impl Selector {
             && selector_matches(&self.labels, r.node.path(&["metadata", "labels"]))
             && selector_matches(&self.annotations, r.node.path(&["metadata", "annotations"]))
     }
+}
+
+/// A Go regular expression (what kustomize compiles target names with) in
+/// the syntax of the `regex` crate: in Go a `{` that does not start a
+/// repetition (`{n}`, `{n,}`, `{n,m}`) is a literal, and so is a `}` that
+/// closes none; the `regex` crate rejects both, so they are escaped.
+pub fn go_regex(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len());
+    let mut i = 0;
+    let mut in_class = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(next) = chars.get(i + 1) {
+                    out.push(*next);
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '{' if !in_class => {
+                let rest: String = chars[i + 1..].iter().collect();
+                let repetition = rest.find('}').is_some_and(|end| {
+                    let inner = &rest[..end];
+                    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+                    !lo.is_empty()
+                        && lo.chars().all(|c| c.is_ascii_digit())
+                        && hi.chars().all(|c| c.is_ascii_digit())
+                });
+                if repetition {
+                    let end = i + 1 + rest.find('}').unwrap_or(0);
+                    out.extend(&chars[i..=end]);
+                    i = end + 1;
+                    continue;
+                }
+                out.push_str("\\{");
+                i += 1;
+                continue;
+            }
+            '}' if !in_class => {
+                out.push_str("\\}");
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// One requirement of a Kubernetes label selector.
@@ -150,6 +204,17 @@ fn selector_matches(want: &[Requirement], have: Option<&Node>) -> bool {
 mod tests {
     use super::*;
     use crate::yaml::parse_documents;
+
+    #[test]
+    fn go_regexps_become_rust_regexps() {
+        assert_eq!(go_regex("${cluster_name}-app"), "$\\{cluster_name\\}-app");
+        assert_eq!(go_regex("a{2}b{1,}c{1,3}"), "a{2}b{1,}c{1,3}");
+        assert_eq!(go_regex("[{}]x"), "[{}]x");
+        assert_eq!(go_regex("\\{x"), "\\{x");
+        assert!(regex::Regex::new(&go_regex("${cluster_name}-app")).is_ok());
+        let re = regex::Regex::new(&format!("^(?:{})$", go_regex("app-{x}"))).unwrap();
+        assert!(re.is_match("app-{x}"));
+    }
 
     #[test]
     fn label_selectors_follow_kubernetes_syntax() {
