@@ -30,6 +30,16 @@ pub enum CheckError {
         "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
     )]
     NoLocalClusters { repo: String, sources: String },
+    /// The Flux paths resolve below a directory of the checkout, not at its
+    /// root.
+    #[error(
+        "{repo}: no cluster found at this root, but the Flux Kustomizations' paths resolve below {dir}/: the artifact Flux builds from is that directory; try --repo {hint}"
+    )]
+    RootBelow {
+        repo: String,
+        dir: String,
+        hint: String,
+    },
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
     Config(ConfigError),

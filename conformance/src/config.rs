@@ -111,6 +111,34 @@ pub struct ClusterFacts {
     /// The Kubernetes version the cluster runs (`1.36`, `v1.36.4+k3s1`).
     #[serde(default)]
     pub kubernetes: Option<Spanned<String>>,
+    /// The directory the cluster syncs, when its sync is not in git (a
+    /// managed Flux extension, Terraform, `flux create`): declares the
+    /// cluster.
+    #[serde(default)]
+    pub entry: Option<Spanned<String>>,
+    /// The sync source of a declared entry (default: GitRepository
+    /// flux-system in flux-system).
+    #[serde(default)]
+    pub source: Option<EntrySource>,
+}
+
+/// `clusters.<name>.source`: the Flux source a declared entry syncs from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySource {
+    #[serde(default = "git_repository")]
+    pub kind: String,
+    pub name: String,
+    #[serde(default = "flux_system")]
+    pub namespace: String,
+}
+
+fn git_repository() -> String {
+    "GitRepository".into()
+}
+
+fn flux_system() -> String {
+    "flux-system".into()
 }
 
 /// `kubernetes:` — a version read from a file of the repository.
@@ -257,9 +285,10 @@ impl Config {
         }
     }
 
-    /// The configured sources, for discovery.
-    pub fn local_sources(&self) -> crate::discover::LocalSources {
-        crate::discover::LocalSources(
+    /// What discovery needs from this file: the configured sources and the
+    /// declared entries.
+    pub fn declared(&self) -> crate::discover::Declared {
+        let sources = crate::discover::LocalSources(
             self.sources
                 .iter()
                 .map(|s| crate::discover::LocalSource {
@@ -269,7 +298,24 @@ impl Config {
                     dir: crate::repo::normalize("", &s.path).0,
                 })
                 .collect(),
-        )
+        );
+        let entries = self
+            .clusters
+            .iter()
+            .filter_map(|(name, facts)| {
+                let path = facts.entry.as_ref()?;
+                Some(crate::discover::DeclaredEntry {
+                    name: name.clone(),
+                    path: crate::repo::normalize("", &path.value).0,
+                    source: facts.source.as_ref().map(|s| crate::model::SourceRef {
+                        kind: s.kind.clone(),
+                        namespace: s.namespace.clone(),
+                        name: s.name.clone(),
+                    }),
+                })
+            })
+            .collect();
+        crate::discover::Declared { sources, entries }
     }
 
     /// The embedded catalog extended with this repository's additions.

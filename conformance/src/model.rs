@@ -195,7 +195,7 @@ pub struct Tier {
     /// and its address. A tier with remote bases is not built.
     pub remote_bases: Vec<(Span, String)>,
     /// Files the build feeds to configMapGenerator/secretGenerator.
-    pub generator_inputs: Vec<(Span, String)>,
+    pub generator_inputs: Vec<GeneratorInput>,
     /// Fields of the path's kustomization file that are not kustomization
     /// fields: kustomize-controller drops them when it rewrites the file.
     pub dropped_fields: Vec<(Span, String)>,
@@ -239,6 +239,17 @@ impl Tier {
     pub fn display_path(&self) -> String {
         format!("./{}", self.path)
     }
+}
+
+/// A file a generator of the build reads (`files`, `envs`, `env`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratorInput {
+    /// Where the kustomization names it.
+    pub at: Span,
+    /// The repository path of the file.
+    pub file: String,
+    /// A secretGenerator's (else a configMapGenerator's).
+    pub secret: bool,
 }
 
 /// How a cluster was entered.

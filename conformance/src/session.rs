@@ -126,7 +126,7 @@ pub fn load_model(
     config: &Config,
 ) -> Result<Model, CheckError> {
     let started = std::time::Instant::now();
-    let mut model = discover::discover_with(index, renderer, &config.local_sources());
+    let mut model = discover::discover_with(index, renderer, &config.declared());
     stat("discover+render", started);
     let started = std::time::Instant::now();
     for cluster in &mut model.clusters {
@@ -164,6 +164,13 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
         sources.truncate(5);
         sources.push(format!("and {more} more"));
     }
+    if let Some(dir) = subdirectory_root(index) {
+        return CheckError::RootBelow {
+            hint: format!("{}/{dir}", repo.trim_end_matches('/')),
+            repo,
+            dir,
+        };
+    }
     if sources.is_empty() {
         CheckError::NoClusters { repo }
     } else {
@@ -172,6 +179,40 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
             sources: sources.join(", "),
         }
     }
+}
+
+/// The directory the repository's Flux paths are relative to, when they do
+/// not resolve at the root but do below one directory (the artifact is a
+/// subdirectory of this checkout).
+fn subdirectory_root(index: &RepoIndex) -> Option<String> {
+    let paths: Vec<String> = index
+        .all_files()
+        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .flatten()
+        .filter(|d| discover::is_flux_kustomization(d))
+        .filter_map(|d| d.str_at(&["spec", "path"]))
+        .map(|p| crate::repo::normalize("", &p).0)
+        .filter(|p| !p.is_empty() && !p.contains("${"))
+        .collect();
+    if paths.is_empty() || paths.iter().any(|p| index.is_dir(p)) {
+        return None;
+    }
+    let dirs: Vec<&str> = index
+        .below("")
+        .filter(|(p, k)| **k == crate::repo::Kind::Dir && p.matches('/').count() < 2)
+        .map(|(p, _)| p)
+        .collect();
+    dirs.into_iter()
+        .map(|d| {
+            let hits = paths
+                .iter()
+                .filter(|p| index.is_dir(&crate::repo::join(d, p)))
+                .count();
+            (hits, d)
+        })
+        .filter(|(hits, _)| *hits > 0)
+        .max_by_key(|(hits, d)| (*hits, std::cmp::Reverse(d.len())))
+        .map(|(_, d)| d.to_string())
 }
 
 /// Gives rayon's workers (which load, build and walk documents nested up

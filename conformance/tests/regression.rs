@@ -396,3 +396,453 @@ fn an_unreadable_directory_nothing_uses_does_not_stop_the_run() {
     let outcome = result.unwrap();
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
 }
+
+// Issue 12 ("Flux build and apply fidelity").
+
+fn objects_of<'o>(
+    outcome: &'o conformance::check::Outcome,
+    tier: &str,
+) -> Vec<&'o conformance::model::Object> {
+    outcome.model.clusters[0]
+        .tiers
+        .values()
+        .filter(|t| t.id.name == tier)
+        .flat_map(|t| t.objects())
+        .collect()
+}
+
+/// Issue 12.1: source-controller's ignore rules decide what exists. A
+/// `.sourceignore` keeps a file out of every build (here one Flux's
+/// generated kustomization could not decode).
+#[test]
+fn a_sourceignore_keeps_a_file_out_of_the_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(root, "apps/values.yaml", "replicas: 2\n");
+    let before = run(root);
+    assert_eq!(
+        before.findings[0].rule,
+        "render-failed",
+        "{}",
+        messages(&before)
+    );
+    write(
+        root,
+        ".sourceignore",
+        "# helm values, not manifests\nvalues.yaml\n",
+    );
+    let after = run(root);
+    assert!(after.findings.is_empty(), "{}", messages(&after));
+    assert_eq!(objects_of(&after, "apps").len(), 1);
+}
+
+/// Issue 12.1: the defaults drop `**/.sops.yaml` (SOPS creation rules, not
+/// a manifest); a GitRepository's `spec.ignore` replaces the defaults, and
+/// then the file is part of the artifact again.
+#[test]
+fn spec_ignore_replaces_the_default_ignore_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "apps/.sops.yaml",
+        "creation_rules:\n  - age: age1xyz\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    let sync = std::fs::read_to_string(root.join("clusters/prod/flux-system/gotk-sync.yaml"))
+        .unwrap()
+        .replace(
+            "  ref:\n    branch: main\n",
+            "  ref:\n    branch: main\n  ignore: |\n    /docs\n",
+        );
+    write(root, "clusters/prod/flux-system/gotk-sync.yaml", &sync);
+    let outcome = run(root);
+    let f = &outcome.findings[0];
+    assert_eq!(f.rule, "render-failed", "{}", messages(&outcome));
+    assert_eq!(f.at.as_ref().unwrap().file, "apps/.sops.yaml");
+}
+
+/// Issue 12.2: Flux writes spec.components into the path's own
+/// kustomization, so what a component adds gets the user's namespace and
+/// prefix (the old wrapper added it after them).
+#[test]
+fn spec_components_run_in_the_users_kustomization() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  components:\n    - ../components/extra\n");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "namespace: apps\nnamePrefix: x-\nresources:\n  - cm.yaml\n",
+    );
+    write(
+        root,
+        "components/extra/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - extra.yaml\n",
+    );
+    write(root, "components/extra/extra.yaml", &configmap("extra"));
+    write(root, "apps/ns.yaml", "");
+    let outcome = run(root);
+    let ids: Vec<String> = objects_of(&outcome, "apps")
+        .iter()
+        .map(|o| o.id.to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        ["ConfigMap/apps/x-a", "ConfigMap/apps/x-extra"],
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 12.2: spec.patches run in the user's pass, before the user's
+/// `labels:` transformer, so a label selector does not see those labels.
+#[test]
+fn spec_patches_do_not_see_labels_the_kustomization_adds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(
+        root,
+        "  patches:\n    - target:\n        labelSelector: team=a\n      patch: |\n        - op: add\n          path: /data/patched\n          value: \"yes\"\n",
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - cm.yaml\nlabels:\n  - pairs:\n      team: a\n",
+    );
+    let outcome = run(root);
+    let cm = objects_of(&outcome, "apps")[0];
+    assert!(
+        cm.body.path(&["data", "patched"]).is_none(),
+        "{:?}",
+        cm.body
+    );
+    assert_eq!(
+        cm.body.str_at(&["metadata", "labels", "team"]).as_deref(),
+        Some("a")
+    );
+}
+
+/// Issue 12.2: spec.ignoreMissingComponents drops a component that does not
+/// exist; without it the build fails. A remote component is Flux's "must be
+/// local and relative" error, not a remote base.
+#[test]
+fn missing_and_remote_components_as_flux_treats_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  components:\n    - ../components/gone\n");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    assert_eq!(run(root).findings[0].rule, "render-failed");
+    one_tier(
+        root,
+        "  ignoreMissingComponents: true\n  components:\n    - ../components/gone\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    one_tier(
+        root,
+        "  components:\n    - https://github.com/example/components//extra?ref=v1\n",
+    );
+    let outcome = run(root);
+    let f = &outcome.findings[0];
+    assert_eq!(f.rule, "render-failed", "{}", messages(&outcome));
+    assert!(
+        f.message.contains("must be local and relative"),
+        "{}",
+        f.message
+    );
+}
+
+/// Issue 12.4: a cluster-scoped kind whose CRD is not in git (a chart's
+/// ClusterIssuer) needs no namespace; a namespaced one does.
+#[test]
+fn cluster_scoped_chart_kinds_need_no_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: letsencrypt\nspec:\n  selfSigned: {}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n    - port: 80\n",
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [cert-manager.io]\n",
+    );
+    let outcome = run(root);
+    let rules: Vec<(&str, Option<&str>)> = outcome
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.object.as_deref()))
+        .collect();
+    assert_eq!(rules, [("namespace-unspecified", Some("Service/web"))]);
+}
+
+/// Issue 12.5: objects of one kind and name in two API groups are two
+/// objects (v1 ServiceAccount and talos.dev ServiceAccount).
+#[test]
+fn objects_are_told_apart_by_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("core", "flux-system", "./core", ""),
+            ks("talos", "flux-system", "./talos", "")
+        ),
+    );
+    write(
+        root,
+        "core/sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\n",
+    );
+    write(
+        root,
+        "talos/sa.yaml",
+        "apiVersion: talos.dev/v1alpha1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\nspec:\n  roles: [os:reader]\n",
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [talos.dev]\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    let talos = objects_of(&outcome, "talos")[0];
+    assert_eq!(
+        talos.id.to_string(),
+        "talos.dev/ServiceAccount/default/runner"
+    );
+    assert_eq!(
+        objects_of(&outcome, "core")[0].id.to_string(),
+        "ServiceAccount/default/runner"
+    );
+}
+
+/// Issue 12.6: after substitution, values take the types Flux's YAML round
+/// trip gives them (go-yaml v2: YAML 1.1).
+#[test]
+fn substituted_values_are_retyped_as_flux_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(
+        root,
+        "  postBuild:\n    substitute:\n      ON: \"on\"\n      MODE: \"0755\"\n      RATIO: \"1.5\"\n      COLOR: \"#fff\"\n      NAME: web\n",
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: default\ndata:\n  on: ${ON}\n  mode: ${MODE}\n  ratio: ${RATIO}\n  color: ${COLOR}\n  name: ${NAME}\n  quoted: \"key: ${NAME}\"\n",
+    );
+    let outcome = run(root);
+    let cm = objects_of(&outcome, "apps")[0];
+    use conformance::yaml::Value;
+    let value = |k: &str| cm.body.path(&["data", k]).map(|n| n.value.clone());
+    assert_eq!(value("on"), Some(Value::Bool(true)));
+    assert_eq!(value("mode"), Some(Value::Int(493)));
+    assert_eq!(value("ratio"), Some(Value::Float(1.5)));
+    assert_eq!(value("color"), Some(Value::Null));
+    assert_eq!(value("name"), Some(Value::String("web".into())));
+    assert_eq!(value("quoted"), Some(Value::String("key: web".into())));
+}
+
+const SOPS_ENV: &str = "PASSWORD=ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]\nsops_mac=ENC[AES256_GCM,data:x,type:str]\nsops_version=3.9.0\n";
+
+/// Issue 12.7: Flux decrypts secretGenerator inputs, never
+/// configMapGenerator ones: an encrypted configMapGenerator input ships as
+/// ciphertext even with spec.decryption.
+#[test]
+fn sops_generator_inputs_as_the_decryptor_handles_them() {
+    let decryption = "  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n";
+    for (generator, with_decryption, finding) in [
+        ("configMapGenerator", true, true),
+        ("secretGenerator", true, false),
+        ("secretGenerator", false, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, if with_decryption { decryption } else { "" });
+        write(root, "apps/app.sops.env", SOPS_ENV);
+        write(
+            root,
+            "apps/kustomization.yaml",
+            &format!(
+                "{generator}:\n  - name: app\n    namespace: default\n    envs:\n      - app.sops.env\n"
+            ),
+        );
+        let outcome = run(root);
+        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule).collect();
+        assert_eq!(
+            rules == ["sops-decryption"],
+            finding,
+            "{generator} decryption={with_decryption}: {}",
+            messages(&outcome)
+        );
+    }
+}
+
+/// Issue 12.7: an object annotated `kustomize.toolkit.fluxcd.io/decrypt:
+/// disabled` is not decrypted, and not a finding.
+#[test]
+fn objects_with_decryption_disabled_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: for-another-tool\n  namespace: default\n  annotations:\n    kustomize.toolkit.fluxcd.io/decrypt: Disabled\nstringData:\n  key: ENC[AES256_GCM,data:abc,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x,type:str]\n  version: 3.9.0\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+}
+
+/// Issue 12.8: a move under prune is a window only when nothing orders the
+/// old owner after the new one, and the object is not protected from
+/// garbage collection.
+#[test]
+fn prune_transient_only_when_a_window_exists() {
+    let build = |root: &Path, owner: &str, old_depends_on_new: bool, annotation: &str| {
+        sync(root, "clusters/prod");
+        let deps = if old_depends_on_new {
+            "  dependsOn:\n    - name: new\n"
+        } else {
+            ""
+        };
+        write(
+            root,
+            "clusters/prod/tiers.yaml",
+            &format!(
+                "{}---\n{}",
+                ks("old", "flux-system", "./old", deps),
+                ks("new", "flux-system", "./new", "")
+            ),
+        );
+        write(root, "old/keep.yaml", &configmap("keep"));
+        write(root, "new/keep.yaml", &configmap("other"));
+        let moved = configmap("moved").replace(
+            "  namespace: default\n",
+            &format!("  namespace: default\n{annotation}"),
+        );
+        write(root, &format!("{owner}/moved.yaml"), &moved);
+    };
+    for (old_depends_on_new, annotation, finding) in [
+        (false, "", true),
+        (true, "", false),
+        (
+            false,
+            "  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled\n",
+            false,
+        ),
+        (
+            false,
+            "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: Ignore\n",
+            false,
+        ),
+    ] {
+        let base = tempfile::tempdir().unwrap();
+        build(base.path(), "old", old_depends_on_new, annotation);
+        let head = tempfile::tempdir().unwrap();
+        build(head.path(), "new", old_depends_on_new, annotation);
+        let outcome = conformance::check::check(&conformance::check::CheckOptions {
+            repo: head.path().to_path_buf(),
+            clusters: vec![],
+            renderer: None,
+            base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
+        })
+        .unwrap();
+        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule).collect();
+        assert_eq!(
+            rules == ["prune-transient"],
+            finding,
+            "depends={old_depends_on_new} annotation={annotation:?}: {}",
+            messages(&outcome)
+        );
+    }
+}
+
+/// Issue 12.10: a Kustomization whose path contains its own file is a
+/// cluster of its own only when no other cluster already renders it.
+#[test]
+fn a_self_containing_tier_of_a_cluster_is_no_phantom_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/kustomization.yaml", "resources:\n  - web\n");
+    write(
+        root,
+        "apps/web/ks.yaml",
+        &ks("web", "flux-system", "./apps/web", ""),
+    );
+    write(root, "apps/web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["prod"], "{}", messages(&outcome));
+}
+
+/// Issue 12.10: `clusters.<name>.entry` declares a cluster whose sync is
+/// not in git (an AKS Flux extension), with its source.
+#[test]
+fn a_declared_entry_is_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "clusters/aks/apps.yaml",
+        &ks("apps", "flux-system", "./apps", "").replace(
+            "name: flux-system\n    namespace: flux-system",
+            "name: cluster-config\n    namespace: flux-system",
+        ),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  aks-prod:\n    entry: clusters/aks\n    source:\n      name: cluster-config\n",
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["aks-prod"]);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    assert_eq!(objects_of(&outcome, "apps").len(), 1);
+}
+
+/// Issue 12.10: a Kustomization path that does not resolve at the root but
+/// does below a subdirectory (the artifact is that directory) says so.
+#[test]
+fn paths_below_a_subdirectory_suggest_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "gitops/clusters/prod");
+    write(
+        root,
+        "gitops/clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "gitops/apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.kustomization == "apps")
+        .unwrap();
+    assert!(
+        f.message.contains("it exists below gitops/"),
+        "{}",
+        f.message
+    );
+}

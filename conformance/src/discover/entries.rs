@@ -126,7 +126,27 @@ impl<'a> Search<'a> {
                 k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system");
             (std::cmp::Reverse(depth), !conventional, path, k.file)
         });
-        candidates.into_iter().partition(|k| !k.path().is_empty())
+        // A Kustomization that contains its own file but is rendered by
+        // another candidate's walk (which it does not render in turn) is a
+        // tier of that cluster, not a cluster of its own.
+        let covers: Vec<BTreeSet<String>> = candidates
+            .iter()
+            .map(|k| self.reach.transitive(k.path(), k.source()))
+            .collect();
+        let phantom = |j: usize| {
+            (0..candidates.len()).any(|i| {
+                i != j
+                    && !candidates[i].path().is_empty()
+                    && covers[i].contains(candidates[j].file)
+                    && !covers[j].contains(candidates[i].file)
+            })
+        };
+        let keep: Vec<bool> = (0..candidates.len()).map(|j| !phantom(j)).collect();
+        candidates
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(k, keep)| keep.then_some(k))
+            .partition(|k| !k.path().is_empty())
     }
 
     /// Accepts a sync Kustomization, unless an accepted cluster already

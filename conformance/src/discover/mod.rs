@@ -86,13 +86,34 @@ impl LocalSources {
     }
 }
 
-/// Discovers and renders every cluster of the repository.
-pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
-    discover_with(index, kustomize, &LocalSources::default())
+/// A cluster declared in conformance.yaml (`clusters.<name>.entry`): its
+/// sync lives outside git (a managed Flux extension, Terraform, `flux
+/// create`), so discovery cannot find it.
+#[derive(Debug, Clone)]
+pub struct DeclaredEntry {
+    pub name: String,
+    /// The directory it syncs.
+    pub path: String,
+    /// Its sync source (default `GitRepository flux-system/flux-system`).
+    pub source: Option<crate::model::SourceRef>,
 }
 
-/// As [`discover`], with sources configured as this repository.
-pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &LocalSources) -> Model {
+/// What conformance.yaml tells discovery.
+#[derive(Debug, Clone, Default)]
+pub struct Declared {
+    pub sources: LocalSources,
+    pub entries: Vec<DeclaredEntry>,
+}
+
+/// Discovers and renders every cluster of the repository.
+pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
+    discover_with(index, kustomize, &Declared::default())
+}
+
+/// As [`discover`], with what conformance.yaml declares (sources that are
+/// this repository, clusters whose sync is not in git).
+pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &Declared) -> Model {
+    let local = &declared.sources;
     // Configured sources win; a FluxInstance syncing an artifact of this
     // repository adds its own.
     let instances = flux_instances(index);
@@ -106,18 +127,35 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, local: &Local
         }
     }
     let local = &local;
-    let entries = find_entries(index, local, &instances);
-    let names = cluster_names(
+    let mut entries = find_entries(index, local, &instances);
+    // Declared clusters come first and keep their names; a discovered entry
+    // at the same path is the same cluster.
+    entries.retain(|e| !declared.entries.iter().any(|d| d.path == e.entry.path()));
+    let mut names = cluster_names(
         &entries
             .iter()
             .map(|e| e.entry.path().to_string())
             .collect::<Vec<_>>(),
     );
-    let mut walks: Vec<Walk> = entries
-        .into_iter()
-        .zip(names)
-        .map(|(entry, name)| Walk::new(name, entry, local.clone()))
+    for (i, e) in entries.iter().enumerate() {
+        if declared.entries.iter().any(|d| d.name == names[i]) {
+            names[i] = e.entry.path().to_string();
+        }
+    }
+    let mut walks: Vec<Walk> = declared
+        .entries
+        .iter()
+        .map(|d| {
+            let entry = operator::declared_entry(&d.path, d.source.as_ref(), local);
+            Walk::new(d.name.clone(), entry, local.clone())
+        })
         .collect();
+    walks.extend(
+        entries
+            .into_iter()
+            .zip(names)
+            .map(|(entry, name)| Walk::new(name, entry, local.clone())),
+    );
     // Each cluster builds from the artifact of its own GitRepository, whose
     // spec.ignore replaces the default ignore rules.
     let artifacts: Vec<Artifact> = walks

@@ -180,6 +180,21 @@ impl Default for SyncNames {
     }
 }
 
+/// The sync Kustomization of a cluster declared in conformance.yaml
+/// (`clusters.<name>.entry`), from its declared source.
+pub(super) fn declared_entry(
+    dir: &str,
+    source: Option<&crate::model::SourceRef>,
+    local: &LocalSources,
+) -> EntryPoint {
+    let mut entry = directory_entry(dir, local, None);
+    if let Some(source) = source {
+        entry.tier.source_ref = source.clone();
+        entry.tier.id = crate::model::TierId::new(source.namespace.clone(), source.name.clone());
+    }
+    entry
+}
+
 /// The Kustomization a FluxInstance creates for its sync path, with the
 /// instance's `kustomize.patches` applied (they patch it too). `None`: an
 /// instance the repository does not show, with the default names.

@@ -427,5 +427,4 @@ mod tests {
         assert_eq!(decode_base64("aGVsbG8").unwrap(), b"hello");
         assert!(decode_base64("!!").is_none());
     }
-
 }

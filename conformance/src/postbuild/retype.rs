@@ -35,7 +35,21 @@ fn emitted_plain(s: &str) -> bool {
     let second_blank = s.chars().nth(1).is_none_or(char::is_whitespace);
     if matches!(
         first,
-        ',' | '[' | ']' | '{' | '}' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`'
+        ',' | '['
+            | ']'
+            | '{'
+            | '}'
+            | '#'
+            | '&'
+            | '*'
+            | '!'
+            | '|'
+            | '>'
+            | '\''
+            | '"'
+            | '%'
+            | '@'
+            | '`'
     ) || (matches!(first, '-' | '?' | ':') && second_blank)
     {
         return false;
@@ -142,7 +156,9 @@ fn retyped(mut node: Node) -> Node {
     node.value = match node.value {
         Value::String(s) => resolve_plain(&s),
         Value::Seq(items) => Value::Seq(items.into_iter().map(retyped).collect()),
-        Value::Map(entries) => Value::Map(entries.into_iter().map(|(k, v)| (k, retyped(v))).collect()),
+        Value::Map(entries) => {
+            Value::Map(entries.into_iter().map(|(k, v)| (k, retyped(v))).collect())
+        }
         other => other,
     };
     node
@@ -181,10 +197,16 @@ mod tests {
     fn quoted_originals_stay_strings() {
         assert_eq!(retype("${X}", "on".into()), Value::Bool(true));
         assert_eq!(retype("${X}", "8080".into()), Value::Int(8080));
-        assert_eq!(retype("port ${X}", "port 1".into()), Value::String("port 1".into()));
+        assert_eq!(
+            retype("port ${X}", "port 1".into()),
+            Value::String("port 1".into())
+        );
         // The marshaller quotes what already resolved to something else or
         // held `: ` or ` #`.
-        assert_eq!(retype("a: ${X}", "a: on".into()), Value::String("a: on".into()));
+        assert_eq!(
+            retype("a: ${X}", "a: on".into()),
+            Value::String("a: on".into())
+        );
         assert_eq!(retype("#${X}", "#1".into()), Value::String("#1".into()));
         assert_eq!(retype("${X} ", "1 ".into()), Value::String("1 ".into()));
     }

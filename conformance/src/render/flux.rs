@@ -76,7 +76,12 @@ pub fn build(
                 ) => {
                     format!(": {}", m.describe(&format!("./{path}")))
                 }
-                _ => " (spec.path is relative to the source root)".to_string(),
+                _ => match root_below(artifact, path) {
+                    Some(dir) => format!(
+                        " (spec.path is relative to the source root; it exists below {dir}/: if the artifact Flux builds from is {dir}/, check with --repo pointing there, or map the source under `sources` in conformance.yaml)"
+                    ),
+                    None => " (spec.path is relative to the source root)".to_string(),
+                },
             };
             return Err(failed(
                 format!("kustomization path not found: ./{path}{why}"),
@@ -137,7 +142,7 @@ pub struct Built {
     pub files_read: usize,
     /// Files read by configMapGenerator/secretGenerator, with where the
     /// kustomization names them.
-    pub generator_inputs: Vec<(Span, String)>,
+    pub generator_inputs: Vec<crate::model::GeneratorInput>,
     /// Fields of the path's kustomization file that Flux drops when it
     /// rewrites it (not kustomization fields), with where they are.
     pub dropped: Vec<(Span, String)>,
@@ -456,7 +461,10 @@ fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span
     let name = body.str_at(&["metadata", "name"]);
     let group = body
         .str_at(&["apiVersion"])
-        .map(|v| v.split_once('/').map_or(String::new(), |(g, _)| g.to_string()))
+        .map(|v| {
+            v.split_once('/')
+                .map_or(String::new(), |(g, _)| g.to_string())
+        })
         .unwrap_or_default();
     let metadata = body.get("metadata").filter(|m| m.is_map())?;
     let origin = metadata
@@ -558,7 +566,10 @@ impl<'a> SourceDocs<'a> {
                 let k = d.str_at(&["kind"]).unwrap_or_default();
                 let g = d
                     .str_at(&["apiVersion"])
-                    .map(|v| v.split_once('/').map_or(String::new(), |(g, _)| g.to_string()))
+                    .map(|v| {
+                        v.split_once('/')
+                            .map_or(String::new(), |(g, _)| g.to_string())
+                    })
                     .unwrap_or_default();
                 if let Some(n) = d.str_at(&["metadata", "name"]) {
                     by_name.entry((g, k.clone(), n)).or_insert(i);
@@ -643,6 +654,18 @@ fn adopt_lines(rendered: &mut Node, source: &Node) {
         (Value::Map(_) | Value::Seq(_), _) => inherit(rendered, source.line),
         _ => {}
     }
+}
+
+/// A directory (one or two levels deep) below which `path` exists, when it
+/// does not at the root.
+fn root_below(artifact: &Artifact, path: &str) -> Option<String> {
+    artifact
+        .index()
+        .below("")
+        .filter(|(p, k)| **k == Kind::Dir && p.matches('/').count() < 2)
+        .map(|(p, _)| p)
+        .find(|d| artifact.is_dir(&repo::join(d, path)))
+        .map(str::to_string)
 }
 
 /// A file that could not be read for the build, as a build error.

@@ -29,7 +29,7 @@ pub struct Reach {
     pub dirs: BTreeSet<String>,
     /// Files read by configMapGenerator/secretGenerator (`files`, `envs`,
     /// `env`), with where they are named.
-    pub generator_inputs: Vec<(Span, String)>,
+    pub generator_inputs: Vec<crate::model::GeneratorInput>,
 }
 
 /// Follows kustomization files (or Flux's generated list) from `dir` of
@@ -140,7 +140,11 @@ fn reach_kustomization(
                     Ok(target) => {
                         if tree.is_file(&target) {
                             out.reads.insert(target.clone());
-                            out.generator_inputs.push((at, target));
+                            out.generator_inputs.push(crate::model::GeneratorInput {
+                                at,
+                                file: target,
+                                secret: key == "secretGenerator",
+                            });
                         }
                     }
                 }

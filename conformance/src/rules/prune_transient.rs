@@ -11,6 +11,24 @@ pub struct PruneTransient;
 
 type Key = (String, String, Option<String>, String);
 
+/// Whether ssa's garbage collection leaves the object alone: annotated
+/// `kustomize.toolkit.fluxcd.io/prune: disabled`, `reconcile: disabled` or
+/// `ssa: ignore` (values compared case-insensitively), as the live object
+/// carries them from the old owner.
+fn prune_skipped(body: &crate::yaml::Node) -> bool {
+    let annotation = |key: &str| {
+        body.path(&["metadata", "annotations", key])
+            .and_then(crate::yaml::Node::as_scalar_string)
+    };
+    [
+        ("kustomize.toolkit.fluxcd.io/prune", "disabled"),
+        ("kustomize.toolkit.fluxcd.io/reconcile", "disabled"),
+        ("kustomize.toolkit.fluxcd.io/ssa", "ignore"),
+    ]
+    .iter()
+    .any(|(key, value)| annotation(key).is_some_and(|v| v.eq_ignore_ascii_case(value)))
+}
+
 fn owners(cluster: &Cluster) -> BTreeMap<Key, (&Tier, &Object)> {
     let mut out = BTreeMap::new();
     for tier in cluster.tiers.values() {
@@ -44,7 +62,11 @@ impl Rule for PruneTransient {
     fn explain(&self) -> &'static str {
         "With prune: true, kustomize-controller deletes every object that carries the Kustomization's ownership \
 labels but left its output. Moving an object from tier A to tier B therefore deletes it when A reconciles the new \
-revision (if A goes first) and recreates it only when B applies: a window in which controllers act on its absence. \
+revision before B has applied it (nothing orders A after B) and recreates it only when B applies: a window in which \
+controllers act on its absence. There is no window when A depends on B (B applies first and takes the ownership \
+labels over, so A's prune no longer sees the object; ssa's deletion skips objects whose owner labels name another \
+Kustomization), or when the object is annotated kustomize.toolkit.fluxcd.io/prune: disabled, reconcile: disabled or \
+ssa: ignore (ssa DeleteAll skips them). \
 For a CDI StorageProfile that window let CDI recreate the profile with inferred defaults, and DataVolumes created in \
 it were stamped RWO for good. The check compares the rendered tree with a previous revision (--base REV, a git \
 revision of the repository, or --base-dir DIR; CONFORMANCE_BASE for l0-static) and reports every object whose \
@@ -75,7 +97,13 @@ Ready before merging."
                     .tiers
                     .get(&old_tier.id)
                     .map_or(old_tier.prune, |t| t.prune);
-                if !prunes {
+                if !prunes || prune_skipped(&old_object.body) {
+                    continue;
+                }
+                // When the old owner depends on the new one, the new one
+                // applies (and relabels) first: nothing is left to prune.
+                let analysis = cx.analyses.iter().find(|a| a.cluster.name == cluster.name);
+                if analysis.is_some_and(|a| a.order.ready_before(&old_tier.id).contains(&tier.id)) {
                     continue;
                 }
                 let label = cluster.tier_label(&tier.id);

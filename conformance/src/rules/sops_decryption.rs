@@ -21,42 +21,106 @@ impl Rule for SopsDecryption {
         "Secret/apps/paperless in apps-wave-2 is SOPS-encrypted, but apps-wave-2 has no spec.decryption"
     }
     fn explain(&self) -> &'static str {
-        "kustomize-controller decrypts SOPS-encrypted objects (those with sops.mac) and the SOPS-encrypted files a \
-secretGenerator or configMapGenerator reads, but only in a Kustomization with spec.decryption (provider: sops and a \
-secretRef holding the keys). Without it an encrypted Secret still carries its sops field and Flux rejects the whole \
-Kustomization, so nothing in the tier is applied; an encrypted generator input is turned into a Secret or ConfigMap \
-full of ciphertext, which the workload then reads as its configuration. Add spec.decryption to the tier (the seed's \
-per-wave decryption), or move the file to a tier that has it. Values are never printed."
+        "kustomize-controller decrypts only in a Kustomization with spec.decryption (provider: sops and a \
+secretRef holding the keys), and only what its decryptor handles (internal/decryptor/decryptor.go): \
+DecryptResource decrypts an object with sops.mac (unless annotated kustomize.toolkit.fluxcd.io/decrypt: disabled), \
+and DecryptSources, before the build, decrypts the files a secretGenerator reads (files, envs) and patch files - \
+never a configMapGenerator's inputs. Without spec.decryption an encrypted Secret still carries its sops field and \
+Flux rejects the whole Kustomization, so nothing in the tier is applied; an encrypted secretGenerator input becomes \
+a Secret full of ciphertext. An encrypted configMapGenerator input becomes a ConfigMap of ciphertext even with \
+spec.decryption, which the workload then reads as its configuration. Add spec.decryption to the tier, or move the \
+file to a tier that has it; generate encrypted inputs with a secretGenerator. Values are never printed."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for cluster in &cx.model.clusters {
             for tier in cluster.tiers.values() {
-                if tier.decryption.is_some() {
-                    continue;
-                }
                 let label = cluster.tier_label(&tier.id);
+                let decrypts = tier.decryption.is_some();
                 let related = vec![(
                     tier.defined_at.clone(),
-                    format!("Kustomization {label} (no spec.decryption)"),
+                    if decrypts {
+                        format!("Kustomization {label} (spec.decryption)")
+                    } else {
+                        format!("Kustomization {label} (no spec.decryption)")
+                    },
                 )];
-                for object in tier.objects().iter().filter(|o| is_sops_encrypted(&o.body)) {
-                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{} in {label} is SOPS-encrypted, but {label} has no spec.decryption", object.id)).object(object.id.to_string()).at(object.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(related.clone()).why(format!("Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied")).fix(format!("add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts")));
+                let encrypted = tier
+                    .objects()
+                    .iter()
+                    .filter(|o| is_sops_encrypted(&o.body) && !decryption_disabled(&o.body));
+                for object in encrypted.filter(|_| !decrypts) {
+                    out.push(
+                        Finding::new(
+                            self,
+                            cluster.name.clone(),
+                            label.clone(),
+                            format!(
+                                "{} in {label} is SOPS-encrypted, but {label} has no spec.decryption",
+                                object.id
+                            ),
+                        )
+                        .object(&object.id)
+                        .at(object.source.clone().unwrap_or_else(|| tier.defined_at.clone()))
+                        .related_all(related.clone())
+                        .why(format!(
+                            "Flux rejects an object that still carries SOPS metadata, so {label} fails and nothing in it is applied"
+                        ))
+                        .fix(format!(
+                            "add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts"
+                        )),
+                    );
                 }
-                for (at, file) in &tier.generator_inputs {
-                    if !file_is_sops_encrypted(cx.index, file) {
+                for input in &tier.generator_inputs {
+                    // secretGenerator inputs are decrypted with
+                    // spec.decryption; configMapGenerator inputs never are.
+                    if (input.secret && decrypts) || !file_is_sops_encrypted(cx.index, &input.file)
+                    {
                         continue;
                     }
-                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{file} is SOPS-encrypted and fed to a generator in {label}, which has no spec.decryption")).at(at.clone()).related_all({
-                            let mut r = related.clone();
-                            r.push((Span::new(file.clone(), 0), "SOPS-encrypted generator input".into()));
-                            r
-                        }).why("without decryption the generated Secret or ConfigMap holds the ciphertext, and the workload reads it as its configuration").fix(format!("add spec.decryption to {label}, or generate this Secret in a tier that decrypts")));
+                    let file = &input.file;
+                    let (message, why, fix) = if input.secret {
+                        (
+                            format!(
+                                "{file} is SOPS-encrypted and fed to a secretGenerator in {label}, which has no spec.decryption"
+                            ),
+                            "without decryption the generated Secret holds the ciphertext, and the workload reads it as its configuration".to_string(),
+                            format!("add spec.decryption to {label}, or generate this Secret in a tier that decrypts"),
+                        )
+                    } else {
+                        (
+                            format!(
+                                "{file} is SOPS-encrypted and fed to a configMapGenerator in {label}: Flux never decrypts configMapGenerator inputs"
+                            ),
+                            "kustomize-controller's DecryptSources decrypts secretGenerator files and env files, not configMapGenerator ones, so the ConfigMap holds the ciphertext whatever spec.decryption says".to_string(),
+                            format!("generate it with a secretGenerator (and spec.decryption on {label}), or keep the file unencrypted"),
+                        )
+                    };
+                    out.push(
+                        Finding::new(self, cluster.name.clone(), label.clone(), message)
+                            .at(input.at.clone())
+                            .related_all(related.clone())
+                            .related(Span::new(file.clone(), 0), "SOPS-encrypted generator input")
+                            .why(why)
+                            .fix(fix),
+                    );
                 }
             }
         }
         out
     }
+}
+
+/// `kustomize.toolkit.fluxcd.io/decrypt: disabled` (the value compared
+/// case-insensitively): the decryptor leaves the object as it is.
+fn decryption_disabled(body: &Node) -> bool {
+    body.path(&[
+        "metadata",
+        "annotations",
+        "kustomize.toolkit.fluxcd.io/decrypt",
+    ])
+    .and_then(Node::as_scalar_string)
+    .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
 }
 
 /// An object Flux would decrypt: a top-level `sops` mapping with a `mac`.
