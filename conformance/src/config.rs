@@ -152,24 +152,15 @@ pub struct VersionSource {
 }
 
 /// `substitution:` settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Substitution {
-    /// Strict substitution (an undefined variable fails the build): the
-    /// default since Flux 2.9 / kustomize-controller 1.9. Set `false` for
-    /// older controllers, where it becomes the empty string.
-    #[serde(default = "yes")]
-    pub strict: bool,
-}
-
-impl Default for Substitution {
-    fn default() -> Self {
-        Substitution { strict: true }
-    }
-}
-
-fn yes() -> bool {
-    true
+    /// Strict substitution (an undefined variable fails the build), as the
+    /// cluster's kustomize-controller does it. Absent: read from the Flux
+    /// the repository installs (strict from kustomize-controller 1.9 /
+    /// Flux 2.9; strict when it cannot be told).
+    #[serde(default)]
+    pub strict: Option<bool>,
 }
 
 /// `conformance.yaml` is unreadable or invalid: the first problem, and any
@@ -430,11 +421,12 @@ mod tests {
             let err = Config::parse(text).unwrap_err();
             assert_eq!(err.line, 2, "{text}: {err}");
         }
-        assert!(
-            !Config::parse("substitution:\n  strict: false\n")
+        assert_eq!(
+            Config::parse("substitution:\n  strict: false\n")
                 .unwrap()
                 .substitution
-                .strict
+                .strict,
+            Some(false)
         );
     }
 

@@ -314,7 +314,8 @@ pub struct Audit {
     pub complete: bool,
     /// Distinct variables referenced by the tier's objects that are defined.
     pub defined: BTreeSet<String>,
-    /// `${…}` references in a tier without postBuild: (object, line, name).
+    /// `${…}` references that ship literally, in a tier without postBuild
+    /// or whose pass is skipped (no variable defined): (object, line, name).
     pub unaudited: Vec<(ObjectId, Option<Span>, String)>,
     pub hazards: Vec<Hazard>,
 }
@@ -338,8 +339,6 @@ pub enum HazardKind {
     Misleading { name: String, op: &'static str },
     /// A variable key that is not a valid name: Flux fails the tier.
     InvalidName { name: String, source: String },
-    /// The pass is skipped (no variable defined), so `${…}` ships literally.
-    Skipped { name: String },
     /// A substring with a negative length (Flux's code panics on it).
     BadSubstring { name: String },
 }

@@ -90,7 +90,7 @@ impl Session {
 
     /// The convergence analysis of one cluster.
     pub fn analysis<'s>(&'s self, cluster: &'s Cluster) -> ClusterAnalysis<'s> {
-        ClusterAnalysis::of(cluster, &self.catalog)
+        ClusterAnalysis::of(cluster, &self.catalog, &self.index)
     }
 
     /// The model of a previous revision, rendered with the same renderer

@@ -846,3 +846,202 @@ fn paths_below_a_subdirectory_suggest_the_root() {
         f.message
     );
 }
+
+// Issue 17 ("More real-repository gaps").
+
+/// Issue 17: a Kustomization whose GitRepository is another repository was
+/// taken for this repository's sync entry because its path happened to
+/// contain its file; the real entry (a FluxInstance sync path) was never
+/// tried.
+#[test]
+fn a_kustomization_of_another_repository_is_no_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "clusters/main/flux-instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: 2.x\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet.git\n    ref: refs/heads/main\n    path: clusters/main\n",
+    );
+    write(
+        root,
+        "clusters/main/kustomization.yaml",
+        "resources:\n  - flux-instance.yaml\n  - ../../kubernetes/apps\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "resources:\n  - keycloak.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/keycloak.yaml",
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: keycloak-k8s-resources\n  namespace: flux-system\nspec:\n  url: https://github.com/keycloak/keycloak-k8s-resources\n  ref:\n    tag: 26.0.0\n---\n{}",
+            ks("keycloak", "flux-system", "./kubernetes", "").replace(
+                "name: flux-system\n    namespace: flux-system",
+                "name: keycloak-k8s-resources\n    namespace: flux-system"
+            )
+        ),
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["main"], "{}", messages(&outcome));
+    let keycloak = &outcome.model.clusters[0].tiers
+        [&conformance::model::TierId::new("flux-system", "keycloak")];
+    assert!(
+        matches!(keycloak.state, conformance::model::TierState::NotChecked(_)),
+        "{:?}",
+        keycloak.state
+    );
+    assert!(
+        outcome.findings.iter().all(|f| f.rule != "render-failed"),
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 17: a sync path written `./clusters/${ENVIRONMENT}/${CLUSTER}` and
+/// made literal by per-cluster patches found no cluster. Each patch that a
+/// build of its own path reads is one cluster.
+#[test]
+fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "flux/base/kustomization.yaml",
+        "resources:\n  - sync.yaml\n  - repo.yaml\n",
+    );
+    write(
+        root,
+        "flux/base/repo.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-config\n  namespace: flux-system\nspec:\n  url: https://github.com/example/fleet\n",
+    );
+    write(
+        root,
+        "flux/base/sync.yaml",
+        &ks(
+            "flux-system",
+            "flux-system",
+            "./clusters/${ENVIRONMENT}/${CLUSTER}",
+            "",
+        )
+        .replace(
+            "name: flux-system\n    namespace: flux-system",
+            "name: flux-config\n    namespace: flux-system",
+        ),
+    );
+    for (env, cluster) in [("prod", "00"), ("dev", "01")] {
+        write(
+            root,
+            &format!("flux/{env}/{cluster}/patch.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/{env}/{cluster}\n  postBuild:\n    substitute:\n      ENVIRONMENT: {env}\n      CLUSTER: \"{cluster}\"\n"
+            ),
+        );
+        write(
+            root,
+            &format!("clusters/{env}/{cluster}/kustomization.yaml"),
+            &format!(
+                "resources:\n  - ../../../flux/base\n  - apps.yaml\npatches:\n  - path: ../../../flux/{env}/{cluster}/patch.yaml\n"
+            ),
+        );
+        write(
+            root,
+            &format!("clusters/{env}/{cluster}/apps.yaml"),
+            &ks("apps", "flux-system", "./apps", "").replace(
+                "name: flux-system\n    namespace: flux-system",
+                "name: flux-config\n    namespace: flux-system",
+            ),
+        );
+    }
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(names, ["00", "01"], "{}", messages(&outcome));
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+}
+
+/// Issue 17: a postBuild that defines no variable (`substitute: {}`) makes
+/// Flux skip the pass, so `${DS_PROMETHEUS}` in a Grafana dashboard ships
+/// literally, as meant: at most the unaudited warning, never a hazard.
+#[test]
+fn a_skipped_substitution_pass_is_a_warning_not_a_hazard() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  postBuild:\n    substitute: {}\n");
+    write(
+        root,
+        "apps/dashboard.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboard\n  namespace: default\ndata:\n  json: '{\"datasource\": \"${DS_PROMETHEUS}\"}'\n",
+    );
+    let outcome = run(root);
+    let found: Vec<(&str, conformance::rules::Severity)> = outcome
+        .findings
+        .iter()
+        .map(|f| (f.rule, f.severity))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "substitution-unaudited",
+            conformance::rules::Severity::Warning
+        )],
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 17: strictness follows the kustomize-controller the repository
+/// installs: an undefined variable fails the tier from 1.9 (an error), and
+/// becomes empty before (a warning); substitution.strict overrides it.
+#[test]
+fn substitution_strictness_follows_the_installed_flux() {
+    for (flux, kc, config, severity) in [
+        (
+            "v2.8.8",
+            "v1.8.5",
+            "",
+            conformance::rules::Severity::Warning,
+        ),
+        ("v2.9.0", "v1.9.1", "", conformance::rules::Severity::Error),
+        (
+            "v2.8.8",
+            "v1.8.5",
+            "substitution:\n  strict: true\n",
+            conformance::rules::Severity::Error,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, "  postBuild:\n    substitute:\n      DEFINED: x\n");
+        write(
+            root,
+            "clusters/prod/flux-system/gotk-components.yaml",
+            &format!(
+                "---\n# This manifest was generated by flux. DO NOT EDIT.\n# Flux Version: {flux}\n# Components: kustomize-controller\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kustomize-controller\n  namespace: flux-system\nspec:\n  selector:\n    matchLabels:\n      app: kustomize-controller\n  template:\n    metadata:\n      labels:\n        app: kustomize-controller\n    spec:\n      containers:\n        - name: manager\n          image: ghcr.io/fluxcd/kustomize-controller:{kc}\n"
+            ),
+        );
+        write(
+            root,
+            "apps/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\ndata:\n  a: ${DEFINED}\n  b: ${UNDEFINED}\n",
+        );
+        if !config.is_empty() {
+            write(root, "conformance.yaml", config);
+        }
+        let outcome = run(root);
+        let hazards: Vec<conformance::rules::Severity> = outcome
+            .findings
+            .iter()
+            .filter(|f| f.rule == "substitution-hazard")
+            .map(|f| f.severity)
+            .collect();
+        assert_eq!(
+            hazards,
+            [severity],
+            "{flux} {config:?}: {}",
+            messages(&outcome)
+        );
+    }
+}

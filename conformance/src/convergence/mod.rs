@@ -26,7 +26,9 @@ pub use verdict::{Verdict, resolve};
 
 use crate::graph::{Cycle, TierGraph};
 use crate::model::{Cluster, Entry, Object, Tier};
+use crate::provenance::installed::Installed;
 use crate::provenance::{Catalog, Provenance, Providers};
+use crate::repo::RepoIndex;
 
 /// Namespaces every cluster starts with (Flux's own is added per cluster).
 pub const INITIAL_NAMESPACES: &[&str] =
@@ -62,10 +64,16 @@ pub struct ClusterAnalysis<'m> {
     pub uses: Vec<KindUse<'m>>,
     /// Namespaces that exist before any tier: the initial ones and Flux's.
     pub initial_namespaces: BTreeSet<String>,
+    /// The Flux the cluster installs, when the repository shows it.
+    pub installed: Option<Installed>,
 }
 
 impl<'m> ClusterAnalysis<'m> {
-    pub fn of(cluster: &'m Cluster, catalog: &'m Catalog) -> ClusterAnalysis<'m> {
+    pub fn of(
+        cluster: &'m Cluster,
+        catalog: &'m Catalog,
+        index: &RepoIndex,
+    ) -> ClusterAnalysis<'m> {
         let graph = TierGraph::of(cluster);
         let cycles = graph.cycles();
         let order = Order::of(cluster);
@@ -94,6 +102,7 @@ impl<'m> ClusterAnalysis<'m> {
             initial_namespaces.insert("flux-system".into());
         }
         ClusterAnalysis {
+            installed: crate::provenance::installed::installed(cluster, index),
             cluster,
             graph,
             cycles,

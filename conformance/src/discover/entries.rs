@@ -11,6 +11,7 @@ use super::walk::EntryPoint;
 use super::{LocalSources, is_flux_kustomization, tier_from};
 use crate::model::{Entry, Span};
 use crate::repo::{self, RepoIndex};
+use crate::yaml::Node;
 
 /// Finds cluster entries, in four steps: sync Kustomizations with a
 /// specific path; else the directories FluxInstances sync; else directories
@@ -21,7 +22,18 @@ pub(super) fn find_entries(
     local: &LocalSources,
     instances: &[Instance],
 ) -> Vec<EntryPoint> {
-    let raw = raw_kustomizations(index, local);
+    let written = raw_kustomizations(index, local, &self_urls(index, instances));
+    // Sync Kustomizations whose path a patch of the cluster's build sets
+    // (per-cluster bootstrap patches over a shared, variable base).
+    let patched = patched_syncs(index, &written);
+    let mut raw = written.clone();
+    raw.extend(patched.iter().map(|(file, doc, base)| RawKustomization {
+        file,
+        doc,
+        base: "",
+        local: base.local,
+        from_patch: true,
+    }));
     let mut by_file: BTreeMap<&str, Vec<&RawKustomization>> = BTreeMap::new();
     for k in &raw {
         by_file.entry(k.file).or_default().push(k);
@@ -58,11 +70,64 @@ pub(super) fn find_entries(
     search.entries
 }
 
-/// Every Flux Kustomization as written in the repository's files.
+/// The URLs this repository is known by: its git remotes (`.git/config`)
+/// and the URLs its FluxInstances sync (normalised). Empty when nothing
+/// says.
+fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
+    let mut urls: BTreeSet<String> = instances
+        .iter()
+        .filter(|i| i.kind == "GitRepository")
+        .filter_map(|i| i.url.as_deref())
+        .map(super::normalize_url)
+        .collect();
+    if let Ok(config) = std::fs::read_to_string(index.root().join(".git/config")) {
+        urls.extend(
+            config
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("url"))
+                .filter_map(|l| l.trim_start().strip_prefix('='))
+                .map(|u| super::normalize_url(u.trim())),
+        );
+    }
+    urls
+}
+
+/// The URLs of the GitRepositories the repository defines, by (name,
+/// namespace); the first definition wins.
+fn git_urls(index: &RepoIndex) -> BTreeMap<(String, String), String> {
+    let mut out = BTreeMap::new();
+    for d in index
+        .files()
+        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .flatten()
+        .filter(|d| d.str_at(&["kind"]).as_deref() == Some("GitRepository"))
+    {
+        if let (Some(name), Some(url)) =
+            (d.str_at(&["metadata", "name"]), d.str_at(&["spec", "url"]))
+        {
+            let ns = d
+                .str_at(&["metadata", "namespace"])
+                .unwrap_or_else(|| "default".into());
+            out.entry((name, ns)).or_insert(url);
+        }
+    }
+    out
+}
+
+/// Every Flux Kustomization as written in the repository's files. A
+/// Kustomization of a GitRepository is this repository's unless the
+/// repository's URLs are known and its GitRepository names another.
 fn raw_kustomizations<'a>(
     index: &'a RepoIndex,
     local: &'a LocalSources,
+    self_urls: &BTreeSet<String>,
 ) -> Vec<RawKustomization<'a>> {
+    let urls = if self_urls.is_empty() {
+        BTreeMap::new()
+    } else {
+        git_urls(index)
+    };
+    let urls = &urls;
     index
         .files()
         .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
@@ -80,15 +145,69 @@ fn raw_kustomizations<'a>(
                         .str_at(&["spec", "sourceRef", "namespace"])
                         .or_else(|| doc.str_at(&["metadata", "namespace"]));
                     let configured = local.dir_for(&kind, &name, namespace.as_deref());
+                    let ns = namespace.clone().unwrap_or_else(|| "flux-system".into());
+                    let other_repository = kind == "GitRepository"
+                        && urls
+                            .get(&(name.clone(), ns))
+                            .is_some_and(|url| !self_urls.contains(&super::normalize_url(url)));
                     RawKustomization {
                         file,
                         doc,
                         base: configured.unwrap_or_default(),
-                        local: kind == "GitRepository" || configured.is_some(),
+                        local: (kind == "GitRepository" && !other_repository)
+                            || configured.is_some(),
+                        from_patch: false,
                     }
                 })
         })
         .collect()
+}
+
+/// Sync Kustomizations made literal by a patch: a Flux Kustomization
+/// document that a build of its own `spec.path` P reads as a patch (not as
+/// a resource), applied to the Kustomization of the same name that the
+/// build renders. Each is the entry of the cluster P.
+fn patched_syncs<'a>(
+    index: &'a RepoIndex,
+    raw: &[RawKustomization<'a>],
+) -> Vec<(&'a str, Node, RawKustomization<'a>)> {
+    if !raw.iter().any(|k| {
+        k.doc
+            .str_at(&["spec", "path"])
+            .is_some_and(|p| p.contains("${"))
+    }) {
+        return Vec::new();
+    }
+    let name_of = |doc: &Node| {
+        (
+            doc.str_at(&["metadata", "name"]).unwrap_or_default(),
+            doc.str_at(&["metadata", "namespace"])
+                .unwrap_or_else(|| "flux-system".into()),
+        )
+    };
+    let artifact = index.artifact();
+    let mut out = Vec::new();
+    for patch in raw {
+        let path = patch.path();
+        if path.is_empty() || !artifact.is_dir(&path) {
+            continue;
+        }
+        let reach = crate::render::flux::reach(&artifact, &path);
+        if !reach.reads.contains(patch.file) || reach.resources.contains(patch.file) {
+            continue;
+        }
+        let Some(base) = raw
+            .iter()
+            .find(|b| reach.resources.contains(b.file) && name_of(b.doc) == name_of(patch.doc))
+        else {
+            continue;
+        };
+        let text = serde_json::to_string(&patch.doc.to_json()).unwrap_or_default();
+        if let Ok(Some(merged)) = crate::render::native::patch_one(base.doc, &text, None) {
+            out.push((patch.file, merged, base.clone()));
+        }
+    }
+    out
 }
 
 /// The entry search in progress.
@@ -116,6 +235,7 @@ impl<'a> Search<'a> {
                 let path = k.path();
                 k.is_git_sourced()
                     && (self.reach.files(&path).contains(k.file)
+                        || (k.from_patch && self.reach.reads(&path).contains(k.file))
                         || (inside(k.file, &path) && broken_kustomization(self.index, &path)))
             })
             .collect();

@@ -48,6 +48,8 @@ pub(super) struct Instance<'a> {
     pub(super) path: String,
     pub(super) patches: Vec<Node>,
     pub(super) names: SyncNames,
+    /// `sync.url`: the repository the instance syncs.
+    pub(super) url: Option<String>,
 }
 
 /// Every FluxInstance sync in the repository: FluxInstance objects
@@ -109,6 +111,7 @@ pub(super) fn flux_instances(index: &RepoIndex) -> Vec<Instance<'_>> {
                 path,
                 patches,
                 names,
+                url: sync.str_at(&["url"]),
             });
         }
     }

@@ -8,6 +8,7 @@ use crate::repo::{self, RepoIndex};
 use crate::yaml::Node;
 
 /// A Flux Kustomization as written in a file (before any build).
+#[derive(Clone)]
 pub(super) struct RawKustomization<'a> {
     pub(super) file: &'a str,
     pub(super) doc: &'a Node,
@@ -15,15 +16,23 @@ pub(super) struct RawKustomization<'a> {
     pub(super) base: &'a str,
     /// Whether its source is (or may be) this repository.
     pub(super) local: bool,
+    /// A sync Kustomization made literal by a patch of its own build
+    /// (`file` is the patch).
+    pub(super) from_patch: bool,
 }
 
 impl RawKustomization<'_> {
+    /// `spec.path`, normalised; variables its own `postBuild.substitute`
+    /// defines are substituted (Flux substitutes the sync Kustomization's
+    /// own variables into its output, itself included).
     pub(super) fn path(&self) -> String {
-        repo::normalize(
-            self.base,
-            &self.doc.str_at(&["spec", "path"]).unwrap_or_default(),
-        )
-        .0
+        let written = self.doc.str_at(&["spec", "path"]).unwrap_or_default();
+        let path = if written.contains("${") {
+            own_substitution(self.doc, &written).unwrap_or(written)
+        } else {
+            written
+        };
+        repo::normalize(self.base, &path).0
     }
 
     /// `kind/name` of the source (namespaces are not known before the build).
@@ -41,6 +50,18 @@ impl RawKustomization<'_> {
     pub(super) fn is_git_sourced(&self) -> bool {
         self.local
     }
+}
+
+/// `text` with the variables of the Kustomization's own
+/// `spec.postBuild.substitute`, when they define all it uses.
+fn own_substitution(doc: &Node, text: &str) -> Option<String> {
+    use crate::postbuild::envsubst::{self, Lookup};
+    let vars = doc.path(&["spec", "postBuild", "substitute"])?;
+    let lookup = |name: &str| match vars.get(name).and_then(Node::as_scalar_string) {
+        Some(v) => Lookup::Value(v),
+        None => Lookup::Missing,
+    };
+    envsubst::parse(text).ok()?.eval(text, &lookup, true).ok()
 }
 
 /// Files a path builds (resources), reads (also patches, kustomization

@@ -236,15 +236,14 @@ fn substitute_tier(tier: &mut Tier, post_build: &Node, sources: &Sources) -> Aud
             }
             let at = file.as_ref().map(|f| Span::new(f.clone(), line));
             if !pass_ran {
+                // No variable defined: Flux skips the pass and the tokens
+                // ship literally (often meant, as in Grafana dashboards).
                 if let Ok(t) = envsubst::parse(text) {
                     for var in t.vars() {
-                        audit.hazards.push(Hazard {
-                            object: Some(id.clone()),
-                            at: at.clone(),
-                            kind: HazardKind::Skipped {
-                                name: var.name.clone(),
-                            },
-                        });
+                        let entry = (id.clone(), at.clone(), var.name.clone());
+                        if !audit.unaudited.contains(&entry) {
+                            audit.unaudited.push(entry);
+                        }
                     }
                 }
                 return None;

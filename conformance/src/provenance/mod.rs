@@ -24,6 +24,7 @@ pub mod chart;
 pub mod crd;
 pub mod crossplane;
 pub mod flux;
+pub mod installed;
 pub mod preinstalled;
 pub mod runtime;
 

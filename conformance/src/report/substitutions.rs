@@ -48,9 +48,6 @@ pub fn render(clusters: &[&Cluster]) -> String {
                     HazardKind::InvalidName { name, source } => {
                         format!("invalid variable name `{name}` from {source}")
                     }
-                    HazardKind::Skipped { name } => {
-                        format!("${{{name}}} ships literally (no variable defined, pass skipped)")
-                    }
                     HazardKind::BadSubstring { name } => {
                         format!("negative substring length on ${{{name}}}")
                     }

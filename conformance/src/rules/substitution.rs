@@ -24,36 +24,49 @@ impl Rule for SubstitutionHazard {
     }
     fn explain(&self) -> &'static str {
         "kustomize-controller substitutes ${VAR} expressions in every object of a Kustomization with \
-spec.postBuild, from postBuild.substitute and the substituteFrom ConfigMaps and Secrets (later entries win, inline \
-substitute wins over all). A variable with neither a definition nor a default (${VAR:=default}, ${VAR:-default}) \
-fails the build in strict mode (the default since Flux 2.9: the tier is not applied, everything after it waits) and \
-becomes the empty string in older controllers (the object ships with an empty value). Flux's envsubst rejects some \
+spec.postBuild (SubstituteVariables in fluxcd/pkg kustomize_varsub.go, with fluxcd/pkg envsubst), from \
+postBuild.substitute and the substituteFrom ConfigMaps and Secrets (later entries win, inline substitute wins over \
+all). A variable with neither a definition nor a default (${VAR:=default}, ${VAR:-default}) fails the build in \
+strict mode (the StrictPostBuildSubstitutions feature gate, on by default from kustomize-controller 1.9 / Flux 2.9: \
+the tier is not applied, everything after it waits), and becomes the empty string with older controllers (a \
+warning: the object ships with an empty value, which may be meant). Which applies is read from the Flux the \
+cluster installs (its gotk-components.yaml, or a FluxInstance's distribution version; unpinned ranges are judged \
+against the newest release); substitution.strict in conformance.yaml overrides it. Flux's envsubst rejects some \
 bash forms outright (${VAR-x}, ${VAR+x}: 'missing closing brace', the build fails), treats ${VAR:+x} and ${VAR:?x} \
-as plain defaults (not bash's alternate value or error), fails the whole tier when a variable key is not a valid \
-name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key breaks it), and skips substitution \
-entirely when no variable is defined (unless substituteStrategy: Always), so ${...} then ships literally. A \
-SOPS-encrypted Secret defines its keys without revealing values. Set substitution.strict: false in conformance.yaml \
-for controllers older than kustomize-controller 1.9. Escape a literal as $${VAR}."
+as plain defaults (not bash's alternate value or error), and fails the whole tier when a variable key is not a valid \
+name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key breaks it). When no variable is defined \
+(and substituteStrategy is not Always) the pass does not run at all: tokens then ship literally, which is reported \
+by substitution-unaudited, not here. A SOPS-encrypted Secret defines its keys without revealing values. Escape a \
+literal as $${VAR}."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        let strict = cx.config.substitution.strict;
         let mut out = Vec::new();
-        for cluster in &cx.model.clusters {
+        for a in &cx.analyses {
+            let cluster = a.cluster;
+            let strict = strictness(cx, a);
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
                 for hazard in &tier.substitution.hazards {
-                    let (message, why, fix) = describe(hazard, &label, strict);
-                    out.push(
+                    let (message, why, fix) = describe(hazard, &label, &strict);
+                    let mut finding =
                         Finding::new(self, cluster.name.clone(), label.clone(), message)
                             .object_opt(hazard.object.as_ref().map(ToString::to_string))
                             .at(hazard.at.clone().or_else(|| Some(tier.defined_at.clone())))
-                            .related_all(vec![(
+                            .related(
                                 tier.defined_at.clone(),
                                 format!("Kustomization {label} (spec.postBuild)"),
-                            )])
+                            )
                             .why(why)
-                            .fix(fix),
-                    );
+                            .fix(fix);
+                    if let Some((at, what)) = &strict.from {
+                        finding = finding.related(at.clone(), what.clone());
+                    }
+                    // Without strict mode an undefined variable is an empty
+                    // value, not a failure.
+                    if matches!(hazard.kind, HazardKind::Undefined { .. }) && !strict.strict {
+                        finding.severity = Severity::Warning;
+                    }
+                    out.push(finding);
                 }
             }
         }
@@ -61,7 +74,59 @@ for controllers older than kustomize-controller 1.9. Escape a literal as $${VAR}
     }
 }
 
-fn describe(h: &Hazard, label: &str, strict: bool) -> (String, String, String) {
+/// Whether a cluster's kustomize-controller substitutes strictly, and what
+/// says so.
+struct Strictness {
+    strict: bool,
+    /// Where the deciding version is written, and what it is.
+    from: Option<(crate::model::Span, String)>,
+    /// In words, for messages.
+    because: String,
+}
+
+fn strictness(cx: &Context, a: &crate::convergence::ClusterAnalysis) -> Strictness {
+    if let Some(strict) = cx.config.substitution.strict {
+        return Strictness {
+            strict,
+            from: None,
+            because: format!("substitution.strict is {strict} in conformance.yaml"),
+        };
+    }
+    match a
+        .installed
+        .as_ref()
+        .and_then(|i| Some((i, i.strict_substitution()?)))
+    {
+        Some((installed, strict)) => {
+            let kc = installed
+                .kustomize_controller
+                .map(|v| format!(" (kustomize-controller {v})"))
+                .unwrap_or_default();
+            let what = if installed.pinned {
+                format!("Flux {}{kc}", installed.written)
+            } else {
+                format!(
+                    "Flux {} (judged as its newest release{kc})",
+                    installed.written
+                )
+            };
+            Strictness {
+                strict,
+                from: Some((installed.at.clone(), what.clone())),
+                because: format!("the cluster installs {what}"),
+            }
+        }
+        None => Strictness {
+            strict: true,
+            from: None,
+            because:
+                "the repository shows no Flux version: judged as current Flux, strict since 2.9"
+                    .into(),
+        },
+    }
+}
+
+fn describe(h: &Hazard, label: &str, strict: &Strictness) -> (String, String, String) {
     let what = h
         .object
         .as_ref()
@@ -69,10 +134,10 @@ fn describe(h: &Hazard, label: &str, strict: bool) -> (String, String, String) {
     match &h.kind {
         HazardKind::Undefined { name } => (
             format!("${{{name}}} in {what} is defined nowhere (not in postBuild.substitute, not in any substituteFrom source) and has no default"),
-            if strict {
-                format!("strict substitution (Flux 2.9+) fails the build with `variable not set (strict mode): \"{name}\"`: {label} is not applied and every tier that depends on it waits")
+            if strict.strict {
+                format!("strict substitution fails the build with `variable not set (strict mode): \"{name}\"`: {label} is not applied and every tier that depends on it waits ({})", strict.because)
             } else {
-                format!("without strict substitution the variable becomes the empty string: {what} ships with an empty value")
+                format!("without strict substitution the variable becomes the empty string: {what} ships with an empty value ({})", strict.because)
             },
             format!("define {name} in postBuild.substitute or a substituteFrom ConfigMap/Secret, give it a default (`${{{name}:=value}}`), or escape a literal as `$${{{name}}}`"),
         ),
@@ -90,11 +155,6 @@ fn describe(h: &Hazard, label: &str, strict: bool) -> (String, String, String) {
             format!("variable `{name}` (from {source}) is not a valid name for Flux"),
             format!("Flux checks every key of the merged variables against ^[_[:alpha:]][_[:alpha:][:digit:]]*$ and fails every object of {label} when one does not match"),
             format!("rename the key `{name}` (letters, digits and _ only, not starting with a digit), or stop using that ConfigMap/Secret for substitution"),
-        ),
-        HazardKind::Skipped { name } => (
-            format!("${{{name}}} in {what} ships literally: no variable is defined for {label}, so Flux skips substitution"),
-            "with no variable defined (an empty or missing optional substituteFrom source), the postBuild pass does not run, defaults included".into(),
-            "define the variables, or set `substituteStrategy: Always` so defaults apply".into(),
         ),
         HazardKind::BadSubstring { name } => (
             format!("a substring of ${{{name}}} in {what} has a negative length"),
@@ -118,7 +178,8 @@ impl Rule for SubstitutionUnaudited {
         "platform-config has no postBuild, but ConfigMap/kube-system/cilium-vars contains ${LB_POOL_CIDR}"
     }
     fn explain(&self) -> &'static str {
-        "Flux substitutes only in Kustomizations with spec.postBuild. A ${VAR} token in any other tier is shipped \
+        "Flux substitutes only in Kustomizations with spec.postBuild, and only when some variable is defined or \
+substituteStrategy is Always (kustomize-controller skips the pass otherwise). A ${VAR} token in any other tier is shipped \
 literally (which may or may not be intended), and the day someone adds postBuild to that tier (often only to use one \
 variable somewhere else) every such token is substituted: an undefined one then fails the tier (strict) or becomes \
 empty. An audit that only looks at tiers that declare substituteFrom has exactly this blind spot, so this check \
@@ -156,7 +217,48 @@ postBuild and define the variables."
                 for (object, at, mut names) in by_object {
                     names.sort();
                     let tokens: Vec<String> = names.iter().map(|n| format!("${{{n}}}")).collect();
-                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit", tokens.join(", "))).object(object.clone()).at(at.or_else(|| Some(tier.defined_at.clone()))).related_all(vec![(tier.defined_at.clone(), format!("Kustomization {label} (no spec.postBuild)"))]).why(format!("adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty")).fix(format!("escape literal tokens as $${{…}}, or add postBuild to {label} and define {}", names.join(", "))));
+                    let skipped = tier.substitution.post_build;
+                    let (message, related, why) = if skipped {
+                        (
+                            format!(
+                                "{object} in {label} contains {}, but {label}'s postBuild defines no variable, so Flux skips substitution: shipped literally",
+                                tokens.join(", ")
+                            ),
+                            format!("Kustomization {label} (spec.postBuild, nothing defined)"),
+                            format!(
+                                "with no variable defined (an empty substitute, or missing optional substituteFrom sources) the pass does not run; the day one variable is defined for {label}, these tokens are substituted, and an undefined one then fails the tier or ships empty"
+                            ),
+                        )
+                    } else {
+                        (
+                            format!(
+                                "{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit",
+                                tokens.join(", ")
+                            ),
+                            format!("Kustomization {label} (no spec.postBuild)"),
+                            format!(
+                                "adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"
+                            ),
+                        )
+                    };
+                    out.push(
+                        Finding::new(self, cluster.name.clone(), label.clone(), message)
+                            .object(object.clone())
+                            .at(at.unwrap_or_else(|| tier.defined_at.clone()))
+                            .related(tier.defined_at.clone(), related)
+                            .why(why)
+                            .fix(if skipped {
+                                format!(
+                                    "escape literal tokens as $${{…}}, or define {} for {label}",
+                                    names.join(", ")
+                                )
+                            } else {
+                                format!(
+                                    "escape literal tokens as $${{…}}, or add postBuild to {label} and define {}",
+                                    names.join(", ")
+                                )
+                            }),
+                    );
                 }
             }
         }

@@ -1,0 +1,247 @@
+//! The Flux a cluster installs, as its repository shows it: the
+//! kustomize-controller Deployment of the cluster's rendered
+//! `gotk-components.yaml` (its image tag, and the file's `# Flux Version:`
+//! header), or a FluxInstance's `spec.distribution.version` (a semver range
+//! such as `2.x` is judged against the newest release it admits). Behaviours
+//! that changed between releases (strict postBuild substitution from
+//! kustomize-controller 1.9 / Flux 2.9; the API versions Flux serves) are
+//! judged against it.
+
+use std::sync::OnceLock;
+
+use crate::model::{Cluster, Span};
+use crate::repo::RepoIndex;
+
+/// `major.minor.patch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl Version {
+    /// `v1.8.5`, `1.8`, `2.9.0-rc.1` (pre-release and build parts ignored).
+    pub fn parse(text: &str) -> Option<Version> {
+        let t = text.trim().trim_start_matches('v');
+        let core = t.split(['-', '+']).next()?;
+        let mut parts = core.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next().map_or(Some(0), |p| p.parse().ok())?;
+        let patch = parts.next().map_or(Some(0), |p| p.parse().ok())?;
+        Some(Version(major, minor, patch))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "v{}.{}.{}", self.0, self.1, self.2)
+    }
+}
+
+/// One Flux release and its controllers (`flux-releases.txt`).
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub flux: Version,
+    pub source_controller: Version,
+    pub kustomize_controller: Version,
+    pub helm_controller: Version,
+}
+
+/// Every Flux release the table knows, oldest first.
+pub fn releases() -> &'static [Release] {
+    static TABLE: OnceLock<Vec<Release>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        include_str!("flux-releases.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                Some(Release {
+                    flux: Version::parse(f.first()?)?,
+                    source_controller: Version::parse(f.get(1)?)?,
+                    kustomize_controller: Version::parse(f.get(2)?)?,
+                    helm_controller: Version::parse(f.get(3)?)?,
+                })
+            })
+            .collect()
+    })
+}
+
+/// What the repository says the cluster runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// The Flux release, when it can be told.
+    pub flux: Option<Version>,
+    /// kustomize-controller's version.
+    pub kustomize_controller: Option<Version>,
+    /// Where it is written.
+    pub at: Span,
+    /// What the repository pins, in its own words (`v2.8.8`, `2.x`).
+    pub written: String,
+    /// `false` for a range (`2.x`, `>=2.4`, `latest`): judged against the
+    /// newest release the range admits.
+    pub pinned: bool,
+}
+
+impl Installed {
+    /// Whether kustomize-controller substitutes strictly by default (an
+    /// undefined variable fails the build): from kustomize-controller 1.9
+    /// (Flux 2.9), the StrictPostBuildSubstitutions feature gate on by
+    /// default.
+    pub fn strict_substitution(&self) -> Option<bool> {
+        self.kustomize_controller.map(|v| v >= Version(1, 9, 0))
+    }
+}
+
+/// The Flux the cluster installs, if its repository shows it.
+pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
+    let objects = || {
+        cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+            .flat_map(|t| t.objects())
+    };
+    // gotk-components.yaml: the kustomize-controller Deployment.
+    for o in objects() {
+        if o.id.kind != "Deployment" || o.id.name != "kustomize-controller" {
+            continue;
+        }
+        let image = o
+            .body
+            .path(&["spec", "template", "spec", "containers"])
+            .map(crate::yaml::Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .find_map(|c| c.str_at(&["image"]))
+            .filter(|i| i.contains("kustomize-controller"));
+        let Some(image) = image else { continue };
+        let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or_default();
+        let kc = Version::parse(tag.split('@').next().unwrap_or(tag));
+        let at = o.source.clone().unwrap_or_else(|| Span::new("", 0));
+        let header = index
+            .read_text(&at.file)
+            .ok()
+            .and_then(|text| {
+                text.lines().take(10).find_map(|l| {
+                    l.trim()
+                        .strip_prefix("# Flux Version:")
+                        .map(str::trim)
+                        .map(str::to_string)
+                })
+            })
+            .or_else(|| {
+                o.body
+                    .str_at(&["metadata", "labels", "app.kubernetes.io/version"])
+            });
+        let flux = header
+            .as_deref()
+            .and_then(Version::parse)
+            .or_else(|| kc.and_then(flux_of_kustomize_controller));
+        return Some(Installed {
+            flux,
+            kustomize_controller: kc.or_else(|| flux.and_then(kustomize_controller_of)),
+            written: header.unwrap_or_else(|| tag.to_string()),
+            at,
+            pinned: true,
+        });
+    }
+    // The Flux Operator: a FluxInstance's distribution version, in the
+    // cluster or (for the instance that syncs it) in the repository.
+    let instance = objects()
+        .find(|o| o.id.kind == "FluxInstance")
+        .and_then(|o| {
+            Some((
+                o.body.str_at(&["spec", "distribution", "version"])?,
+                o.source.clone()?,
+            ))
+        })
+        .or_else(|| {
+            index.all_files().find_map(|(file, f)| {
+                f.docs.as_ref().ok()?.iter().find_map(|d| {
+                    let version = match d.str_at(&["kind"]).as_deref() {
+                        Some("FluxInstance") => d.str_at(&["spec", "distribution", "version"]),
+                        Some("HelmRelease") => {
+                            d.str_at(&["spec", "values", "instance", "distribution", "version"])
+                        }
+                        _ => None,
+                    }?;
+                    Some((version, Span::new(file, d.line)))
+                })
+            })
+        });
+    let (written, at) = instance?;
+    let (flux, pinned) = resolve_range(&written);
+    Some(Installed {
+        flux,
+        kustomize_controller: flux.and_then(kustomize_controller_of),
+        at,
+        written,
+        pinned,
+    })
+}
+
+/// The newest release a FluxInstance's `distribution.version` admits (the
+/// operator picks the highest match), and whether it names one release.
+fn resolve_range(text: &str) -> (Option<Version>, bool) {
+    let t = text.trim();
+    if let Some(v) =
+        Version::parse(t).filter(|_| t.trim_start_matches('v').matches('.').count() == 2)
+    {
+        return (Some(v), true);
+    }
+    let newest = releases().last().map(|r| r.flux);
+    let prefix: Vec<u32> = t
+        .trim_start_matches(['v', '^', '~', '>', '=', ' '])
+        .split('.')
+        .map_while(|p| p.parse().ok())
+        .collect();
+    let matching = releases()
+        .iter()
+        .rev()
+        .map(|r| r.flux)
+        .find(|v| match prefix.as_slice() {
+            [major] => v.0 == *major,
+            [major, minor, ..] => v.0 == *major && v.1 == *minor,
+            _ => true,
+        });
+    (matching.or(newest), false)
+}
+
+fn flux_of_kustomize_controller(kc: Version) -> Option<Version> {
+    releases()
+        .iter()
+        .filter(|r| r.kustomize_controller <= kc)
+        .max_by_key(|r| r.kustomize_controller)
+        .map(|r| r.flux)
+}
+
+fn kustomize_controller_of(flux: Version) -> Option<Version> {
+    releases()
+        .iter()
+        .filter(|r| r.flux <= flux)
+        .max_by_key(|r| r.flux)
+        .map(|r| r.kustomize_controller)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_ranges() {
+        assert_eq!(Version::parse("v1.8.5"), Some(Version(1, 8, 5)));
+        assert_eq!(Version::parse("2.9"), Some(Version(2, 9, 0)));
+        assert_eq!(Version::parse("v2.9.0-rc.1"), Some(Version(2, 9, 0)));
+        assert_eq!(resolve_range("2.8.x"), (Some(Version(2, 8, 8)), false));
+        assert_eq!(resolve_range("v2.4.0"), (Some(Version(2, 4, 0)), true));
+        let (newest, pinned) = resolve_range("2.x");
+        assert!(!pinned);
+        assert!(newest >= Some(Version(2, 9, 0)));
+        assert_eq!(
+            kustomize_controller_of(Version(2, 8, 8)),
+            Some(Version(1, 8, 5))
+        );
+        assert_eq!(
+            flux_of_kustomize_controller(Version(1, 9, 1)),
+            Some(Version(2, 9, 0))
+        );
+    }
+}
