@@ -96,30 +96,34 @@ fn reach_kustomization(
     stack: &mut Vec<String>,
 ) {
     let list = |name: &str| field(doc, name).map(Node::as_seq).unwrap_or_default();
-    // (reference, is a resource, is a file any build step reads)
-    let mut refs: Vec<(&Node, bool)> = Vec::new();
-    for key in ["resources", "bases", "components"] {
-        refs.extend(list(key).iter().map(|n| (n, true)));
+    // What each reference is: a resource (its objects are output), plugin
+    // configs (a file or a directory built for them), or a file read.
+    #[derive(PartialEq)]
+    enum Ref {
+        Resource,
+        Configs,
+        File,
     }
-    refs.extend(list("patchesStrategicMerge").iter().map(|n| (n, false)));
-    for key in [
-        "configurations",
-        "crds",
-        "transformers",
-        "generators",
-        "validators",
-    ] {
-        refs.extend(list(key).iter().map(|n| (n, false)));
+    let mut refs: Vec<(&Node, Ref)> = Vec::new();
+    for key in ["resources", "bases", "components"] {
+        refs.extend(list(key).iter().map(|n| (n, Ref::Resource)));
+    }
+    refs.extend(list("patchesStrategicMerge").iter().map(|n| (n, Ref::File)));
+    for key in ["transformers", "generators", "validators"] {
+        refs.extend(list(key).iter().map(|n| (n, Ref::Configs)));
+    }
+    for key in ["configurations", "crds"] {
+        refs.extend(list(key).iter().map(|n| (n, Ref::File)));
     }
     for key in ["patches", "patchesJson6902", "replacements"] {
         for item in list(key) {
             if let Some(path) = item.get("path") {
-                refs.push((path, false));
+                refs.push((path, Ref::File));
             }
         }
     }
     if let Some(path) = field(doc, "openapi").and_then(|o| o.get("path")) {
-        refs.push((path, false));
+        refs.push((path, Ref::File));
     }
     for key in ["configMapGenerator", "secretGenerator"] {
         for generator in list(key) {
@@ -151,7 +155,8 @@ fn reach_kustomization(
             }
         }
     }
-    for (node, is_resource) in refs {
+    for (node, what) in refs {
+        let is_resource = what == Ref::Resource;
         let Some(reference) = node.as_scalar_string() else {
             continue;
         };
@@ -169,7 +174,7 @@ fn reach_kustomization(
             out.escapes.push((at, reference));
             continue;
         };
-        if is_resource && tree.is_dir(&target) {
+        if what != Ref::File && tree.is_dir(&target) {
             reach_dir(tree, &target, out, stack);
         } else if tree.is_file(&target) {
             if is_resource {

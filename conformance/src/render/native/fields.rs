@@ -55,15 +55,15 @@ const LIST_FIELDS: &[&str] = &[
 
 /// A field spec: an optional kind (and group) filter, a path, create.
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSpec {
-    pub group: Option<&'static str>,
-    pub kind: Option<&'static str>,
-    pub path: &'static str,
+pub struct FieldSpec<'a> {
+    pub group: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub path: &'a str,
     pub create: bool,
 }
 
-impl FieldSpec {
-    pub const fn any(path: &'static str, create: bool) -> FieldSpec {
+impl<'a> FieldSpec<'a> {
+    pub const fn any(path: &'a str, create: bool) -> FieldSpec<'a> {
         FieldSpec {
             group: None,
             kind: None,
@@ -72,7 +72,7 @@ impl FieldSpec {
         }
     }
 
-    pub const fn kind(kind: &'static str, path: &'static str, create: bool) -> FieldSpec {
+    pub const fn kind(kind: &'a str, path: &'a str, create: bool) -> FieldSpec<'a> {
         FieldSpec {
             group: None,
             kind: Some(kind),
@@ -82,11 +82,11 @@ impl FieldSpec {
     }
 
     pub const fn group_kind(
-        group: &'static str,
-        kind: &'static str,
-        path: &'static str,
+        group: &'a str,
+        kind: &'a str,
+        path: &'a str,
         create: bool,
-    ) -> FieldSpec {
+    ) -> FieldSpec<'a> {
         FieldSpec {
             group: Some(group),
             kind: Some(kind),

@@ -57,7 +57,7 @@ fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Resul
 }
 
 #[allow(clippy::too_many_arguments)]
-fn generate(
+pub(super) fn generate(
     entry: &Node,
     kind: &str,
     global: Option<&Node>,

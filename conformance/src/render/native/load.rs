@@ -36,6 +36,11 @@ pub struct Kustomization {
     pub build_metadata: Vec<String>,
     /// Transformer configuration files (`configurations`).
     pub configurations: Vec<Entry>,
+    /// `generators:` entries: builtin generator configs (files, directories,
+    /// or inline).
+    pub generators: Vec<Entry>,
+    /// `transformers:` entries: builtin transformer configs.
+    pub transformers: Vec<Entry>,
 }
 
 /// Fields kustomize has that this renderer does not implement.
@@ -44,8 +49,6 @@ const UNSUPPORTED: &[&str] = &[
     "helmChartInflationGenerator",
     "helmGlobals",
     "vars",
-    "generators",
-    "transformers",
     "validators",
     "openapi",
     "crds",
@@ -169,6 +172,8 @@ impl Kustomization {
                 }
                 "resources" | "bases" => k.resources.extend(entries(value, file, key)?),
                 "configurations" => k.configurations.extend(entries(value, file, key)?),
+                "generators" => k.generators.extend(entries(value, file, key)?),
+                "transformers" => k.transformers.extend(entries(value, file, key)?),
                 "components" => k.components.extend(entries(value, file, key)?),
                 "namespace" => k.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
                 "namePrefix" => k.name_prefix = value.as_scalar_string(),
@@ -217,9 +222,13 @@ fn check_shape(key: &str, value: &Node) -> Result<(), &'static str> {
         null || matches!(&value.value, Value::Seq(items) if items.iter().all(pred))
     };
     let ok = match key {
-        "resources" | "bases" | "components" | "patchesStrategicMerge" | "buildMetadata" => {
-            list_of(&scalar)
-        }
+        "resources"
+        | "bases"
+        | "components"
+        | "patchesStrategicMerge"
+        | "buildMetadata"
+        | "generators"
+        | "transformers" => list_of(&scalar),
         "namespace" | "namePrefix" | "nameSuffix" => scalar(value),
         "commonLabels" | "commonAnnotations" => {
             null || (value.is_map() && value.as_map().iter().all(|(_, v)| scalar(v)))

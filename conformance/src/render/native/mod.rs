@@ -13,15 +13,20 @@
 //! Output keeps input order (as Flux does; the CLI's legacy sort is not
 //! applied).
 //!
-//! Anything it does not implement (helmCharts, vars, plugins, `crds`,
-//! `configurations`, `openapi`, …) is an error "unsupported: <field> in
-//! <file>:<line>", so a run never silently differs from kustomize.
+//! Builtin transformer and generator configs under `transformers:` and
+//! `generators:` run after the kustomization's own fields ([`plugins`]).
+//! Anything it does not implement (helmCharts, vars, validators, external
+//! plugins' kinds, `crds`, `openapi`, …) is an error "unsupported: <field>
+//! in <file>:<line>", so a run never silently differs from kustomize. Every
+//! file is read through the build's [`Tree`]: the artifact, never the disk
+//! directly.
 
 mod fields;
 mod generate;
 mod load;
 mod nameref;
 mod patch;
+mod plugins;
 mod transform;
 
 pub use load::{FIELDS, canonical_field};
@@ -371,6 +376,15 @@ impl Builder<'_> {
         }
         let generated = generate::run(k, self.tree, dir, file, &self.rel(file))?;
         generate::absorb(&mut acc, generated)?;
+        let cx = transform::Cx {
+            tree: self.tree,
+            dir,
+            file,
+        };
+        for entry in &k.generators {
+            let generated = plugins::generate(&cx, entry, &self.rel(file))?;
+            generate::absorb(&mut acc, generated)?;
+        }
         for entry in &k.components {
             let path = self.resolve(dir, file, entry)?;
             if !self.tree.is_dir(&path) {
@@ -389,6 +403,23 @@ impl Builder<'_> {
     fn rel(&self, path: &str) -> String {
         relative_str(&self.root, path)
     }
+}
+
+/// Builds a directory of transformer or generator configs as a
+/// kustomization; its objects are the configs.
+fn build_configs(tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+    let mut builder = Builder {
+        tree,
+        root: dir.to_string(),
+        stack: Vec::new(),
+        origin_annotations: false,
+        name_refs: Vec::new(),
+    };
+    Ok(builder
+        .build_dir(dir, Vec::new(), false)?
+        .into_iter()
+        .map(|r| r.node)
+        .collect())
 }
 
 /// Appends resources, failing on a duplicate identity as kustomize does.

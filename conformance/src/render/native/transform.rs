@@ -7,6 +7,20 @@ use super::patch::{self, Patch, Selector};
 use super::{Res, is_cluster_scoped, same_id};
 use crate::yaml::{Node, Value};
 
+/// Where the steps read files from, and which kustomization file they
+/// belong to (for messages).
+pub struct Cx<'t> {
+    pub tree: &'t crate::render::Tree<'t>,
+    pub dir: &'t str,
+    pub file: &'t str,
+}
+
+impl Cx<'_> {
+    fn at(&self, n: &Node) -> String {
+        format!("{}:{}", self.file, n.line)
+    }
+}
+
 pub fn run(
     k: &Kustomization,
     tree: &crate::render::Tree,
@@ -14,97 +28,14 @@ pub fn run(
     file: &str,
     acc: &mut Vec<Res>,
 ) -> Result<(), String> {
-    let at = |n: &Node| format!("{file}:{}", n.line);
+    let cx = Cx { tree, dir, file };
     // 1. patchesStrategicMerge: paths or inline documents, matched by id.
     for entry in &k.patches_strategic_merge {
-        let text = entry.as_scalar_string().unwrap_or_default();
-        let is_file =
-            !text.contains('\n') && tree.resolve(dir, &text).is_ok_and(|p| tree.is_file(&p));
-        let text = if is_file {
-            patch::read_patch_file(tree, dir, file, &text, entry.line)?
-        } else {
-            text
-        };
-        match patch::parse(&text, &at(entry))? {
-            Patch::Strategic(docs) => {
-                for doc in docs {
-                    apply_by_id(acc, &doc, &at(entry), false, false)?;
-                }
-            }
-            Patch::Json(_) => {
-                return Err(format!(
-                    "{}: patchesStrategicMerge entry is a JSON patch",
-                    at(entry)
-                ));
-            }
-        }
-        acc.retain(|r| !matches!(r.node.value, Value::Null));
+        strategic_merge_entry(&cx, acc, entry)?;
     }
     // 2. patches.
     for entry in &k.patches {
-        let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
-            (Some(_), Some(_)) => {
-                return Err(format!(
-                    "{}: patch and path can't be set at the same time",
-                    at(entry)
-                ));
-            }
-            (Some(p), None) => p.trim().to_string(),
-            (None, Some(path)) => patch::read_patch_file(tree, dir, file, &path, entry.line)?,
-            (None, None) => {
-                return Err(format!("{}: must specify one of patch and path", at(entry)));
-            }
-        };
-        let what = entry
-            .str_at(&["path"])
-            .map_or_else(|| at(entry), |p| format!("{p} (from {})", at(entry)));
-        let allow_name = entry
-            .path(&["options", "allowNameChange"])
-            .and_then(Node::as_bool)
-            .unwrap_or(false);
-        let allow_kind = entry
-            .path(&["options", "allowKindChange"])
-            .and_then(Node::as_bool)
-            .unwrap_or(false);
-        let target = entry
-            .get("target")
-            .map(Selector::parse)
-            .transpose()
-            .map_err(|e| format!("{}: {e}", at(entry)))?;
-        if text.trim().is_empty()
-            || text
-                .lines()
-                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-        {
-            continue; // an empty patch is a no-op (kustomize 5.8)
-        }
-        match (patch::parse(&text, &what)?, target) {
-            (Patch::Strategic(docs), None) => {
-                for doc in docs {
-                    apply_by_id(acc, &doc, &what, allow_name, allow_kind)?;
-                }
-            }
-            (Patch::Strategic(docs), Some(sel)) => {
-                if docs.len() > 1 {
-                    return Err(format!(
-                        "{what}: Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field"
-                    ));
-                }
-                for r in acc.iter_mut().filter(|r| sel.matches(r)) {
-                    patch::apply_strategic(r, &docs[0], allow_name, allow_kind)
-                        .map_err(|e| format!("{what}: {e}"))?;
-                }
-            }
-            (Patch::Json(_), None) => {
-                return Err(format!("{what}: must specify a target for JSON patch"));
-            }
-            (Patch::Json(ops), Some(sel)) => {
-                for r in acc.iter_mut().filter(|r| sel.matches(r)) {
-                    patch::apply_json(r, &ops).map_err(|e| format!("{what}: {e}"))?;
-                }
-            }
-        }
-        acc.retain(|r| !matches!(r.node.value, Value::Null));
+        patch_entry(&cx, acc, entry)?;
     }
     // 3. namespace.
     if let Some(ns) = &k.namespace {
@@ -127,100 +58,222 @@ pub fn run(
             specs.extend_from_slice(TEMPLATE_LABELS);
         }
         if entry.get("fields").is_some() {
-            return Err(format!("unsupported: labels[].fields in {}", at(entry)));
+            return Err(format!("unsupported: labels[].fields in {}", cx.at(entry)));
         }
-        for r in acc.iter_mut() {
-            let (group, kind) = (r.group(), r.kind());
-            set_pairs(&mut r.node, &group, &kind, &specs, &pairs);
-        }
+        set_all(acc, &specs, &pairs);
     }
     if let Some(labels) = &k.common_labels {
         let pairs = pairs(Some(labels));
-        for r in acc.iter_mut() {
-            let (group, kind) = (r.group(), r.kind());
-            set_pairs(
-                &mut r.node,
-                &group,
-                &kind,
-                &[FieldSpec::any("metadata/labels", true)],
-                &pairs,
-            );
-            set_pairs(&mut r.node, &group, &kind, COMMON_LABELS, &pairs);
-        }
+        set_all(acc, &[FieldSpec::any("metadata/labels", true)], &pairs);
+        set_all(acc, COMMON_LABELS, &pairs);
     }
     // 7. commonAnnotations.
     if let Some(annotations) = &k.common_annotations {
-        let pairs = pairs(Some(annotations));
-        for r in acc.iter_mut() {
-            let (group, kind) = (r.group(), r.kind());
-            set_pairs(&mut r.node, &group, &kind, COMMON_ANNOTATIONS, &pairs);
-        }
+        set_all(acc, COMMON_ANNOTATIONS, &pairs(Some(annotations)));
     }
     // 8. patchesJson6902.
     for entry in &k.patches_json6902 {
-        let sel = entry
-            .get("target")
-            .map(Selector::parse)
-            .transpose()
-            .map_err(|e| format!("{}: {e}", at(entry)))?
-            .ok_or_else(|| format!("{}: must specify a target for JSON patch", at(entry)))?;
-        let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
-            (Some(p), _) => p,
-            (None, Some(path)) => patch::read_patch_file(tree, dir, file, &path, entry.line)?,
-            (None, None) => {
-                return Err(format!("{}: must specify one of patch and path", at(entry)));
-            }
-        };
-        let Patch::Json(ops) = patch::parse(&text, &at(entry))? else {
-            return Err(format!(
-                "{}: patchesJson6902 entry is not a JSON patch",
-                at(entry)
-            ));
-        };
-        for r in acc.iter_mut().filter(|r| sel.matches(r)) {
-            patch::apply_json(r, &ops).map_err(|e| format!("{}: {e}", at(entry)))?;
-        }
+        json6902_entry(&cx, acc, entry, entry.get("patch").or(entry.get("jsonOp")))?;
     }
     // 9. replicas.
     for entry in &k.replicas {
-        let name = entry.str_at(&["name"]).unwrap_or_default();
-        let count = match entry.get("count").map(|n| &n.value) {
-            Some(Value::Int(i)) => *i,
-            _ => return Err(format!("{}: replicas count must be an integer", at(entry))),
-        };
-        let mut matched = false;
-        for r in acc.iter_mut() {
-            let kinds = [
-                "Deployment",
-                "ReplicationController",
-                "ReplicaSet",
-                "StatefulSet",
-            ];
-            if !kinds.contains(&r.kind().as_str()) {
-                continue;
-            }
-            let names_match = r.name() == name || r.previous.iter().any(|p| p.name == name);
-            if names_match {
-                matched = true;
-                r.node
-                    .map_entry("spec")
-                    .set("replicas", Node::new(Value::Int(count)));
-            }
-        }
-        if !matched {
-            return Err(format!(
-                "{}: resource with name {name} does not match a config with the following GVK [apps/v1, Kind=Deployment …]",
-                at(entry)
-            ));
-        }
+        replicas(acc, entry, REPLICA_KINDS).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
     }
     // 10. images.
     for entry in &k.images {
-        images(acc, entry).map_err(|e| format!("{}: {e}", at(entry)))?;
+        images(acc, entry).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
     }
     // 11. replacements.
     if !k.replacements.is_empty() {
         super::generate::replacements(acc, &k.replacements, tree, dir, file)?;
+    }
+    // 12. the `transformers:` entries, in order.
+    for entry in &k.transformers {
+        super::plugins::transform(&cx, acc, entry)?;
+    }
+    Ok(())
+}
+
+/// Sets `pairs` at `specs` in every resource (labels, annotations).
+pub fn set_all(acc: &mut [Res], specs: &[FieldSpec], pairs: &[(String, String)]) {
+    for r in acc.iter_mut() {
+        let (group, kind) = (r.group(), r.kind());
+        set_pairs(&mut r.node, &group, &kind, specs, pairs);
+    }
+}
+
+/// One `patchesStrategicMerge` entry: a path or an inline document,
+/// matched by id.
+pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), String> {
+    let text = entry.as_scalar_string().unwrap_or_default();
+    let is_file = !text.contains('\n')
+        && cx
+            .tree
+            .resolve(cx.dir, &text)
+            .is_ok_and(|p| cx.tree.is_file(&p));
+    let text = if is_file {
+        patch::read_patch_file(cx.tree, cx.dir, cx.file, &text, entry.line)?
+    } else {
+        text
+    };
+    match patch::parse(&text, &cx.at(entry))? {
+        Patch::Strategic(docs) => {
+            for doc in docs {
+                apply_by_id(acc, &doc, &cx.at(entry), false, false)?;
+            }
+        }
+        Patch::Json(_) => {
+            return Err(format!(
+                "{}: patchesStrategicMerge entry is a JSON patch",
+                cx.at(entry)
+            ));
+        }
+    }
+    acc.retain(|r| !matches!(r.node.value, Value::Null));
+    Ok(())
+}
+
+/// One `patches` entry (`patch` or `path`, optional `target`, `options`).
+pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), String> {
+    let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{}: patch and path can't be set at the same time",
+                cx.at(entry)
+            ));
+        }
+        (Some(p), None) => p.trim().to_string(),
+        (None, Some(path)) => patch::read_patch_file(cx.tree, cx.dir, cx.file, &path, entry.line)?,
+        (None, None) => {
+            return Err(format!(
+                "{}: must specify one of patch and path",
+                cx.at(entry)
+            ));
+        }
+    };
+    let what = entry
+        .str_at(&["path"])
+        .map_or_else(|| cx.at(entry), |p| format!("{p} (from {})", cx.at(entry)));
+    let option = |key: &str| {
+        entry
+            .path(&["options", key])
+            .and_then(Node::as_bool)
+            .unwrap_or(false)
+    };
+    let (allow_name, allow_kind) = (option("allowNameChange"), option("allowKindChange"));
+    let target = entry
+        .get("target")
+        .map(Selector::parse)
+        .transpose()
+        .map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Ok(()); // an empty patch is a no-op (kustomize 5.8)
+    }
+    match (patch::parse(&text, &what)?, target) {
+        (Patch::Strategic(docs), None) => {
+            for doc in docs {
+                apply_by_id(acc, &doc, &what, allow_name, allow_kind)?;
+            }
+        }
+        (Patch::Strategic(docs), Some(sel)) => {
+            if docs.len() > 1 {
+                return Err(format!(
+                    "{what}: Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field"
+                ));
+            }
+            for r in acc.iter_mut().filter(|r| sel.matches(r)) {
+                patch::apply_strategic(r, &docs[0], allow_name, allow_kind)
+                    .map_err(|e| format!("{what}: {e}"))?;
+            }
+        }
+        (Patch::Json(_), None) => {
+            return Err(format!("{what}: must specify a target for JSON patch"));
+        }
+        (Patch::Json(ops), Some(sel)) => {
+            for r in acc.iter_mut().filter(|r| sel.matches(r)) {
+                patch::apply_json(r, &ops).map_err(|e| format!("{what}: {e}"))?;
+            }
+        }
+    }
+    acc.retain(|r| !matches!(r.node.value, Value::Null));
+    Ok(())
+}
+
+/// One `patchesJson6902` entry: `target` and `path`, or the operations
+/// inline (`inline`).
+pub fn json6902_entry(
+    cx: &Cx,
+    acc: &mut [Res],
+    entry: &Node,
+    inline: Option<&Node>,
+) -> Result<(), String> {
+    let sel = entry
+        .get("target")
+        .map(Selector::parse)
+        .transpose()
+        .map_err(|e| format!("{}: {e}", cx.at(entry)))?
+        .ok_or_else(|| format!("{}: must specify a target for JSON patch", cx.at(entry)))?;
+    let text = match (inline, entry.str_at(&["path"])) {
+        (Some(ops), _) => match ops.as_scalar_string() {
+            Some(text) => text,
+            None => serde_json::to_string(&ops.to_json()).unwrap_or_default(),
+        },
+        (None, Some(path)) => patch::read_patch_file(cx.tree, cx.dir, cx.file, &path, entry.line)?,
+        (None, None) => {
+            return Err(format!(
+                "{}: must specify one of patch and path",
+                cx.at(entry)
+            ));
+        }
+    };
+    let Patch::Json(ops) = patch::parse(&text, &cx.at(entry))? else {
+        return Err(format!(
+            "{}: patchesJson6902 entry is not a JSON patch",
+            cx.at(entry)
+        ));
+    };
+    for r in acc.iter_mut().filter(|r| sel.matches(r)) {
+        patch::apply_json(r, &ops).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+    }
+    Ok(())
+}
+
+/// The kinds `replicas:` reaches (kustomize's replica field specs).
+pub const REPLICA_KINDS: &[&str] = &[
+    "Deployment",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+];
+
+/// One `replicas` entry (`name`, `count`) on the given kinds.
+pub fn replicas(acc: &mut [Res], entry: &Node, kinds: &[&str]) -> Result<(), String> {
+    let name = entry.str_at(&["name"]).unwrap_or_default();
+    let count = match entry.get("count").map(|n| &n.value) {
+        Some(Value::Int(i)) => *i,
+        _ => return Err("replicas count must be an integer".into()),
+    };
+    let mut matched = false;
+    for r in acc.iter_mut() {
+        if !kinds.contains(&r.kind().as_str()) {
+            continue;
+        }
+        let names_match = r.name() == name || r.previous.iter().any(|p| p.name == name);
+        if names_match {
+            matched = true;
+            r.node
+                .map_entry("spec")
+                .set("replicas", Node::new(Value::Int(count)));
+        }
+    }
+    if !matched {
+        return Err(format!(
+            "resource with name {name} does not match a config with the following GVK [apps/v1, Kind=Deployment …]"
+        ));
     }
     Ok(())
 }
@@ -265,7 +318,7 @@ fn apply_by_id(
     }
 }
 
-fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
+pub fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
     node.map(Node::as_map)
         .unwrap_or_default()
         .iter()
@@ -273,7 +326,7 @@ fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
+pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
     for r in acc.iter_mut() {
         let (api, kind) = (r.api_version(), r.kind());
         if matches!(r.node.value, Value::Map(ref m) if m.is_empty()) {
@@ -329,7 +382,7 @@ fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn affix(acc: &mut [Res], text: &str, prefix: bool) {
+pub fn affix(acc: &mut [Res], text: &str, prefix: bool) {
     for r in acc.iter_mut() {
         let original = r.original();
         let skip = original.kind == "CustomResourceDefinition"
@@ -352,7 +405,7 @@ fn affix(acc: &mut [Res], text: &str, prefix: bool) {
 
 /// The images transformer: every `image` of every `containers` /
 /// `initContainers` list, at any depth (CRDs excepted).
-fn images(acc: &mut [Res], entry: &Node) -> Result<(), String> {
+pub fn images(acc: &mut [Res], entry: &Node) -> Result<(), String> {
     let name = entry.str_at(&["name"]).unwrap_or_default();
     let new_name = entry.str_at(&["newName"]);
     let new_tag = entry.str_at(&["newTag"]);

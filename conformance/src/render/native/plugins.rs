@@ -1,0 +1,218 @@
+//! Builtin transformer and generator configs: the `transformers:` and
+//! `generators:` entries of a kustomization (files, directories of them, or
+//! inline YAML), each an object of `apiVersion: builtin` naming one of
+//! kustomize's builtin plugins (api/internal/plugins/builtinhelpers). They
+//! run after the kustomization's own fields: generators after
+//! configMapGenerator/secretGenerator, transformers after every builtin
+//! field, in list order (`accumulateTarget`). Only the field specs a config
+//! gives are used (a LabelTransformer without fieldSpecs changes nothing).
+//! Any other apiVersion is an external plugin, which Flux (plugins disabled)
+//! refuses.
+
+use super::fields::FieldSpec;
+use super::generate::{self, Generated};
+use super::transform::{self, Cx};
+use super::{Res, load::Entry};
+use crate::yaml::{Node, Value};
+
+/// The config objects an entry names: inline YAML, a file, or a directory
+/// built as a kustomization (whose output is the configs).
+fn configs(cx: &Cx, entry: &Entry) -> Result<Vec<Node>, String> {
+    let at = format!("{}:{}", cx.file, entry.line);
+    if entry.value.contains('\n') {
+        return crate::yaml::parse_documents(&entry.value).map_err(|e| format!("{at}: {e}"));
+    }
+    let path = cx
+        .tree
+        .resolve(cx.dir, &entry.value)
+        .map_err(|m| format!("{at}: {}", m.describe(&entry.value)))?;
+    if cx.tree.is_dir(&path) {
+        return super::build_configs(cx.tree, &path).map_err(|e| format!("{at}: {e}"));
+    }
+    super::load::documents(cx.tree, &path).map_err(|e| format!("{at}: {e}"))
+}
+
+/// Checks a config is a builtin one and returns its kind.
+fn builtin_kind(config: &Node, at: &str) -> Result<String, String> {
+    let kind = config.str_at(&["kind"]).unwrap_or_default();
+    if config.str_at(&["apiVersion"]).as_deref() != Some("builtin") {
+        return Err(format!(
+            "{at}: external plugins disabled; unable to load external plugin '{kind}' (kustomize-controller builds without plugins; only apiVersion: builtin configs run)"
+        ));
+    }
+    Ok(kind)
+}
+
+/// The field specs a config gives.
+fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
+    config
+        .get("fieldSpecs")
+        .map(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| {
+            Some(FieldSpec {
+                group: s.get("group").and_then(Node::as_str),
+                kind: s.get("kind").and_then(Node::as_str),
+                path: s.get("path").and_then(Node::as_str)?,
+                create: s.get("create").and_then(Node::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+/// Runs one `transformers:` entry.
+pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), String> {
+    let at = format!("{}:{}", cx.file, entry.line);
+    for config in configs(cx, entry)? {
+        let kind = builtin_kind(&config, &at)?;
+        let specs = field_specs(&config);
+        match kind.as_str() {
+            "LabelTransformer" => {
+                let pairs = transform::pairs(config.get("labels"));
+                transform::set_all(acc, &specs, &pairs);
+            }
+            "AnnotationsTransformer" => {
+                let pairs = transform::pairs(config.get("annotations"));
+                transform::set_all(acc, &specs, &pairs);
+            }
+            "NamespaceTransformer" => {
+                let Some(ns) = config
+                    .str_at(&["metadata", "namespace"])
+                    .filter(|n| !n.is_empty())
+                else {
+                    continue;
+                };
+                if config.get("unsetOnly").and_then(Node::as_bool) == Some(true) {
+                    let mut unset: Vec<Res> = Vec::new();
+                    let mut kept: Vec<Res> = Vec::new();
+                    for r in acc.drain(..) {
+                        if r.namespace().is_empty() {
+                            unset.push(r);
+                        } else {
+                            kept.push(r);
+                        }
+                    }
+                    transform::namespace(&mut unset, &ns)?;
+                    acc.extend(kept);
+                    acc.extend(unset);
+                } else {
+                    transform::namespace(acc, &ns)?;
+                }
+            }
+            "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
+                if !specs.iter().any(|s| s.path == "metadata/name") {
+                    continue; // no field spec: nothing renamed
+                }
+                let names_kinds: Vec<Option<&str>> = specs
+                    .iter()
+                    .filter(|s| s.path == "metadata/name")
+                    .map(|s| s.kind)
+                    .collect();
+                let all = names_kinds.contains(&None);
+                let mut selected: Vec<Res> = Vec::new();
+                let mut rest: Vec<Res> = Vec::new();
+                for r in acc.drain(..) {
+                    if all || names_kinds.contains(&Some(r.kind().as_str())) {
+                        selected.push(r);
+                    } else {
+                        rest.push(r);
+                    }
+                }
+                if let Some(prefix) = config.str_at(&["prefix"]).filter(|p| !p.is_empty()) {
+                    transform::affix(&mut selected, &prefix, true);
+                }
+                if let Some(suffix) = config.str_at(&["suffix"]).filter(|p| !p.is_empty()) {
+                    transform::affix(&mut selected, &suffix, false);
+                }
+                acc.extend(selected);
+                acc.extend(rest);
+            }
+            "ImageTagTransformer" => {
+                if !specs.is_empty()
+                    && !specs
+                        .iter()
+                        .all(|s| s.path.contains("containers") && s.path.ends_with("image"))
+                {
+                    return Err(format!(
+                        "unsupported: ImageTagTransformer with fieldSpecs outside containers in {at} (the native renderer implements its default image locations; use --renderer kustomize or auto)"
+                    ));
+                }
+                if let Some(tag) = config.get("imageTag") {
+                    transform::images(acc, tag).map_err(|e| format!("{at}: {e}"))?;
+                }
+            }
+            "ReplicaCountTransformer" => {
+                let kinds: Vec<&str> = specs
+                    .iter()
+                    .filter(|s| s.path == "spec/replicas")
+                    .filter_map(|s| s.kind)
+                    .collect();
+                if let Some(replica) = config.get("replica") {
+                    transform::replicas(acc, replica, &kinds).map_err(|e| format!("{at}: {e}"))?;
+                }
+            }
+            "PatchTransformer" => transform::patch_entry(cx, acc, &config)?,
+            "PatchStrategicMergeTransformer" => {
+                for path in config.get("paths").map(Node::as_seq).unwrap_or_default() {
+                    transform::strategic_merge_entry(cx, acc, path)?;
+                }
+                if let Some(patches) = config.get("patches") {
+                    transform::strategic_merge_entry(cx, acc, patches)?;
+                }
+            }
+            "PatchJson6902Transformer" => {
+                if config.str_at(&["target", "name"]).is_none() {
+                    return Err(format!(
+                        "{at}: plugin PatchJson6902Transformer fails configuration: must specify the target name"
+                    ));
+                }
+                transform::json6902_entry(cx, acc, &config, config.get("jsonOp"))?;
+            }
+            "ReplacementTransformer" => {
+                let replacements = config
+                    .get("replacements")
+                    .map(|r| r.as_seq().to_vec())
+                    .unwrap_or_default();
+                generate::replacements(acc, &replacements, cx.tree, cx.dir, cx.file)?;
+            }
+            other => {
+                return Err(format!(
+                    "unsupported: builtin transformer {other} in {at} (the native renderer does not implement it; use --renderer kustomize or auto)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs one `generators:` entry: ConfigMapGenerator and SecretGenerator
+/// configs (the generated name defaults to the config's metadata.name, its
+/// namespace to the config's metadata.namespace).
+pub fn generate(cx: &Cx, entry: &Entry, origin: &str) -> Result<Vec<Generated>, String> {
+    let at = format!("{}:{}", cx.file, entry.line);
+    let mut out = Vec::new();
+    for mut config in configs(cx, entry)? {
+        let kind = builtin_kind(&config, &at)?;
+        let generated = match kind.as_str() {
+            "ConfigMapGenerator" => "ConfigMap",
+            "SecretGenerator" => "Secret",
+            other => {
+                return Err(format!(
+                    "unsupported: builtin generator {other} in {at} (the native renderer implements ConfigMapGenerator and SecretGenerator; use --renderer kustomize or auto)"
+                ));
+            }
+        };
+        for field in ["name", "namespace"] {
+            if config.str_at(&[field]).is_none()
+                && let Some(v) = config.str_at(&["metadata", field])
+            {
+                config.set(field, Node::new(Value::String(v)));
+            }
+        }
+        out.push(generate::generate(
+            &config, generated, None, cx.tree, cx.dir, cx.file, origin,
+        )?);
+    }
+    Ok(out)
+}
