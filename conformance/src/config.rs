@@ -50,6 +50,11 @@ pub struct Config {
     pub toolchain: Option<Toolchain>,
     #[serde(default)]
     pub waivers: Vec<Waiver>,
+    /// Severity per rule id, overriding the rule's default
+    /// (`cold-start-race: error` for a team whose policy is that a cold
+    /// cluster orders itself).
+    #[serde(default)]
+    pub severity: std::collections::BTreeMap<String, Spanned<crate::rules::Severity>>,
     /// `native` (default), `kustomize` (the external program) or `auto`.
     #[serde(default)]
     pub renderer: Option<crate::render::Choice>,
@@ -252,6 +257,16 @@ impl Config {
         let mut problems = Vec::new();
         self.policies.validate(&mut problems);
         crate::rules::waivers::cfg::validate(&self.waivers, &mut problems);
+        for (rule, severity) in &self.severity {
+            if crate::rules::by_id(rule).is_none() {
+                problems.push(error_at(
+                    severity,
+                    format!(
+                        "severity for unknown rule `{rule}` (see `conformance explain` for the rule ids)"
+                    ),
+                ));
+            }
+        }
         for facts in self.clusters.values() {
             if let Some(v) = &facts.kubernetes
                 && minor_version(&v.value).is_none()
@@ -408,6 +423,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("unknown rule"), "{err}");
+    }
+
+    #[test]
+    fn severity_overrides_are_strict() {
+        let cfg = Config::parse("severity:\n  cold-start-race: error\n").unwrap();
+        assert_eq!(
+            cfg.severity["cold-start-race"].value,
+            crate::rules::Severity::Error
+        );
+        let err = Config::parse("severity:\n  cold-start-rcae: error\n").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+        assert!(
+            err.message.contains("unknown rule `cold-start-rcae`"),
+            "{err}"
+        );
+        let err = Config::parse("severity:\n  health-gate: fatal\n").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
     }
 
     #[test]

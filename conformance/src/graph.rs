@@ -14,6 +14,23 @@ pub struct TierGraph {
     /// dependent → dependencies (only those that exist as nodes are edges;
     /// the rest are `dependency-missing` findings).
     pub edges: BTreeMap<TierId, BTreeSet<TierId>>,
+    /// Wait edges: a tier → the Kustomizations its own Ready waits for (its
+    /// children under `wait: true`, or those its `healthChecks` name). Not
+    /// part of the canonical text (`wait=` says it), but part of cycles.
+    pub waits: BTreeMap<TierId, BTreeSet<TierId>>,
+    /// `dependsOn` edges with a `readyExpr`: the expression replaces the
+    /// Ready check, so they are left out of cycles.
+    pub relaxed: BTreeSet<(TierId, TierId)>,
+}
+
+/// How one step of a cycle waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// `dependsOn`: the tier starts only once the next is Ready.
+    DependsOn,
+    /// The tier is Ready only once the next (a Kustomization it applies or
+    /// health-checks) is Ready.
+    Waits,
 }
 
 /// Node attributes that belong to the graph's meaning: whether the tier gates
@@ -52,7 +69,54 @@ impl TierGraph {
                 (t.id.clone(), deps)
             })
             .collect();
-        TierGraph { nodes, edges }
+        let waits = cluster
+            .tiers
+            .values()
+            .map(|t| {
+                let children = crate::convergence::health::waits_for(t, cluster.tiers.values())
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                (t.id.clone(), children)
+            })
+            .collect();
+        let relaxed = cluster
+            .tiers
+            .values()
+            .flat_map(|t| {
+                t.depends_on
+                    .iter()
+                    .filter(|d| d.ready_expr)
+                    .map(|d| (t.id.clone(), d.target.clone()))
+            })
+            .collect();
+        TierGraph {
+            nodes,
+            edges,
+            waits,
+            relaxed,
+        }
+    }
+
+    /// The steps out of `id` that make it wait for another tier's Ready:
+    /// its dependencies (except entries whose `readyExpr` replaces the Ready
+    /// check) and its wait edges.
+    fn successors<'g>(&'g self, id: &TierId) -> impl Iterator<Item = (&'g TierId, Edge)> + 'g {
+        let from = id.clone();
+        let deps = self
+            .edges
+            .get(id)
+            .into_iter()
+            .flatten()
+            .filter(move |d| !self.relaxed.contains(&(from.clone(), (*d).clone())))
+            .map(|d| (d, Edge::DependsOn));
+        let waits = self
+            .waits
+            .get(id)
+            .into_iter()
+            .flatten()
+            .map(|c| (c, Edge::Waits));
+        deps.chain(waits)
     }
 
     /// The lines that describe one node: itself and its outgoing edges.
@@ -80,8 +144,9 @@ impl TierGraph {
     }
 
     /// Strongly connected components that are cycles (more than one member,
-    /// or a node that depends on itself), each as a cycle path that starts
-    /// and ends at its smallest member, plus the full member list.
+    /// or a node that waits for itself), over `dependsOn` and wait edges,
+    /// each as a cycle path that starts and ends at its smallest member,
+    /// plus the full member list.
     pub fn cycles(&self) -> Vec<Cycle> {
         let mut tarjan = Tarjan::new(self);
         for id in self.nodes.keys() {
@@ -92,44 +157,69 @@ impl TierGraph {
         let mut cycles: Vec<Cycle> = tarjan
             .components
             .into_iter()
-            .filter(|scc| {
-                scc.len() > 1
-                    || self
-                        .edges
-                        .get(&scc[0])
-                        .is_some_and(|deps| deps.contains(&scc[0]))
-            })
+            .filter(|scc| scc.len() > 1 || self.successors(&scc[0]).any(|(d, _)| *d == scc[0]))
             .map(|mut members| {
                 members.sort();
-                let path = self.cycle_path(&members);
-                Cycle { members, path }
+                let (path, edges) = self.cycle_path(&members);
+                Cycle {
+                    members,
+                    path,
+                    edges,
+                }
             })
             .collect();
         cycles.sort_by(|a, b| a.members.cmp(&b.members));
         cycles
     }
 
-    /// Follows the smallest in-component dependency from the smallest member
-    /// until a node repeats.
-    fn cycle_path(&self, members: &[TierId]) -> Vec<TierId> {
+    /// Follows the smallest in-component successor (a dependency before a
+    /// wait edge) from the smallest member until a node repeats.
+    fn cycle_path(&self, members: &[TierId]) -> (Vec<TierId>, Vec<Edge>) {
         let set: BTreeSet<&TierId> = members.iter().collect();
         let mut path = vec![members[0].clone()];
+        let mut edges = Vec::new();
         let mut current = members[0].clone();
         loop {
-            let next = self.edges[&current]
-                .iter()
-                .find(|d| set.contains(d))
-                .cloned()
-                .unwrap_or_else(|| members[0].clone());
+            let (next, edge) = self
+                .successors(&current)
+                .find(|(d, _)| set.contains(d))
+                .map(|(d, e)| (d.clone(), e))
+                .unwrap_or_else(|| (members[0].clone(), Edge::DependsOn));
+            edges.push(edge);
             if let Some(pos) = path.iter().position(|p| *p == next) {
                 let mut cycle = path.split_off(pos);
+                let cycle_edges = edges.split_off(pos);
                 cycle.push(next);
-                return cycle;
+                return (cycle, cycle_edges);
             }
             path.push(next.clone());
             current = next;
         }
     }
+}
+
+/// Notes printed after the canonical text by `conformance graph` (comment
+/// lines, not part of what parity compares): the suspended tiers, which
+/// apply nothing on a cold start, with the tiers that depend on them.
+pub fn notes(cluster: &Cluster) -> String {
+    let mut out = String::new();
+    for tier in cluster.tiers.values().filter(|t| t.suspend) {
+        let dependents: Vec<String> = cluster
+            .tiers
+            .values()
+            .filter(|t| t.depends_on.iter().any(|d| d.target == tier.id))
+            .map(|t| t.id.to_string())
+            .collect();
+        out.push_str(&format!(
+            "# suspended: {} (spec.suspend: true): applies nothing on a cold start",
+            tier.id
+        ));
+        if !dependents.is_empty() {
+            out.push_str(&format!("; never Ready for {}", dependents.join(", ")));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A dependency cycle.
@@ -139,6 +229,8 @@ pub struct Cycle {
     pub members: Vec<TierId>,
     /// One cycle through the component: first and last element equal.
     pub path: Vec<TierId>,
+    /// How each step of `path` waits (one fewer than `path`).
+    pub edges: Vec<Edge>,
 }
 
 struct Tarjan<'g> {
@@ -173,7 +265,7 @@ impl<'g> Tarjan<'g> {
         self.stack.push(id.clone());
         self.on_stack.insert(id.clone());
         let graph = self.graph;
-        for dep in graph.edges.get(id).into_iter().flatten() {
+        for (dep, _) in graph.successors(id) {
             if !self.index.contains_key(dep) {
                 self.visit(dep);
                 let low = self.low[id].min(self.low[dep]);
@@ -221,6 +313,8 @@ mod tests {
                     (id(n), deps)
                 })
                 .collect(),
+            waits: BTreeMap::new(),
+            relaxed: BTreeSet::new(),
         }
     }
 

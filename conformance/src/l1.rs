@@ -134,7 +134,7 @@ pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
         .iter()
         .filter_map(|u| match &u.provenance {
             Provenance::Runtime {
-                how: RuntimeHow::Operator { operator },
+                how: RuntimeHow::Operator { operator, .. },
                 trigger,
                 tier,
                 ..

@@ -226,7 +226,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph { repo, cluster } => {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
-            print(&TierGraph::of(found).canonical())?;
+            let mut text = TierGraph::of(found).canonical();
+            text.push_str(&conformance::graph::notes(found));
+            print(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Crds { repo, cluster } => {

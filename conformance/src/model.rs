@@ -133,6 +133,9 @@ pub struct DependsOn {
     pub target: TierId,
     /// Whether the entry named its namespace explicitly.
     pub explicit_namespace: bool,
+    /// The entry has a `readyExpr` (CEL): it replaces the Ready check
+    /// (`checkDependencies`), so the dependency need not be Ready.
+    pub ready_expr: bool,
     pub line: u32,
 }
 
@@ -180,6 +183,9 @@ pub struct Tier {
     pub source_ref: SourceRef,
     pub wait: bool,
     pub prune: bool,
+    /// `spec.suspend: true`: kustomize-controller does not reconcile it at
+    /// all (`Reconcile` returns before the source is even read).
+    pub suspend: bool,
     /// `spec.postBuild`, as written.
     pub post_build: Option<Node>,
     /// `spec.decryption`, as written.
@@ -233,6 +239,16 @@ impl Tier {
                 .or_else(|| by("configMapRef"))
                 .unwrap_or_else(|| "kubeConfig".into()),
         )
+    }
+
+    /// How long a failed reconcile waits before the next attempt, as
+    /// written: `spec.retryInterval`, else `spec.interval`
+    /// (`GetRetryInterval`).
+    pub fn retry_interval(&self) -> Option<String> {
+        self.spec
+            .str_at(&["spec", "retryInterval"])
+            .or_else(|| self.spec.str_at(&["spec", "interval"]))
+            .filter(|s| !s.is_empty())
     }
 
     /// `./path` as written in Flux manifests.

@@ -108,7 +108,7 @@ fn a_finding_exits_1_and_follows_the_json_contract() {
     assert_eq!(f["kustomization"], "apps-vms");
     assert!(f["object"].is_null());
     assert_eq!(f["file"], "clusters/prod/tiers.yaml");
-    assert_eq!(f["line"], 39);
+    assert_eq!(f["line"], 46);
     assert!(
         f["message"]
             .as_str()
@@ -129,9 +129,9 @@ fn human_report_names_place_why_and_fix() {
         text.contains("error[dependency-missing]: prod/apps-vms:"),
         "{text}"
     );
-    assert!(text.contains("--> clusters/prod/tiers.yaml:39"), "{text}");
+    assert!(text.contains("--> clusters/prod/tiers.yaml:46"), "{text}");
     assert!(
-        text.contains("39 |     - name: platform-config-cdx"),
+        text.contains("46 |     - name: platform-config-cdx"),
         "{text}"
     );
     assert!(text.contains("= why: "), "{text}");
@@ -253,7 +253,7 @@ fn ci_formats_github_junit_sarif() {
     };
     let github = run("github");
     assert!(
-        github.starts_with("::error file=clusters/prod/tiers.yaml,line=39,title=dependency-missing (prod/apps-vms)::"),
+        github.starts_with("::error file=clusters/prod/tiers.yaml,line=46,title=dependency-missing (prod/apps-vms)::"),
         "{github}"
     );
     assert!(!github.lines().next().unwrap().contains('\n'));
@@ -268,7 +268,7 @@ fn ci_formats_github_junit_sarif() {
     assert_eq!(results[0]["ruleId"], "dependency-missing");
     assert_eq!(
         results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
-        39
+        46
     );
     let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
@@ -611,4 +611,20 @@ fn base_revision_finds_objects_moved_under_prune() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("base revision"), "{}", stderr(&bad));
+}
+
+/// The README's rules table has a row for every rule, with its severity
+/// marked when it is a warning.
+#[test]
+fn readme_lists_every_rule() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    for rule in conformance::rules::all() {
+        let row = match rule.severity() {
+            conformance::rules::Severity::Error => format!("| `{}` |", rule.id()),
+            conformance::rules::Severity::Warning => format!("| `{}` (warning) |", rule.id()),
+        };
+        assert!(readme.contains(&row), "README.md has no row `{row}`");
+    }
 }

@@ -495,7 +495,7 @@ fn crds_command_prints_the_audit() {
         text.lines().any(|l| l.starts_with("platform-config ")
             && l.contains("cdi.kubevirt.io/StorageProfile")
             && l.contains("cdi-operator after CDI/cdi in platform-config (same tier)")
-            && l.ends_with("second-order-crd")),
+            && l.ends_with("deadlock (second-order-crd)")),
         "{text}"
     );
     assert!(

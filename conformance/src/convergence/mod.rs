@@ -17,18 +17,22 @@
 
 pub mod health;
 pub mod order;
+pub mod references;
+pub mod simulate;
 pub mod verdict;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use order::{Order, TierSet};
-pub use verdict::{Verdict, resolve};
+pub use simulate::{Phase, Requirement, Simulation, Step};
+pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 
 use crate::graph::{Cycle, TierGraph};
-use crate::model::{Cluster, Entry, Object, Tier};
+use crate::model::{Cluster, Entry, Object, Tier, TierId, TierState};
 use crate::provenance::installed::Installed;
-use crate::provenance::{Catalog, Provenance, Providers};
+use crate::provenance::{Catalog, Provenance, Providers, Scope};
 use crate::repo::RepoIndex;
+use references::Reference;
 
 /// Namespaces every cluster starts with (Flux's own is added per cluster).
 pub const INITIAL_NAMESPACES: &[&str] =
@@ -40,19 +44,80 @@ pub struct KindUse<'m> {
     pub tier: &'m Tier,
     pub object: &'m Object,
     pub verdict: Verdict,
+    /// Where the kind comes from (the supplier the verdict is about).
     pub provenance: Provenance,
 }
 
 impl KindUse<'_> {
     /// The rule that reports this use, if any.
     pub fn rule(&self) -> Option<&'static str> {
-        self.verdict.rule(&self.provenance)
+        kind_rule(&self.verdict, &self.provenance)
     }
 }
 
+/// The rule that reports a kind verdict for a kind of this provenance;
+/// `None` when there is nothing to report. Matched exhaustively: a new
+/// verdict or provenance does not compile until it is handled here.
+pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<&'static str> {
+    use crate::provenance::RuntimeHow;
+    match (verdict, provenance) {
+        (Verdict::Available, _) => None,
+        (Verdict::Ungated { .. }, _) => Some("health-gate"),
+        (Verdict::Race { .. }, _) => Some("cold-start-race"),
+        (Verdict::Deadlock(Deadlock::SameTier), _) => Some("second-order-crd"),
+        // Reported where the deadlock is.
+        (Verdict::Deadlock(Deadlock::Downstream { .. }), _) => None,
+        (
+            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Provenance::Runtime {
+                how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                ..
+            },
+        ) => Some("second-order-crd"),
+        (
+            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Provenance::Runtime {
+                how: RuntimeHow::Chart { .. },
+                ..
+            }
+            | Provenance::Crd { .. }
+            | Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Unchecked { .. }
+            | Provenance::Unknown,
+        ) => Some("crd-unavailable"),
+        (Verdict::Unknown, _) => Some("crd-unavailable"),
+    }
+}
+
+/// A namespaced object in a namespace that does not exist at first.
+#[derive(Debug, Clone)]
+pub struct NamespaceUse<'m> {
+    pub tier: &'m Tier,
+    pub object: &'m Object,
+    pub namespace: String,
+    /// The tiers that render a Namespace of that name.
+    pub creators: Vec<TierId>,
+    pub verdict: Verdict,
+}
+
+/// A reference to an object the repository defines.
+#[derive(Debug, Clone)]
+pub struct ReferenceUse<'m> {
+    pub tier: &'m Tier,
+    /// `None`: the Kustomization itself refers (sourceRef, substituteFrom).
+    pub object: Option<&'m Object>,
+    pub reference: Reference,
+    /// The tiers that render the target, with where.
+    pub targets: Vec<(TierId, Option<crate::model::Span>)>,
+    pub verdict: Verdict,
+}
+
 /// The convergence analysis of one cluster: the tier graph and its cycles,
-/// ordering, providers, and the resolution of every rendered object's kind.
-/// Computed once per run and shared by every rule and report.
+/// ordering, providers, the cold start run to its end, and the verdict on
+/// every kind, namespace and reference a tier needs. Computed once per run
+/// and shared by every rule and report.
 #[derive(Debug)]
 pub struct ClusterAnalysis<'m> {
     pub cluster: &'m Cluster,
@@ -62,10 +127,44 @@ pub struct ClusterAnalysis<'m> {
     pub order: Order,
     pub providers: Providers<'m>,
     pub uses: Vec<KindUse<'m>>,
+    pub namespaces: Vec<NamespaceUse<'m>>,
+    pub references: Vec<ReferenceUse<'m>>,
+    /// The cold start as it stands.
+    pub live: Simulation,
+    /// The cold start with suspended tiers resumed.
+    pub resumed: Simulation,
+    /// Tiers not checked (another source) or not built.
+    pub unchecked: Vec<TierId>,
     /// Namespaces that exist before any tier: the initial ones and Flux's.
     pub initial_namespaces: BTreeSet<String>,
     /// The Flux the cluster installs, when the repository shows it.
     pub installed: Option<Installed>,
+}
+
+/// One need before it is judged.
+struct Pending<'m> {
+    tier: &'m Tier,
+    object: Option<&'m Object>,
+    what: What,
+    suppliers: Vec<Supplier>,
+    /// For kinds: the provenance of each supplier.
+    provenances: Vec<Provenance>,
+}
+
+enum What {
+    /// `initial`: the kind exists before any tier (built in, Flux's,
+    /// preinstalled).
+    Kind {
+        initial: Option<Provenance>,
+    },
+    Namespace {
+        name: String,
+        creators: Vec<TierId>,
+    },
+    Reference {
+        reference: Reference,
+        targets: Vec<(TierId, Option<crate::model::Span>)>,
+    },
 }
 
 impl<'m> ClusterAnalysis<'m> {
@@ -78,28 +177,125 @@ impl<'m> ClusterAnalysis<'m> {
         let cycles = graph.cycles();
         let order = Order::of(cluster);
         let providers = Providers::of(cluster, catalog);
-        let mut uses = Vec::new();
-        for id in &order.sequence {
-            let tier = &cluster.tiers[id];
-            if tier.remote_target().is_some() {
-                continue; // applied to another cluster: its kinds live there
-            }
-            for object in tier.objects() {
-                let (verdict, provenance) = resolve(cluster, &order, &providers, tier, &object.id);
-                uses.push(KindUse {
-                    tier,
-                    object,
-                    verdict,
-                    provenance,
-                });
-            }
-        }
         let mut initial_namespaces: BTreeSet<String> =
             INITIAL_NAMESPACES.iter().map(|s| s.to_string()).collect();
         if let Entry::SyncKustomization { tier, .. } = &cluster.entry {
             initial_namespaces.insert(tier.namespace.clone());
         } else {
             initial_namespaces.insert("flux-system".into());
+        }
+        let unchecked: Vec<TierId> = cluster
+            .tiers
+            .values()
+            .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+            .map(|t| t.id.clone())
+            .collect();
+        let pending = needs(cluster, &order, &providers, &initial_namespaces);
+        // What the cold start must meet, per tier (one requirement per
+        // distinct need).
+        let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
+        for p in &pending {
+            let (phase, what) = match &p.what {
+                What::Kind { initial: Some(_) } => continue,
+                What::Kind { initial: None } => {
+                    let id = &p.object.expect("a kind need has an object").id;
+                    (Phase::Apply, kind_text(&id.group, &id.kind))
+                }
+                What::Namespace { name, .. } => (Phase::Apply, format!("namespace {name}")),
+                // An object's references do not stop its tier applying;
+                // what the Kustomization reads before it builds does.
+                What::Reference { reference, .. } if p.object.is_none() => (
+                    Phase::Build,
+                    format!("{} ({})", reference.target(), reference.via),
+                ),
+                What::Reference { .. } => continue,
+            };
+            requirements
+                .entry(p.tier.id.clone())
+                .or_default()
+                .entry(what.clone())
+                .or_insert_with(|| Requirement {
+                    phase,
+                    what,
+                    suppliers: p.suppliers.clone(),
+                });
+        }
+        let requirements: BTreeMap<TierId, Vec<Requirement>> = requirements
+            .into_iter()
+            .map(|(t, r)| (t, r.into_values().collect()))
+            .collect();
+        let live = Simulation::run(
+            cluster,
+            &order.sequence,
+            requirements.clone(),
+            &cycles,
+            false,
+        );
+        let resumed = Simulation::run(cluster, &order.sequence, requirements, &cycles, true);
+        let judge = Judge {
+            cluster,
+            order: &order,
+            live: &live,
+            resumed: &resumed,
+            unchecked: &unchecked,
+        };
+        let mut uses = Vec::new();
+        let mut namespaces = Vec::new();
+        let mut references = Vec::new();
+        for p in pending {
+            match p.what {
+                What::Kind {
+                    initial: Some(provenance),
+                } => uses.push(KindUse {
+                    tier: p.tier,
+                    object: p.object.expect("a kind need has an object"),
+                    verdict: Verdict::Available,
+                    provenance,
+                }),
+                What::Kind { initial: None } => {
+                    let (verdict, best) = judge.judge_best(&p.tier.id, &p.suppliers, true);
+                    let provenance = match (best, &verdict) {
+                        (Some(k), _) => p.provenances[k].clone(),
+                        (None, Verdict::Race { supplier, .. }) => Provenance::Unchecked {
+                            tier: supplier.clone(),
+                        },
+                        (None, Verdict::Available) => Provenance::Unchecked {
+                            tier: unchecked
+                                .iter()
+                                .find(|t| order.applied_before(&p.tier.id).contains(t))
+                                .cloned()
+                                .unwrap_or_else(|| p.tier.id.clone()),
+                        },
+                        (None, _) => Provenance::Unknown,
+                    };
+                    uses.push(KindUse {
+                        tier: p.tier,
+                        object: p.object.expect("a kind need has an object"),
+                        verdict,
+                        provenance,
+                    });
+                }
+                What::Namespace { name, creators } => {
+                    let verdict = judge.judge(&p.tier.id, &p.suppliers, true);
+                    namespaces.push(NamespaceUse {
+                        tier: p.tier,
+                        object: p.object.expect("a namespace need has an object"),
+                        namespace: name,
+                        creators,
+                        verdict,
+                    });
+                }
+                What::Reference { reference, targets } => {
+                    let verdict = judge.judge(&p.tier.id, &p.suppliers, p.object.is_some());
+                    references.push(ReferenceUse {
+                        tier: p.tier,
+                        object: p.object,
+                        reference,
+                        targets,
+                        verdict,
+                    });
+                }
+            }
         }
         ClusterAnalysis {
             installed: crate::provenance::installed::installed(cluster, index),
@@ -109,7 +305,213 @@ impl<'m> ClusterAnalysis<'m> {
             order,
             providers,
             uses,
+            namespaces,
+            references,
+            live,
+            resumed,
+            unchecked,
             initial_namespaces,
         }
+    }
+
+    /// The tiers kept from starting only by a suspended tier above them
+    /// (`spec.suspend` on the tier or on a tier that renders it).
+    pub fn under_suspension(&self, id: &TierId) -> bool {
+        let mut at = Some(id);
+        let mut steps = 0;
+        while let Some(t) = at.and_then(|id| self.cluster.tiers.get(id)) {
+            if t.suspend {
+                return true;
+            }
+            steps += 1;
+            if steps > self.cluster.tiers.len() {
+                return false;
+            }
+            at = t.parent.as_ref();
+        }
+        false
+    }
+
+    /// The judge of this cluster's needs (for fixes and reports).
+    pub fn judge(&self) -> Judge<'_> {
+        Judge {
+            cluster: self.cluster,
+            order: &self.order,
+            live: &self.live,
+            resumed: &self.resumed,
+            unchecked: &self.unchecked,
+        }
+    }
+}
+
+/// `group/Kind`, or `Kind` for the core group.
+pub fn kind_text(group: &str, kind: &str) -> String {
+    if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{group}/{kind}")
+    }
+}
+
+/// Every need of every tier that applies to this cluster, with its
+/// suppliers.
+fn needs<'m>(
+    cluster: &'m Cluster,
+    order: &Order,
+    providers: &Providers<'m>,
+    initial_namespaces: &BTreeSet<String>,
+) -> Vec<Pending<'m>> {
+    let mut out = Vec::new();
+    let objects = ObjectIndex::of(cluster);
+    for id in &order.sequence {
+        let tier = &cluster.tiers[id];
+        if tier.remote_target().is_some() {
+            continue; // applied to another cluster: its needs live there
+        }
+        for object in tier.objects() {
+            let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
+            match providers.initial(group, kind) {
+                None => {
+                    let located = providers.located(group, kind);
+                    out.push(Pending {
+                        tier,
+                        object: Some(object),
+                        what: What::Kind { initial: None },
+                        suppliers: located.iter().map(|p| supplier(p, group, kind)).collect(),
+                        provenances: located.iter().map(|p| p.provenance.clone()).collect(),
+                    });
+                }
+                initial => out.push(Pending {
+                    tier,
+                    object: Some(object),
+                    what: What::Kind { initial },
+                    suppliers: Vec::new(),
+                    provenances: Vec::new(),
+                }),
+            }
+            if let Some(ns) = &object.id.namespace
+                && !initial_namespaces.contains(ns)
+                && providers.scope(group, kind) != Some(Scope::Cluster)
+            {
+                let creators = providers.namespaces.get(ns).cloned().unwrap_or_default();
+                out.push(Pending {
+                    tier,
+                    object: Some(object),
+                    suppliers: creators
+                        .iter()
+                        .map(|t| Supplier {
+                            tier: t.clone(),
+                            level: Level::Stage1,
+                        })
+                        .collect(),
+                    what: What::Namespace {
+                        name: ns.clone(),
+                        creators,
+                    },
+                    provenances: Vec::new(),
+                });
+            }
+            for r in references::references(object) {
+                if let Some(p) = reference_need(&objects, tier, Some(object), r) {
+                    out.push(p);
+                }
+            }
+        }
+        for r in references::tier_references(tier) {
+            if let Some(p) = reference_need(&objects, tier, None, r) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn reference_need<'m>(
+    objects: &ObjectIndex,
+    tier: &'m Tier,
+    object: Option<&'m Object>,
+    reference: Reference,
+) -> Option<Pending<'m>> {
+    if reference.name.contains("${") {
+        return None;
+    }
+    let targets = objects.get(&reference).to_vec();
+    if targets.is_empty() {
+        return None; // not defined in the repository: left alone
+    }
+    Some(Pending {
+        tier,
+        object,
+        suppliers: targets
+            .iter()
+            .map(|(t, _)| Supplier {
+                tier: t.clone(),
+                level: Level::Applied,
+            })
+            .collect(),
+        what: What::Reference { reference, targets },
+        provenances: Vec::new(),
+    })
+}
+
+/// The supplier a located provider is.
+fn supplier(p: &crate::provenance::Provider, group: &str, kind: &str) -> Supplier {
+    match &p.provenance {
+        Provenance::Runtime {
+            how, trigger, tier, ..
+        } => Supplier {
+            tier: tier.clone(),
+            level: Level::Runtime(Box::new(verdict::Runtime {
+                how: how.clone(),
+                trigger: trigger.clone(),
+                created: (group.to_string(), kind.to_string()),
+            })),
+        },
+        other => Supplier {
+            tier: other.tier().cloned().unwrap_or_else(|| TierId::new("", "")),
+            level: Level::Stage1,
+        },
+    }
+}
+
+/// Objects by (group, kind, namespace, name) → the tiers that render them.
+struct ObjectIndex(BTreeMap<ObjectKey, Vec<(TierId, Option<crate::model::Span>)>>);
+
+/// (group, kind, namespace, name).
+type ObjectKey = (String, String, Option<String>, String);
+
+impl ObjectIndex {
+    fn of(cluster: &Cluster) -> ObjectIndex {
+        let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
+        for tier in cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+        {
+            for o in tier.objects() {
+                let id = &o.id;
+                map.entry((
+                    id.group.clone(),
+                    id.kind.clone(),
+                    id.namespace.clone(),
+                    id.name.clone(),
+                ))
+                .or_default()
+                .push((tier.id.clone(), o.source.clone()));
+            }
+        }
+        ObjectIndex(map)
+    }
+
+    fn get(&self, r: &Reference) -> &[(TierId, Option<crate::model::Span>)] {
+        self.0
+            .get(&(
+                r.group.to_string(),
+                r.kind.to_string(),
+                r.namespace.clone(),
+                r.name.clone(),
+            ))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 }

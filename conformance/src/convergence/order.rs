@@ -6,11 +6,16 @@
 //! is *Ready* only through `dependsOn`: kustomize-controller starts T once
 //! every dependency is Ready (`checkDependencies`). A parent applies the
 //! child Kustomization and the child starts at once, without waiting for the
-//! parent's health.
+//! parent's health. A parent that waits (`wait: true`, or `healthChecks`
+//! naming Kustomizations) is Ready only once those children are Ready
+//! (kstatus reads a Flux Kustomization as Current only when Ready at its
+//! generation), so whoever depends on it may rely on everything they apply.
 //!
-//! The relations are kept as one bit set per tier over the cluster's tiers
-//! (indexed in their sorted order), so a deep chain costs n² bits, not n²
-//! tier names.
+//! Two events per tier are ordered: its start (the reconcile that builds
+//! and applies it) and its Ready. Each event knows which tiers are applied
+//! and which are Ready by then, kept as one bit set per event over the
+//! cluster's tiers (indexed in their sorted order), so a deep chain costs n²
+//! bits, not n² tier names.
 
 use std::collections::BTreeMap;
 
@@ -86,9 +91,18 @@ pub struct Order {
     applied: Vec<Bits>,
     /// Tiers that are Ready (so healthy when they gate) before T starts.
     ready: Vec<Bits>,
+    /// Tiers applied by the time T is Ready (T itself included).
+    applied_when_ready: Vec<Bits>,
     /// Tiers in an order Flux can apply them from a cold start (a tier
     /// after everything it needs, except along a cycle).
     pub sequence: Vec<TierId>,
+}
+
+/// One ordering event: a tier starts, or a tier is Ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Start(usize),
+    Ready(usize),
 }
 
 impl Order {
@@ -100,72 +114,100 @@ impl Order {
             .map(|(i, id)| (id.clone(), i))
             .collect();
         let n = ids.len();
-        // Children of a tier in the walk: its existing dependencies, in
-        // order, then its parent (marked).
-        let children: Vec<Vec<(usize, bool)>> = ids
-            .iter()
-            .map(|id| {
-                let tier = &cluster.tiers[id];
-                let mut c: Vec<(usize, bool)> = tier
-                    .depends_on
+        let node = |e: Event| match e {
+            Event::Start(i) => i,
+            Event::Ready(i) => n + i,
+        };
+        // What each event waits for. A start waits for every dependency's
+        // Ready and for its parent's start (the parent applies it); a Ready
+        // waits for its own start and for the Ready of the Kustomizations
+        // its health check covers.
+        let mut before: Vec<Vec<Event>> = vec![Vec::new(); 2 * n];
+        for (i, id) in ids.iter().enumerate() {
+            let tier = &cluster.tiers[id];
+            let start = &mut before[i];
+            start.extend(
+                tier.depends_on
                     .iter()
-                    .filter_map(|d| index.get(&d.target).map(|&i| (i, false)))
-                    .collect();
-                if let Some(&p) = tier.parent.as_ref().and_then(|p| index.get(p)) {
-                    c.push((p, true));
-                }
-                c
-            })
-            .collect();
-        let mut applied = vec![Bits::new(n); n];
-        let mut ready = vec![Bits::new(n); n];
-        let mut done = vec![false; n];
-        let mut visiting = vec![false; n];
+                    .filter_map(|d| index.get(&d.target).map(|&j| Event::Ready(j))),
+            );
+            if let Some(&p) = tier.parent.as_ref().and_then(|p| index.get(p)) {
+                start.push(Event::Start(p));
+            }
+            let ready = &mut before[n + i];
+            ready.push(Event::Start(i));
+            ready.extend(
+                super::health::waits_for(tier, cluster.tiers.values())
+                    .into_iter()
+                    .filter_map(|c| index.get(c).map(|&j| Event::Ready(j))),
+            );
+        }
+        // Per event: tiers applied, tiers Ready.
+        let mut applied = vec![Bits::new(n); 2 * n];
+        let mut ready = vec![Bits::new(n); 2 * n];
+        let mut done = vec![false; 2 * n];
+        let mut visiting = vec![false; 2 * n];
         let mut sequence = Vec::with_capacity(n);
         // Depth-first, post-order, without recursion (a dependsOn chain may
-        // be thousands deep). An edge back to a tier being visited (a cycle,
-        // reported by dependency-cycle) contributes the tier itself but none
-        // of its ancestors.
-        for root in 0..n {
-            if done[root] {
+        // be thousands deep). An edge back to an event being visited (a
+        // cycle, reported by dependency-cycle) contributes nothing: along a
+        // cycle nothing is ever Ready.
+        let roots = (0..n).map(Event::Ready).chain((0..n).map(Event::Start));
+        for root in roots {
+            let r = node(root);
+            if done[r] {
                 continue;
             }
-            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
-            visiting[root] = true;
-            while let Some(&mut (node, ref mut pos)) = stack.last_mut() {
-                if let Some(&(child, is_parent)) = children[node].get(*pos) {
-                    if !done[child] && !visiting[child] {
-                        visiting[child] = true;
+            let mut stack: Vec<(Event, usize)> = vec![(root, 0)];
+            visiting[r] = true;
+            while let Some(&mut (event, ref mut pos)) = stack.last_mut() {
+                let k = node(event);
+                if let Some(&child) = before[k].get(*pos) {
+                    let c = node(child);
+                    *pos += 1;
+                    if !done[c] && !visiting[c] {
+                        visiting[c] = true;
+                        *pos -= 1;
                         stack.push((child, 0));
                         continue;
                     }
-                    *pos += 1;
-                    let (child_applied, child_ready) = if done[child] {
-                        (applied[child].clone(), ready[child].clone())
-                    } else {
-                        (Bits::new(n), Bits::new(n))
-                    };
-                    applied[node].insert(child);
-                    applied[node].union(&child_applied);
-                    if !is_parent {
-                        ready[node].insert(child);
+                    if !done[c] {
+                        continue; // a back edge
                     }
-                    ready[node].union(&child_ready);
+                    let (a, rd) = (applied[c].clone(), ready[c].clone());
+                    applied[k].union(&a);
+                    ready[k].union(&rd);
+                    // A parent's start: the parent has applied this tier's
+                    // Kustomization, so it is applied itself.
+                    if let (Event::Start(_), Event::Start(p)) = (event, child) {
+                        applied[k].insert(p);
+                    }
                     continue;
                 }
-                applied[node].remove(node);
-                ready[node].remove(node);
-                visiting[node] = false;
-                done[node] = true;
-                sequence.push(ids[node].clone());
+                match event {
+                    Event::Start(i) => {
+                        applied[k].remove(i);
+                        ready[k].remove(i);
+                        sequence.push(ids[i].clone());
+                    }
+                    Event::Ready(i) => {
+                        applied[k].insert(i);
+                        ready[k].insert(i);
+                    }
+                }
+                visiting[k] = false;
+                done[k] = true;
                 stack.pop();
             }
         }
+        let applied_when_ready = applied.split_off(n);
+        ready.truncate(n);
         Order {
             ids,
             index,
             applied,
             ready,
+            applied_when_ready,
             sequence,
         }
     }
@@ -185,5 +227,12 @@ impl Order {
     /// Tiers that are Ready before `id` starts.
     pub fn ready_before(&self, id: &TierId) -> TierSet<'_> {
         self.set(&self.ready, id)
+    }
+
+    /// Whether `a` can only be Ready after `b` has been applied: `b` is
+    /// applied before `a` starts, or `a`'s Ready waits for it. Then a
+    /// `dependsOn: a` on `b` would close a cycle.
+    pub fn needs_first(&self, a: &TierId, b: &TierId) -> bool {
+        a == b || self.set(&self.applied_when_ready, a).contains(b)
     }
 }

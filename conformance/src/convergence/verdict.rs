@@ -1,121 +1,293 @@
-//! Verdicts: whether a kind exists when its tier is dry-run on a cold
-//! cluster, decided from the kind's providers and the tier order, and which
-//! rule reports each verdict.
+//! Verdicts: whether something a tier needs (a kind, a namespace, a
+//! referenced object) is there when the tier is reconciled on a cold
+//! cluster, and if not, whether Flux's retries get it there.
+//!
+//! Two questions, answered by two models:
+//!
+//! * *Eventually* ([`super::simulate`]): does the supplier ever apply on a
+//!   cold start? If not, the need is a **deadlock**, and the chain of
+//!   reasons says why (the supplier depends on the consumer, is rendered by
+//!   it, needs something from it, is suspended, …).
+//! * *At the first attempt* ([`super::order`]): is the supplier applied (and,
+//!   for a kind an operator creates, Ready with a health check that sees
+//!   the operator) before the consumer starts? If so it is **available**.
+//!   If it is ordered but not gated, the consumer races the operator
+//!   (**ungated**); if it is not ordered at all, the consumer's dry-run fails
+//!   and kustomize-controller retries it after `GetRetryInterval` until the
+//!   supplier has applied: a **race**, which converges.
 
-use super::health;
+use super::health::{self, Check, Gate};
 use super::order::Order;
-use crate::model::{Cluster, ObjectId, Tier, TierState};
-use crate::provenance::{Provenance, Providers, RuntimeHow};
+use super::simulate::{Simulation, Step};
+use crate::model::{Cluster, ObjectId, TierId};
+use crate::provenance::RuntimeHow;
 
-/// Whether a kind is available when its tier is dry-run on a cold cluster,
-/// best first (a kind with several providers takes the best verdict).
+/// When a supplier's object serves the need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Level {
+    /// Applied in stage 1 (a CRD, a Namespace): there as soon as the
+    /// supplier's reconcile starts, even if a later stage fails; and usable
+    /// by the supplier's own later stages.
+    Stage1,
+    /// The object is applied with the supplier's last stage.
+    Applied,
+    /// A controller creates the CRD once it reconciles the trigger, applied
+    /// with the supplier's last stage; never in time for the supplier itself.
+    Runtime(Box<Runtime>),
+}
+
+/// What a runtime supplier's controller needs to create a kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runtime {
+    pub how: RuntimeHow,
+    pub trigger: ObjectId,
+    /// The created kind (group, kind), for the health gate.
+    pub created: (String, String),
+}
+
+/// One tier that can serve a need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Supplier {
+    pub tier: TierId,
+    pub level: Level,
+}
+
+/// Why a supplier ordered before the consumer does not prove the kind
+/// exists when the consumer starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ungated {
+    /// The consumer is rendered by the supplier (or below it) and starts as
+    /// soon as it is applied, whatever the supplier's health.
+    RenderedBy,
+    /// The consumer depends on the supplier (or a tier whose Ready includes
+    /// it), but the supplier's Ready does not wait for the trigger.
+    NoCheck,
+    /// The supplier's Ready waits for the trigger, but kstatus reads the
+    /// trigger as Current as soon as it exists.
+    Unreadable(CheckKind),
+    /// The supplier is applied before the consumer starts, but nothing
+    /// orders the consumer after the supplier's Ready.
+    NotReady,
+}
+
+/// [`Check`], ordered (for [`Verdict`]'s derive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CheckKind {
+    Wait,
+    HealthCheck,
+}
+
+impl From<Check> for CheckKind {
+    fn from(c: Check) -> Self {
+        match c {
+            Check::Wait => CheckKind::Wait,
+            Check::HealthCheck => CheckKind::HealthCheck,
+        }
+    }
+}
+
+/// Why a need is never met.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Deadlock {
+    /// The only supplier is a runtime trigger in the consumer's own tier:
+    /// the stage's dry-run fails before the trigger is applied.
+    SameTier,
+    /// The consumer reads it (sourceRef, substituteFrom) before it builds,
+    /// and only its own output has it.
+    OwnOutput,
+    /// The supplier never applies on a cold start: the chain says why,
+    /// starting at the supplier. `loops` when the chain leads back to the
+    /// consumer (the supplier can only apply after the consumer).
+    Never {
+        supplier: TierId,
+        chain: Vec<Step>,
+        loops: bool,
+    },
+    /// The supplier never applies, but because of a deadlock further up
+    /// that is reported where it is (a tier whose needs loop back to it):
+    /// fixing that one fixes this.
+    Downstream { supplier: TierId, chain: Vec<Step> },
+}
+
+/// Whether a need is met on a cold cluster, best first (a need with several
+/// suppliers takes the best verdict).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     Available,
-    /// Provided by an ancestor that does not gate on the trigger's health.
-    Ungated,
-    /// Created at runtime by a trigger in the same tier: never converges.
-    SameTier,
-    /// Provided only by a tier that is neither this tier nor an ancestor.
-    NotAncestor,
-    /// No provenance at all.
+    /// Ordered after the supplier, but the supplier's Ready does not prove
+    /// the kind exists: the first attempt races the operator, a retry wins.
+    Ungated {
+        supplier: TierId,
+        why: Ungated,
+    },
+    /// Not ordered after the supplier: fails until the supplier has
+    /// applied, then converges on a retry. `possible`: the supplier is a
+    /// tier that was not checked, which may or may not provide it.
+    Race {
+        supplier: TierId,
+        possible: bool,
+    },
+    /// Never converges.
+    Deadlock(Deadlock),
+    /// Nothing supplies it.
     Unknown,
 }
 
-impl Verdict {
-    /// The rule that reports this verdict for a kind of this provenance;
-    /// `None` when there is nothing to report. Matched exhaustively: a new
-    /// verdict or provenance does not compile until it is handled here.
-    pub fn rule(self, provenance: &Provenance) -> Option<&'static str> {
-        let runtime_kind = |how: &RuntimeHow| match how {
-            RuntimeHow::Chart { .. } => "crd-unavailable",
-            RuntimeHow::Operator { .. } | RuntimeHow::Crossplane => "second-order-crd",
-        };
-        match (self, provenance) {
-            (Verdict::Available, _) => None,
-            (Verdict::Ungated, _) => Some("health-gate"),
-            (Verdict::SameTier, _) => Some("second-order-crd"),
-            (Verdict::NotAncestor, Provenance::Runtime { how, .. }) => Some(runtime_kind(how)),
-            (Verdict::NotAncestor, Provenance::Crd { .. }) => Some("crd-unavailable"),
-            (
-                Verdict::NotAncestor,
-                Provenance::BuiltIn
-                | Provenance::Flux
-                | Provenance::Preinstalled
-                | Provenance::Unchecked { .. }
-                | Provenance::Unknown,
-            ) => None,
-            (Verdict::Unknown, _) => Some("crd-unavailable"),
-        }
-    }
+/// What judging a need reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Judge<'a> {
+    pub cluster: &'a Cluster,
+    pub order: &'a Order,
+    /// The cold start as it stands.
+    pub live: &'a Simulation,
+    /// The cold start with every suspended tier resumed: a tier that only
+    /// suspension keeps from starting is judged as its owner will run it.
+    pub resumed: &'a Simulation,
+    /// Tiers that were not checked (another source) or did not build: they
+    /// may supply anything.
+    pub unchecked: &'a [TierId],
 }
 
-/// Resolves the kind of `object` in `tier`.
-pub fn resolve(
-    cluster: &Cluster,
-    order: &Order,
-    providers: &Providers,
-    tier: &Tier,
-    object: &ObjectId,
-) -> (Verdict, Provenance) {
-    let (group, kind) = (object.group.as_str(), object.kind.as_str());
-    if let Some(provenance) = providers.initial(group, kind) {
-        return (Verdict::Available, provenance);
-    }
-    let applied = order.applied_before(&tier.id);
-    let ready = order.ready_before(&tier.id);
-    let mut best: Option<(Verdict, Provenance)> = None;
-    for p in providers.located(group, kind) {
-        let verdict = match &p.provenance {
-            // Stage 1 applies (and waits for) CRDs before the tier's other
-            // stages.
-            Provenance::Crd { tier: at, .. } => {
-                if *at == tier.id || applied.contains(at) {
-                    Verdict::Available
-                } else {
-                    Verdict::NotAncestor
-                }
-            }
-            Provenance::Runtime {
-                tier: at, trigger, ..
-            } => {
-                if *at == tier.id {
-                    Verdict::SameTier
-                } else if ready.contains(at) && health::gate(&cluster.tiers[at], trigger).is_some()
-                {
-                    Verdict::Available
-                } else if applied.contains(at) {
-                    Verdict::Ungated
-                } else {
-                    Verdict::NotAncestor
-                }
-            }
-            Provenance::BuiltIn
-            | Provenance::Flux
-            | Provenance::Preinstalled
-            | Provenance::Unchecked { .. }
-            | Provenance::Unknown => continue,
-        };
-        if best.as_ref().is_none_or(|(b, _)| verdict < *b) {
-            best = Some((verdict, p.provenance.clone()));
+impl Judge<'_> {
+    /// The simulation a consumer is judged by.
+    pub fn simulation(&self, consumer: &TierId) -> &Simulation {
+        if !self.live.started(consumer) && self.resumed.started(consumer) {
+            self.resumed
+        } else {
+            self.live
         }
     }
-    if let Some(best) = best {
-        return best;
+
+    /// The verdict on a need of `consumer` that `suppliers` can serve.
+    /// `self_ok`: whether the consumer's own [`Level::Applied`] objects serve
+    /// it (an object reference does; what is read before the build does
+    /// not).
+    pub fn judge(&self, consumer: &TierId, suppliers: &[Supplier], self_ok: bool) -> Verdict {
+        self.judge_best(consumer, suppliers, self_ok).0
     }
-    // A tier that was not checked (another source) or did not build may
-    // provide it, typically a child of a health-gated ancestor (a
-    // Kustomization of an OCI artifact): claim nothing.
-    let unchecked = cluster
-        .tiers
-        .values()
-        .find(|t| !matches!(t.state, TierState::Rendered(_)))
-        .map(|t| &t.id);
-    match unchecked {
-        Some(t) => (
-            Verdict::Available,
-            Provenance::Unchecked { tier: t.clone() },
-        ),
-        None => (Verdict::Unknown, Provenance::Unknown),
+
+    /// [`Self::judge`], with the index of the supplier the verdict is about
+    /// (`None` when none is).
+    pub fn judge_best(
+        &self,
+        consumer: &TierId,
+        suppliers: &[Supplier],
+        self_ok: bool,
+    ) -> (Verdict, Option<usize>) {
+        let sim = self.simulation(consumer);
+        let applied = self.order.applied_before(consumer);
+        let ready = self.order.ready_before(consumer);
+        let mut best: Option<(Verdict, usize)> = None;
+        for (k, s) in suppliers.iter().enumerate() {
+            let own = s.tier == *consumer;
+            let verdict = match &s.level {
+                Level::Stage1 if own => Verdict::Available,
+                Level::Applied if own && self_ok => Verdict::Available,
+                Level::Applied if own => Verdict::Deadlock(Deadlock::OwnOutput),
+                Level::Runtime(_) if own => Verdict::Deadlock(Deadlock::SameTier),
+                level => {
+                    let eventually = match level {
+                        Level::Stage1 => sim.started(&s.tier),
+                        Level::Applied | Level::Runtime(_) => sim.applied(&s.tier),
+                    };
+                    if !eventually {
+                        let mut chain = sim.chain(&s.tier);
+                        // A chain that leads back to the consumer ends there.
+                        let back = chain.iter().position(|step| step.mentions(consumer));
+                        let loops = back.is_some();
+                        if let Some(at) = back {
+                            chain.truncate(at + 1);
+                        }
+                        let suspended = matches!(chain.last(), Some(Step::Suspended { .. }));
+                        if loops || suspended {
+                            Verdict::Deadlock(Deadlock::Never {
+                                supplier: s.tier.clone(),
+                                chain,
+                                loops,
+                            })
+                        } else {
+                            Verdict::Deadlock(Deadlock::Downstream {
+                                supplier: s.tier.clone(),
+                                chain,
+                            })
+                        }
+                    } else if !applied.contains(&s.tier) {
+                        Verdict::Race {
+                            supplier: s.tier.clone(),
+                            possible: false,
+                        }
+                    } else if let Level::Runtime(runtime) = level {
+                        let Runtime {
+                            how,
+                            trigger,
+                            created,
+                        } = runtime.as_ref();
+                        let tier = &self.cluster.tiers[&s.tier];
+                        let gate = health::gate(
+                            tier,
+                            trigger,
+                            (&created.0, &created.1),
+                            how.kstatus_reads(),
+                        );
+                        let why = match gate {
+                            _ if !ready.contains(&s.tier) => {
+                                if self.renders(&s.tier, consumer) {
+                                    Some(Ungated::RenderedBy)
+                                } else {
+                                    Some(Ungated::NotReady)
+                                }
+                            }
+                            Gate::Proven => None,
+                            Gate::Unreadable(check) => Some(Ungated::Unreadable(check.into())),
+                            Gate::None => Some(Ungated::NoCheck),
+                        };
+                        match why {
+                            None => Verdict::Available,
+                            Some(why) => Verdict::Ungated {
+                                supplier: s.tier.clone(),
+                                why,
+                            },
+                        }
+                    } else {
+                        Verdict::Available
+                    }
+                }
+            };
+            if best.as_ref().is_none_or(|(b, _)| verdict < *b) {
+                best = Some((verdict, k));
+            }
+        }
+        if let Some((verdict, k)) = best {
+            return (verdict, Some(k));
+        }
+        // Nothing checked supplies it; a tier that was not checked may.
+        if self.unchecked.iter().any(|t| applied.contains(t)) {
+            return (Verdict::Available, None);
+        }
+        let verdict = match self.unchecked.iter().find(|t| *t != consumer) {
+            Some(t) => Verdict::Race {
+                supplier: t.clone(),
+                possible: true,
+            },
+            None => Verdict::Unknown,
+        };
+        (verdict, None)
+    }
+
+    /// Whether `ancestor` renders `tier` (directly or through children).
+    fn renders(&self, ancestor: &TierId, tier: &TierId) -> bool {
+        let mut at = self.cluster.tiers.get(tier).and_then(|t| t.parent.as_ref());
+        let mut steps = 0;
+        while let Some(p) = at {
+            if p == ancestor {
+                return true;
+            }
+            steps += 1;
+            if steps > self.cluster.tiers.len() {
+                return false;
+            }
+            at = self.cluster.tiers.get(p).and_then(|t| t.parent.as_ref());
+        }
+        false
     }
 }

@@ -28,6 +28,9 @@ pub fn tier_from(
             Some(DependsOn {
                 target: TierId::new(explicit.clone().unwrap_or_else(|| namespace.clone()), name),
                 explicit_namespace: explicit.is_some(),
+                ready_expr: entry
+                    .str_at(&["readyExpr"])
+                    .is_some_and(|e| !e.trim().is_empty()),
                 line: entry.line,
             })
         })
@@ -66,6 +69,7 @@ pub fn tier_from(
         source_ref,
         wait: spec("wait").and_then(Node::as_bool).unwrap_or(false),
         prune: spec("prune").and_then(Node::as_bool).unwrap_or(false),
+        suspend: spec("suspend").and_then(Node::as_bool).unwrap_or(false),
         post_build: spec("postBuild").cloned(),
         decryption: spec("decryption").cloned(),
         target_namespace: spec("targetNamespace")

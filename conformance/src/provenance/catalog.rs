@@ -43,6 +43,29 @@ pub struct RuntimeEntry {
     pub operator: String,
     pub trigger: TriggerMatch,
     pub creates: Vec<CreatedKinds>,
+    /// Whether kstatus (`status.Compute`) can tell that the operator has
+    /// reconciled the trigger. `false` for a kind with neither a `Ready`
+    /// condition nor `status.observedGeneration` (CDI, KubeVirt): kstatus
+    /// reads it as Current as soon as it exists, so `wait: true` does not
+    /// wait for the operator.
+    #[serde(default = "yes")]
+    pub kstatus: bool,
+    /// A `healthCheckExprs` entry that does tell, for fixes to show.
+    #[serde(default)]
+    pub health: Option<HealthExpr>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// CEL expressions for a `healthCheckExprs` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthExpr {
+    pub current: String,
+    #[serde(default)]
+    pub failed: Option<String>,
 }
 
 /// Which objects trigger a runtime entry.

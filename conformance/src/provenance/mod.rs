@@ -31,7 +31,7 @@ pub mod runtime;
 use std::collections::BTreeMap;
 
 pub use builtin::{BuiltinKind, builtin, builtin_kind};
-pub use catalog::{Catalog, ChartEntry, CreatedKinds, RuntimeEntry, TriggerMatch};
+pub use catalog::{Catalog, ChartEntry, CreatedKinds, HealthExpr, RuntimeEntry, TriggerMatch};
 pub use flux::{FLUX_GROUPS, FLUX_OPERATOR_GROUP};
 
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
@@ -92,7 +92,12 @@ pub enum RuntimeHow {
     /// helm-controller installs the chart's CRDs.
     Chart { chart: String },
     /// A controller creates the CRDs (runtime catalog).
-    Operator { operator: String },
+    Operator {
+        operator: String,
+        /// Whether kstatus can tell the trigger was reconciled.
+        kstatus: bool,
+        health: Option<HealthExpr>,
+    },
     /// Crossplane creates the CRD of a CompositeResourceDefinition.
     Crossplane,
 }
@@ -103,8 +108,43 @@ impl RuntimeHow {
     pub fn describe(&self) -> String {
         match self {
             RuntimeHow::Chart { chart } => format!("helm-controller installs (chart {chart})"),
-            RuntimeHow::Operator { operator } => format!("{operator} creates"),
+            RuntimeHow::Operator { operator, .. } => format!("{operator} creates"),
             RuntimeHow::Crossplane => "Crossplane creates".to_string(),
+        }
+    }
+
+    /// The controller, for messages (`cdi-operator`, `chart cert-manager`).
+    pub fn who(&self) -> String {
+        match self {
+            RuntimeHow::Chart { chart } => format!("chart {chart}"),
+            RuntimeHow::Operator { operator, .. } => operator.clone(),
+            RuntimeHow::Crossplane => "Crossplane".into(),
+        }
+    }
+
+    /// Whether kstatus (`status.Compute`) tells that the trigger has been
+    /// reconciled, so that `wait: true` on its tier waits for the CRDs. A
+    /// HelmRelease does (a Flux kind: `observedGeneration` defaults to -1,
+    /// and it is Current only when Ready). A CompositeResourceDefinition
+    /// does not: it reports `Established` and `Offered`, no `Ready` and no
+    /// `status.observedGeneration`, so it is Current as soon as it exists.
+    pub fn kstatus_reads(&self) -> bool {
+        match self {
+            RuntimeHow::Chart { .. } => true,
+            RuntimeHow::Operator { kstatus, .. } => *kstatus,
+            RuntimeHow::Crossplane => false,
+        }
+    }
+
+    /// A `healthCheckExprs` entry that tells, when kstatus does not.
+    pub fn health_expr(&self) -> Option<HealthExpr> {
+        match self {
+            RuntimeHow::Chart { .. } => None,
+            RuntimeHow::Operator { health, .. } => health.clone(),
+            RuntimeHow::Crossplane => Some(HealthExpr {
+                current: "status.conditions.filter(c, c.type == 'Established').all(c, c.status == 'True')".into(),
+                failed: None,
+            }),
         }
     }
 }

@@ -34,6 +34,8 @@ impl ProviderSource for Operators {
                         provenance: Provenance::Runtime {
                             how: RuntimeHow::Operator {
                                 operator: entry.operator.clone(),
+                                kstatus: entry.kstatus,
+                                health: entry.health.clone(),
                             },
                             trigger: id.clone(),
                             tier: tier.id.clone(),

@@ -12,7 +12,14 @@ use crate::rules::{self, Finding, Severity};
 /// line per finding (waived ones as notices), then the summary.
 pub fn github(outcome: &Outcome) -> String {
     let mut out = String::new();
-    for f in &outcome.findings {
+    for item in super::items(&outcome.findings) {
+        let f = match item {
+            super::Item::One(f) => f,
+            super::Item::Group { cause, members } => {
+                out.push_str(&github_group(cause, &members));
+                continue;
+            }
+        };
         let level = match (f.severity, &f.waived) {
             (_, Some(_)) => "notice",
             (Severity::Error, None) => "error",
@@ -48,6 +55,44 @@ pub fn github(outcome: &Outcome) -> String {
         outcome.waived()
     );
     out
+}
+
+/// One annotation for findings that share a cause, at the first one's
+/// place, listing the others.
+fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
+    let first = members[0];
+    let level = match first.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut props = Vec::new();
+    if let Some(at) = &first.at {
+        props.push(format!("file={}", escape_property(&at.file)));
+        if at.line > 0 {
+            props.push(format!("line={}", at.line));
+        }
+    }
+    props.push(format!(
+        "title={}",
+        escape_property(&format!(
+            "{} ({}: {})",
+            first.rule,
+            first.cluster,
+            super::group_size(members)
+        ))
+    ));
+    let mut message = format!(
+        "{}: {}\nFix (one cause, one fix): {}",
+        super::group_size(members),
+        cause.text,
+        cause.fix
+    );
+    for f in members {
+        let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
+        let what = f.object.as_deref().unwrap_or("the Kustomization");
+        message.push_str(&format!("\n- {}: {what}{at}", f.kustomization));
+    }
+    format!("::{level} {}::{}\n", props.join(","), escape_data(&message))
 }
 
 fn escape_data(s: &str) -> String {

@@ -1,19 +1,65 @@
 //! `conformance crds`: every kind used by a cluster, per tier, with where its
-//! API comes from and whether it exists when the tier is dry-run on a cold
-//! cluster. The audit "StorageProfile is the only second-order kind in
-//! platform-config", as one command.
+//! API comes from, whether it exists when the tier is dry-run on a cold
+//! cluster (available; a race Flux's retries resolve; a deadlock, with the
+//! chain that proves it), and the rule that reports it. The audit
+//! "StorageProfile is the only second-order kind in platform-config", as one
+//! command.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::convergence::ClusterAnalysis;
+use crate::convergence::{ClusterAnalysis, Deadlock, Ungated, Verdict, simulate::chain_text};
 use crate::provenance::{Provenance, RuntimeHow};
+
+/// The verdict in a word, and its chain or reason when there is one.
+pub fn verdict_words(a: &ClusterAnalysis, v: &Verdict) -> (&'static str, String) {
+    let l = |t| a.cluster.tier_label(t);
+    match v {
+        Verdict::Available => ("available", String::new()),
+        Verdict::Ungated { supplier, why } => (
+            "race",
+            match why {
+                Ungated::RenderedBy => format!("applied by {} before its Ready", l(supplier)),
+                Ungated::NotReady => format!("after {} applied, not after its Ready", l(supplier)),
+                Ungated::NoCheck => {
+                    format!("{}'s Ready does not wait for the trigger", l(supplier))
+                }
+                Ungated::Unreadable(_) => {
+                    format!(
+                        "{}'s health check cannot see the operator (kstatus)",
+                        l(supplier)
+                    )
+                }
+            },
+        ),
+        Verdict::Race { supplier, possible } => (
+            "race",
+            if *possible {
+                format!("maybe from {} (not checked), unordered", l(supplier))
+            } else {
+                format!("from {}, unordered", l(supplier))
+            },
+        ),
+        Verdict::Deadlock(Deadlock::SameTier) => {
+            ("deadlock", "its trigger is in the same tier".into())
+        }
+        Verdict::Deadlock(Deadlock::OwnOutput) => ("deadlock", "only its own output has it".into()),
+        Verdict::Deadlock(Deadlock::Never {
+            supplier, chain, ..
+        })
+        | Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => (
+            "deadlock",
+            format!("{} {}", l(supplier), chain_text(a.cluster, chain)),
+        ),
+        Verdict::Unknown => ("unknown", "nothing provides it".into()),
+    }
+}
 
 /// The table and the second-order summary of one cluster.
 pub fn render(a: &ClusterAnalysis) -> String {
     // (tier position, tier, group/kind) → (objects, provenance, status)
-    let mut rows: BTreeMap<(usize, String, String), (usize, String, &'static str)> =
-        BTreeMap::new();
+    let mut rows: BTreeMap<(usize, String, String), (usize, String, String)> = BTreeMap::new();
+    let mut chains: BTreeMap<(usize, String, String), String> = BTreeMap::new();
     let mut second_order: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for u in &a.uses {
         let position = a
@@ -30,7 +76,16 @@ pub fn render(a: &ClusterAnalysis) -> String {
             format!("{}/{}", id.group, id.kind)
         };
         let provenance = describe(a, &u.provenance, u.provenance.tier() == Some(&u.tier.id));
-        let status = u.rule().unwrap_or("ok");
+        let (word, why) = verdict_words(a, &u.verdict);
+        let status = match u.rule() {
+            Some(rule) => format!("{word} ({rule})"),
+            None => word.to_string(),
+        };
+        if !why.is_empty() {
+            chains
+                .entry((position, tier.clone(), kind.clone()))
+                .or_insert(why);
+        }
         if matches!(
             u.provenance,
             Provenance::Runtime {
@@ -45,9 +100,9 @@ pub fn render(a: &ClusterAnalysis) -> String {
         }
         let row = rows
             .entry((position, tier, kind))
-            .or_insert((0, provenance, status));
+            .or_insert((0, provenance, status.clone()));
         row.0 += 1;
-        if status != "ok" {
+        if status != "available" {
             row.2 = status;
         }
     }
@@ -83,6 +138,13 @@ pub fn render(a: &ClusterAnalysis) -> String {
         );
     }
     out.push('\n');
+    if !chains.is_empty() {
+        let _ = writeln!(out, "Why each kind is not simply available:");
+        for ((_, tier, kind), why) in &chains {
+            let _ = writeln!(out, "  {tier} {kind}: {why}");
+        }
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "Second-order kinds (their CRD is created by a controller at runtime, not by git or a chart), by tier:"
@@ -121,7 +183,7 @@ fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {
         } => {
             let who = match how {
                 RuntimeHow::Chart { chart } => format!("chart {chart}"),
-                RuntimeHow::Operator { operator } => operator.clone(),
+                RuntimeHow::Operator { operator, .. } => operator.clone(),
                 RuntimeHow::Crossplane => "Crossplane".into(),
             };
             format!(

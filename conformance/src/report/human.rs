@@ -13,8 +13,11 @@ use crate::rules::{Finding, Severity};
 /// Renders the whole report.
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
     let mut out = String::new();
-    for finding in &outcome.findings {
-        out.push_str(&finding_block(finding, &outcome.model.repo));
+    for item in super::items(&outcome.findings) {
+        match item {
+            super::Item::One(finding) => out.push_str(&finding_block(finding, &outcome.model.repo)),
+            super::Item::Group { cause, members } => out.push_str(&group_block(cause, &members)),
+        }
         out.push('\n');
     }
     let mut unchecked = String::new();
@@ -41,6 +44,9 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     }
     for line in &outcome.fallbacks {
         let _ = writeln!(out, "renderer: {line}");
+    }
+    if let Some(line) = parity_line(outcome) {
+        let _ = writeln!(out, "{line}");
     }
     out.push_str(&summary(outcome, selected, elapsed));
     out.push('\n');
@@ -89,6 +95,37 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     out
 }
 
+/// Findings that share one cause: the cause once, the one fix, and each
+/// finding on a line (every one is still in the JSON, JUnit and SARIF).
+pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
+    let mut out = String::new();
+    let first = members[0];
+    let severity = match first.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let _ = writeln!(
+        out,
+        "{severity}[{}]: {}: {}: {}",
+        first.rule,
+        first.cluster,
+        super::group_size(members),
+        cause.text
+    );
+    let _ = writeln!(out, "  = fix (one cause, one fix): {}", cause.fix);
+    let _ = writeln!(
+        out,
+        "  = why: see each finding in the JSON report, or `conformance explain {}`",
+        first.rule
+    );
+    for f in members {
+        let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
+        let what = f.object.as_deref().unwrap_or("the Kustomization");
+        let _ = writeln!(out, "  - {}: {what}{at}", f.kustomization);
+    }
+    out
+}
+
 /// The line at `span` with its number, or nothing when it cannot be read.
 fn snippet(repo: &Path, span: &Span) -> String {
     if span.line == 0 {
@@ -103,6 +140,35 @@ fn snippet(repo: &Path, span: &Span) -> String {
     let number = span.line.to_string();
     let pad = " ".repeat(number.len());
     format!("{pad} |\n{number} | {line}\n{pad} |\n")
+}
+
+/// Which clusters graph-parity compared, when there is more than one
+/// cluster: `parity: {dev, prod} (they share most Kustomizations); not
+/// compared: nas`.
+fn parity_line(outcome: &Outcome) -> Option<String> {
+    if outcome.model.clusters.len() < 2 {
+        return None;
+    }
+    let formed = crate::rules::parity_groups(&outcome.config, &outcome.model);
+    let groups: Vec<String> = formed
+        .groups
+        .iter()
+        .map(|g| format!("{{{}}}", g.join(", ")))
+        .collect();
+    let mut line = if groups.is_empty() {
+        "parity: no clusters compared".to_string()
+    } else {
+        format!("parity: compared {}", groups.join(", "))
+    };
+    line.push_str(if formed.automatic {
+        " (formed automatically: clusters sharing at least half of their Kustomizations; parity.groups in conformance.yaml overrides)"
+    } else {
+        " (parity.groups in conformance.yaml)"
+    });
+    if !formed.alone.is_empty() {
+        line.push_str(&format!("; not compared: {}", formed.alone.join(", ")));
+    }
+    Some(line)
 }
 
 /// `checked 2 clusters, 14 Kustomizations (12 rendered, …): 1 error, 0 warnings in 0.84s`

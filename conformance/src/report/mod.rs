@@ -10,8 +10,81 @@ pub mod human;
 pub mod json;
 pub mod substitutions;
 
+use std::collections::BTreeMap;
+
 use crate::check::Outcome;
 use crate::model::TierState;
+use crate::rules::{Cause, Finding};
+
+/// A finding, or several that share a root cause: what the human and
+/// GitHub reports show one by one.
+#[derive(Debug, Clone)]
+pub enum Item<'f> {
+    One(&'f Finding),
+    /// Findings of one rule and cluster with the same [`Cause`] (two or
+    /// more; waived ones are never grouped).
+    Group {
+        cause: &'f Cause,
+        members: Vec<&'f Finding>,
+    },
+}
+
+/// The findings in report order, those sharing a cause folded into one
+/// group where the first of them was.
+pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
+    let key = |f: &Finding| {
+        f.cause
+            .as_ref()
+            .filter(|_| f.waived.is_none())
+            .map(|c| (f.rule, f.cluster.clone(), c.key.clone()))
+    };
+    let mut groups: BTreeMap<(&str, String, String), Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        if let Some(k) = key(f) {
+            groups.entry(k).or_default().push(f);
+        }
+    }
+    let mut out = Vec::new();
+    for f in findings {
+        match key(f).and_then(|k| groups.get(&k).map(|g| (k, g))) {
+            Some((_, members)) if members.len() > 1 => {
+                if std::ptr::eq(members[0], f) {
+                    out.push(Item::Group {
+                        cause: f.cause.as_ref().expect("grouped by cause"),
+                        members: members.clone(),
+                    });
+                }
+            }
+            _ => out.push(Item::One(f)),
+        }
+    }
+    out
+}
+
+/// "44 ExternalSecrets in 30 Kustomizations", for a group's header.
+pub fn group_size(members: &[&Finding]) -> String {
+    let tiers: std::collections::BTreeSet<&str> =
+        members.iter().map(|f| f.kustomization.as_str()).collect();
+    let kinds: std::collections::BTreeSet<&str> = members
+        .iter()
+        .filter_map(|f| f.object.as_deref())
+        .map(|o| o.split('/').next().unwrap_or(o))
+        .collect();
+    let what = match (kinds.len(), members.iter().all(|f| f.object.is_some())) {
+        (1, true) => format!(
+            "{} {}s",
+            members.len(),
+            kinds.iter().next().expect("one kind")
+        ),
+        _ => format!("{} findings", members.len()),
+    };
+    let where_ = if tiers.len() == 1 {
+        "in 1 Kustomization".to_string()
+    } else {
+        format!("in {} Kustomizations", tiers.len())
+    };
+    format!("{what} {where_}")
+}
 
 /// Counts of what a run covered, for summary lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

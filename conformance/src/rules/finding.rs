@@ -7,13 +7,13 @@
 //! every rule ran); `waived` is set by the waivers pass. No other module
 //! writes the struct by hand.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Rule;
 use crate::model::Span;
 
 /// How bad a finding is. Errors fail `check` (exit 1) and l0 trials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -55,6 +55,22 @@ pub struct Finding {
     pub detail: Option<String>,
     /// Accepted by a waiver in conformance.yaml (reported, not counted).
     pub waived: Option<Waived>,
+    /// The root cause this finding shares with others (one supplier tier,
+    /// one missing `dependsOn`): the human and GitHub reports group
+    /// findings by it; JSON, JUnit, SARIF and the l0 trials keep each.
+    pub cause: Option<Cause>,
+}
+
+/// A root cause shared by several findings.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cause {
+    /// Findings of one rule and cluster with the same key share the cause.
+    pub key: String,
+    /// The cause, in words, about the whole group ("external-secrets.io
+    /// comes from external-secrets, which none of them depends on").
+    pub text: String,
+    /// The one fix for all of them.
+    pub fix: String,
 }
 
 /// The waiver a finding is accepted under.
@@ -86,7 +102,14 @@ impl Finding {
             fix: String::new(),
             detail: None,
             waived: None,
+            cause: None,
         }
+    }
+
+    /// The root cause shared with other findings.
+    pub fn cause(mut self, cause: Cause) -> Finding {
+        self.cause = Some(cause);
+        self
     }
 
     /// The object at fault (`Kind/namespace/name`).

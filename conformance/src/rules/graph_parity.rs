@@ -1,10 +1,95 @@
 //! `graph-parity`: clusters of one parity group whose tier graphs differ.
+//!
+//! Groups come from `parity.groups` in conformance.yaml, or else are formed
+//! from the clusters themselves: two clusters are overlays of one another
+//! when most of their Kustomizations are the same (by namespace and name: at
+//! least half of the union, [`SIMILAR`]). Clusters that share little (a home
+//! cluster and a backup NAS) are not compared at all.
+
+use std::collections::BTreeSet;
 
 use similar::TextDiff;
 
 use super::{Context, Finding, Rule, Severity};
+use crate::config::Config;
 use crate::graph::TierGraph;
-use crate::model::Cluster;
+use crate::model::{Cluster, Model, TierId};
+
+/// The share of Kustomizations (of the union of both clusters') two
+/// clusters must have in common to be compared without configuration.
+pub const SIMILAR: f64 = 0.5;
+
+/// How the parity groups of a run were formed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Groups {
+    /// Each group's clusters, sorted by name.
+    pub groups: Vec<Vec<String>>,
+    /// Formed from the clusters (no `parity.groups` in conformance.yaml).
+    pub automatic: bool,
+    /// Clusters in no group of two or more (compared with nothing).
+    pub alone: Vec<String>,
+}
+
+/// The parity groups of a model.
+pub fn groups(config: &Config, model: &Model) -> Groups {
+    let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
+    if config.parity.groups.is_some() {
+        let groups = config.parity_groups(&names);
+        let grouped: BTreeSet<&String> = groups.iter().flatten().collect();
+        let alone = names
+            .iter()
+            .filter(|n| !grouped.contains(n))
+            .cloned()
+            .collect();
+        return Groups {
+            groups,
+            automatic: false,
+            alone,
+        };
+    }
+    let mut clusters: Vec<&Cluster> = model.clusters.iter().collect();
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    let ids: Vec<BTreeSet<&TierId>> = clusters.iter().map(|c| c.tiers.keys().collect()).collect();
+    // Union-find over "similar enough".
+    let mut root: Vec<usize> = (0..clusters.len()).collect();
+    fn find(root: &mut [usize], i: usize) -> usize {
+        let mut i = i;
+        while root[i] != i {
+            root[i] = root[root[i]];
+            i = root[i];
+        }
+        i
+    }
+    for i in 0..clusters.len() {
+        for j in i + 1..clusters.len() {
+            if similarity(&ids[i], &ids[j]) >= SIMILAR {
+                let (a, b) = (find(&mut root, i), find(&mut root, j));
+                root[b.max(a)] = a.min(b);
+            }
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+    for (i, cluster) in clusters.iter().enumerate() {
+        let r = find(&mut root, i);
+        groups.entry(r).or_default().push(cluster.name.clone());
+    }
+    let (groups, alone): (Vec<Vec<String>>, Vec<Vec<String>>) =
+        groups.into_values().partition(|g| g.len() > 1);
+    Groups {
+        groups,
+        automatic: true,
+        alone: alone.into_iter().flatten().collect(),
+    }
+}
+
+/// Shared Kustomizations over all of both clusters'.
+fn similarity(a: &BTreeSet<&TierId>, b: &BTreeSet<&TierId>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 1.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
 
 #[derive(Debug)]
 pub struct GraphParity;
@@ -25,34 +110,62 @@ impl Rule for GraphParity {
     fn explain(&self) -> &'static str {
         "Promotion from dev to prod is only a rehearsal if both clusters reconcile the same graph: the same \
 Kustomizations, the same dependsOn edges, and the same wait/prune gating. A missing edge in prod means prod applies \
-a tier before what it needs is healthy, a race that dev never shows. Every discovered cluster is in one parity \
-group unless conformance.yaml declares parity.groups (the first cluster of a group by name is the baseline). The comparison uses the canonical graph text that `conformance \
+a tier before what it needs is healthy, a race that dev never shows. Without parity.groups in conformance.yaml, \
+clusters are grouped when they are overlays of one another: at least half of the Kustomizations of the two (by \
+namespace and name, over the union) are the same; each is compared with the most similar cluster before it by name, \
+and clusters that share little (a home cluster and a backup NAS) are not compared. In such a group only the \
+Kustomizations both clusters have are compared (a tier one environment runs and the other does not is usually \
+intended); the human report says which groups were formed. With parity.groups, each group's first cluster by name is the baseline and \
+the graphs must match whole, missing Kustomizations included. The comparison uses the canonical graph text that `conformance \
 graph --cluster NAME` prints (paths are left out: overlays legitimately differ per cluster). Each finding shows a \
 unified diff of the Kustomization's lines in both graphs. Make the graphs identical, or, for clusters that are not \
 meant to match, declare parity groups in conformance.yaml."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
-        let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
+        let formed = groups(cx.config, model);
         let mut out = Vec::new();
-        for group in cx.config.parity_groups(&names) {
+        for group in &formed.groups {
             let mut clusters: Vec<&Cluster> = model
                 .clusters
                 .iter()
                 .filter(|c| group.contains(&c.name))
                 .collect();
             clusters.sort_by(|a, b| a.name.cmp(&b.name));
-            if let Some((baseline, others)) = clusters.split_first() {
-                compare(self, baseline, others, &mut out);
+            // Each cluster is compared with the most similar cluster before
+            // it (by name): a declared group with its first as the baseline
+            // (all are alike); a formed one along the pairs that made it.
+            for (k, other) in clusters.iter().enumerate().skip(1) {
+                let baseline = if formed.automatic {
+                    let ids: BTreeSet<&TierId> = other.tiers.keys().collect();
+                    clusters[..k]
+                        .iter()
+                        .max_by(|a, b| {
+                            let sa = similarity(&a.tiers.keys().collect(), &ids);
+                            let sb = similarity(&b.tiers.keys().collect(), &ids);
+                            sa.total_cmp(&sb).then(b.name.cmp(&a.name))
+                        })
+                        .copied()
+                        .unwrap_or(clusters[0])
+                } else {
+                    clusters[0]
+                };
+                compare(self, baseline, other, &formed, &mut out);
             }
         }
         out
     }
 }
 
-fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mut Vec<Finding>) {
+fn compare(
+    rule: &GraphParity,
+    baseline: &Cluster,
+    other: &Cluster,
+    formed: &Groups,
+    out: &mut Vec<Finding>,
+) {
     let base_graph = TierGraph::of(baseline);
-    for other in others {
+    {
         let graph = TierGraph::of(other);
         let ids: std::collections::BTreeSet<_> =
             base_graph.nodes.keys().chain(graph.nodes.keys()).collect();
@@ -62,8 +175,14 @@ fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mu
             if base_lines == lines {
                 continue;
             }
+            // Overlays found by similarity legitimately differ in which
+            // tiers they run (a dev-only tool); what they share must be
+            // ordered and gated alike. A declared group must match whole.
+            if formed.automatic && (base_lines.is_empty() || lines.is_empty()) {
+                continue;
+            }
             let (tier_cluster, tier) = match other.tiers.get(id) {
-                Some(t) => (*other, t),
+                Some(t) => (other, t),
                 None => (baseline, &baseline.tiers[id]),
             };
             let label = tier_cluster.tier_label(id);
@@ -102,13 +221,38 @@ fn compare(rule: &GraphParity, baseline: &Cluster, others: &[&Cluster], out: &mu
                 .path(&["spec", field])
                 .or_else(|| tier.spec.path(&["spec", "prune"]))
                 .map_or(tier.defined_at.line, |n| n.line);
-            out.push(Finding::new(rule, other.name.clone(), label, message).at(crate::model::Span::new(tier.defined_at.file.clone(), line)).related_all(related).why(format!(
-                        "{} and {} are one parity group: a difference in the graph means one cluster orders or gates its tiers differently, so what was proven on one is not what runs on the other",
-                        baseline.name, other.name
-                    )).fix(format!(
-                        "make the lines below identical in both clusters (see `conformance graph --cluster {}` and `--cluster {}`)",
-                        baseline.name, other.name
-                    )).detail(diff));
+            let grouped = if formed.automatic {
+                format!(
+                    "{} and {} share most of their Kustomizations, so they are taken as overlays of one another (one parity group)",
+                    baseline.name, other.name
+                )
+            } else {
+                format!(
+                    "{} and {} are one parity group (conformance.yaml)",
+                    baseline.name, other.name
+                )
+            };
+            let fix = if formed.automatic {
+                format!(
+                    "make the lines below identical in both clusters (see `conformance graph --cluster {}` and `--cluster {}`); if they are not meant to match, declare parity.groups in conformance.yaml",
+                    baseline.name, other.name
+                )
+            } else {
+                format!(
+                    "make the lines below identical in both clusters (see `conformance graph --cluster {}` and `--cluster {}`)",
+                    baseline.name, other.name
+                )
+            };
+            out.push(
+                Finding::new(rule, other.name.clone(), label, message)
+                    .at(crate::model::Span::new(tier.defined_at.file.clone(), line))
+                    .related_all(related)
+                    .why(format!(
+                        "{grouped}: a difference in the graph means one cluster orders or gates its tiers differently, so what was proven on one is not what runs on the other"
+                    ))
+                    .fix(fix)
+                    .detail(diff),
+            );
         }
     }
 }

@@ -6,8 +6,11 @@
 //! saying which Flux behaviour it models.
 
 pub mod bootstrap;
+mod cold_start;
+mod cold_start_race;
 mod dependency_cycle;
 mod dependency_missing;
+mod dependency_suspended;
 mod duplicate_object;
 mod finding;
 mod graph_parity;
@@ -23,7 +26,8 @@ mod substitution;
 mod unresolved_reference;
 pub mod waivers;
 
-pub use finding::{Finding, Severity, Waived};
+pub use finding::{Cause, Finding, Severity, Waived};
+pub use graph_parity::{Groups as ParityGroups, groups as parity_groups};
 
 use crate::config::Config;
 use crate::convergence::ClusterAnalysis;
@@ -91,6 +95,8 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &kinds::CrdUnavailable,
         &kinds::SecondOrderCrd,
         &kinds::HealthGate,
+        &cold_start_race::ColdStartRace,
+        &dependency_suspended::DependencySuspended,
         &namespace_missing::NamespaceMissing,
         &namespace_unspecified::NamespaceUnspecified,
         &unresolved_reference::UnresolvedReference,
@@ -116,6 +122,12 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
 pub fn run_all(cx: &Context) -> Vec<Finding> {
     let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(cx)).collect();
+    // `severity:` in conformance.yaml overrides the rules' defaults.
+    for f in &mut findings {
+        if let Some(s) = cx.config.severity.get(f.rule) {
+            f.severity = s.value;
+        }
+    }
     let today = crate::config::Date::today();
     let warnings = waivers::apply(&cx.config.waivers, &mut findings, today);
     findings.extend(warnings);

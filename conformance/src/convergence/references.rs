@@ -1,0 +1,278 @@
+//! References from one object to another that matter the moment the
+//! object is acted on (not checked by the API server at apply time): a
+//! claim's storage class, a Certificate's issuer, a HelmRelease's chart
+//! source; and what a Flux Kustomization reads before it builds (its
+//! source, its `substituteFrom`).
+
+use crate::model::{Object, Tier};
+use crate::yaml::Node;
+
+/// A reference from one object (or a Kustomization itself) to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub kind: &'static str,
+    pub group: &'static str,
+    pub namespace: Option<String>,
+    pub name: String,
+    /// What the reference is for, in words ("storageClassName").
+    pub via: &'static str,
+    pub line: u32,
+    /// Why losing the race to the target harms the object for good, when
+    /// it does.
+    pub permanent: Option<&'static str>,
+}
+
+impl Reference {
+    /// `Kind/namespace/name`.
+    pub fn target(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{ns}/{}", self.kind, self.name),
+            None => format!("{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// CDI stamps a DataVolume's claim when it creates it.
+const STAMPED: &str = "CDI creates the DataVolume's claim once, with the access and volume modes of the StorageProfile of its class as they are at that moment (spec.storage leaves them to the profile), and never changes them";
+
+fn text(node: Option<&Node>) -> Option<(String, u32)> {
+    let node = node?;
+    Some((node.as_scalar_string()?, node.line))
+}
+
+/// References an object makes.
+pub fn references(o: &Object) -> Vec<Reference> {
+    let body = &o.body;
+    let ns = o.id.namespace.clone();
+    let mut out = Vec::new();
+    // `profile`: a CDI DataVolume (or template), whose class also names the
+    // StorageProfile CDI applies; `stamped`: through `spec.storage`, which
+    // leaves the access and volume modes to that profile.
+    let storage_class =
+        |node: Option<&Node>, profile: bool, stamped: bool, out: &mut Vec<Reference>| {
+            if let Some((name, line)) = text(node) {
+                let permanent = stamped.then_some(STAMPED);
+                out.push(Reference {
+                    kind: "StorageClass",
+                    group: "storage.k8s.io",
+                    namespace: None,
+                    name: name.clone(),
+                    via: "storageClassName",
+                    line,
+                    permanent,
+                });
+                if profile {
+                    out.push(Reference {
+                        kind: "StorageProfile",
+                        group: "cdi.kubevirt.io",
+                        namespace: None,
+                        name,
+                        via: "the StorageProfile CDI applies to its storage class",
+                        line,
+                        permanent,
+                    });
+                }
+            }
+        };
+    match (o.id.group.as_str(), o.id.kind.as_str()) {
+        // A claim bound statically (spec.volumeName) needs no StorageClass
+        // object: the class name only has to match the volume's.
+        ("", "PersistentVolumeClaim") if body.path(&["spec", "volumeName"]).is_none() => {
+            storage_class(
+                body.path(&["spec", "storageClassName"]),
+                false,
+                false,
+                &mut out,
+            )
+        }
+        ("cdi.kubevirt.io", "DataVolume") => {
+            storage_class(
+                body.path(&["spec", "storage", "storageClassName"]),
+                true,
+                true,
+                &mut out,
+            );
+            storage_class(
+                body.path(&["spec", "pvc", "storageClassName"]),
+                true,
+                false,
+                &mut out,
+            );
+        }
+        ("apps", "StatefulSet") => {
+            for t in body
+                .path(&["spec", "volumeClaimTemplates"])
+                .map(Node::as_seq)
+                .unwrap_or_default()
+            {
+                storage_class(
+                    t.path(&["spec", "storageClassName"]),
+                    false,
+                    false,
+                    &mut out,
+                );
+            }
+        }
+        ("kubevirt.io", "VirtualMachine") => {
+            for t in body
+                .path(&["spec", "dataVolumeTemplates"])
+                .map(Node::as_seq)
+                .unwrap_or_default()
+            {
+                storage_class(
+                    t.path(&["spec", "storage", "storageClassName"]),
+                    true,
+                    true,
+                    &mut out,
+                );
+                storage_class(
+                    t.path(&["spec", "pvc", "storageClassName"]),
+                    true,
+                    false,
+                    &mut out,
+                );
+            }
+        }
+        ("cert-manager.io", "Certificate") => {
+            if let Some((name, line)) = text(body.path(&["spec", "issuerRef", "name"])) {
+                let group = body
+                    .str_at(&["spec", "issuerRef", "group"])
+                    .unwrap_or_else(|| "cert-manager.io".into());
+                if group == "cert-manager.io" {
+                    let cluster = body.str_at(&["spec", "issuerRef", "kind"]).as_deref()
+                        == Some("ClusterIssuer");
+                    out.push(Reference {
+                        kind: if cluster { "ClusterIssuer" } else { "Issuer" },
+                        group: "cert-manager.io",
+                        namespace: if cluster { None } else { ns.clone() },
+                        name,
+                        via: "issuerRef",
+                        line,
+                        permanent: None,
+                    });
+                }
+            }
+        }
+        ("networking.k8s.io", "Ingress") => {
+            let annotations = body.path(&["metadata", "annotations"]);
+            if let Some((name, line)) =
+                text(annotations.and_then(|a| a.get("cert-manager.io/cluster-issuer")))
+            {
+                out.push(Reference {
+                    kind: "ClusterIssuer",
+                    group: "cert-manager.io",
+                    namespace: None,
+                    name,
+                    via: "cert-manager.io/cluster-issuer",
+                    line,
+                    permanent: None,
+                });
+            }
+            if let Some((name, line)) =
+                text(annotations.and_then(|a| a.get("cert-manager.io/issuer")))
+            {
+                out.push(Reference {
+                    kind: "Issuer",
+                    group: "cert-manager.io",
+                    namespace: ns.clone(),
+                    name,
+                    via: "cert-manager.io/issuer",
+                    line,
+                    permanent: None,
+                });
+            }
+        }
+        ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+            for (path, via) in [
+                (
+                    &["spec", "chart", "spec", "sourceRef"][..],
+                    "chart.spec.sourceRef",
+                ),
+                (&["spec", "chartRef"][..], "chartRef"),
+            ] {
+                let Some(r) = body.path(path) else { continue };
+                if let (Some(kind), Some((name, line))) = (r.str_at(&["kind"]), text(r.get("name")))
+                    && let Some(kind) = source_kind(&kind)
+                {
+                    let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
+                    out.push(Reference {
+                        kind,
+                        group: "source.toolkit.fluxcd.io",
+                        namespace,
+                        name,
+                        via,
+                        line,
+                        permanent: None,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// References a Flux Kustomization makes before it builds: its source and
+/// its substituteFrom ConfigMaps and Secrets (which must come from earlier
+/// tiers).
+pub fn tier_references(tier: &Tier) -> Vec<Reference> {
+    let mut out = Vec::new();
+    if tier.parent.is_none() {
+        return out; // the entry: its source and variables come from bootstrap
+    }
+    let ns = Some(tier.id.namespace.clone());
+    if let (Some(kind), Some((name, line))) = (
+        tier.spec.str_at(&["spec", "sourceRef", "kind"]),
+        text(tier.spec.path(&["spec", "sourceRef", "name"])),
+    ) && let Some(kind) = source_kind(&kind)
+    {
+        out.push(Reference {
+            kind,
+            group: "source.toolkit.fluxcd.io",
+            namespace: Some(tier.source_ref.namespace.clone()),
+            name,
+            via: "spec.sourceRef",
+            line,
+            permanent: None,
+        });
+    }
+    for entry in tier
+        .post_build
+        .as_ref()
+        .and_then(|p| p.get("substituteFrom"))
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if entry.get("optional").and_then(Node::as_bool) == Some(true) {
+            continue;
+        }
+        let kind = match entry.str_at(&["kind"]).as_deref() {
+            Some("ConfigMap") => "ConfigMap",
+            Some("Secret") => "Secret",
+            _ => continue,
+        };
+        if let Some((name, line)) = text(entry.get("name")) {
+            out.push(Reference {
+                kind,
+                group: "",
+                namespace: ns.clone(),
+                name,
+                via: "postBuild.substituteFrom",
+                line,
+                permanent: None,
+            });
+        }
+    }
+    out
+}
+
+fn source_kind(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "GitRepository" => "GitRepository",
+        "OCIRepository" => "OCIRepository",
+        "HelmRepository" => "HelmRepository",
+        "HelmChart" => "HelmChart",
+        "Bucket" => "Bucket",
+        _ => return None,
+    })
+}

@@ -1,0 +1,389 @@
+//! The cold start, run to its end: which tiers ever start, apply and become
+//! Ready, however many retries it takes, and for those that never do, why.
+//!
+//! Every tier is retried for ever (kustomize-controller requeues a failed
+//! reconcile after `GetRetryInterval`, a tier whose dependencies are not
+//! Ready every `--requeue-dependency`), so order does not matter here, only
+//! whether each condition can ever hold. A tier
+//!
+//! * **starts** (builds, and applies its stage 1: CRDs, Namespaces,
+//!   ClusterRoles) once it is not suspended (`Reconcile` returns at once for
+//!   a suspended Kustomization), its parent has applied it, every
+//!   dependency is Ready (`checkDependencies`), and what it reads before the
+//!   build (its source, its `substituteFrom`) exists;
+//! * **applies** (its later stages) once every kind and namespace those
+//!   stages use exists (`ssa` `ApplyAllStaged` dry-runs a stage as a whole);
+//! * is **Ready** once it applied and the Kustomizations its health check
+//!   covers are Ready (`checkHealth`).
+//!
+//! The least fixpoint of those rules is what a cold start reaches. The
+//! model is optimistic about what it cannot see: a tier that was not checked
+//! or did not build is taken to apply, and a need nothing supplies (reported
+//! on its own by `crd-unavailable`), a dependency that does not exist
+//! (`dependency-missing`) and the edges of a dependency cycle
+//! (`dependency-cycle`) are taken as met, so one problem reported on its own
+//! does not cascade into claims about every tier after it.
+
+use std::collections::BTreeMap;
+
+use super::verdict::{Level, Supplier};
+use crate::model::{Cluster, TierId, TierState};
+
+/// When in a tier's reconcile a need must be met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Before the build (its source, `substituteFrom`): the tier does not
+    /// start without it.
+    Build,
+    /// At the dry-run of the stage that uses it: the tier does not apply.
+    Apply,
+}
+
+/// One need of a tier, for the simulation.
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    pub phase: Phase,
+    /// What is needed, in words ("external-secrets.io/ExternalSecret").
+    pub what: String,
+    pub suppliers: Vec<Supplier>,
+}
+
+/// One reason in a chain: why a tier never gets further.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    /// `spec.suspend: true`.
+    Suspended { tier: TierId },
+    /// Its Kustomization is applied by `parent`, which never applies.
+    RenderedBy { tier: TierId, parent: TierId },
+    /// It depends on `on`, which never becomes Ready.
+    DependsOn { tier: TierId, on: TierId },
+    /// It needs `what`, which only `from` supplies.
+    Needs {
+        tier: TierId,
+        what: String,
+        from: TierId,
+    },
+    /// Its Ready waits for `child`, which never becomes Ready.
+    WaitsFor { tier: TierId, child: TierId },
+}
+
+impl Step {
+    /// The tier this step is about.
+    pub fn tier(&self) -> &TierId {
+        match self {
+            Step::Suspended { tier }
+            | Step::RenderedBy { tier, .. }
+            | Step::DependsOn { tier, .. }
+            | Step::Needs { tier, .. }
+            | Step::WaitsFor { tier, .. } => tier,
+        }
+    }
+
+    /// The next tier in the chain, if the step leads to one.
+    pub fn next(&self) -> Option<&TierId> {
+        match self {
+            Step::RenderedBy { parent: t, .. }
+            | Step::DependsOn { on: t, .. }
+            | Step::Needs { from: t, .. }
+            | Step::WaitsFor { child: t, .. } => Some(t),
+            Step::Suspended { .. } => None,
+        }
+    }
+
+    /// Whether the step leads to `tier`.
+    pub fn mentions(&self, tier: &TierId) -> bool {
+        self.next() == Some(tier)
+    }
+
+    /// The step as a predicate of its tier: "depends on apps", "is
+    /// suspended".
+    pub fn predicate(&self, cluster: &Cluster) -> String {
+        let l = |t: &TierId| cluster.tier_label(t);
+        match self {
+            Step::Suspended { .. } => "is suspended (spec.suspend: true)".into(),
+            Step::RenderedBy { parent, .. } => format!("is applied by {}", l(parent)),
+            Step::DependsOn { on, .. } => format!("depends on {}", l(on)),
+            Step::Needs { what, from, .. } => format!("needs {what} from {}", l(from)),
+            Step::WaitsFor { child, .. } => {
+                format!("waits for {} to be Ready (wait: true)", l(child))
+            }
+        }
+    }
+}
+
+/// A chain as text: "depends on apps, which needs X from infra, which is
+/// suspended".
+pub fn chain_text(cluster: &Cluster, chain: &[Step]) -> String {
+    const SHOWN: usize = 6;
+    let mut parts: Vec<String> = chain
+        .iter()
+        .take(SHOWN)
+        .map(|s| s.predicate(cluster))
+        .collect();
+    if chain.len() > SHOWN {
+        parts.push(format!("… ({} more steps)", chain.len() - SHOWN));
+    }
+    parts.join(", which ")
+}
+
+/// Why a tier got no further.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Blocker {
+    Suspended,
+    Parent(usize),
+    DependsOn(usize),
+    /// A requirement (its index) with no supplier that gets there.
+    Needs(usize),
+    WaitsFor(usize),
+}
+
+/// The outcome of one cold start.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    ids: Vec<TierId>,
+    index: BTreeMap<TierId, usize>,
+    started: Vec<bool>,
+    applied: Vec<bool>,
+    ready: Vec<bool>,
+    blockers: Vec<Option<Blocker>>,
+    requirements: Vec<Vec<Requirement>>,
+}
+
+impl Simulation {
+    /// Runs the cold start of `cluster`. `requirements`: each tier's needs;
+    /// `resume`: treat suspended tiers as resumed.
+    pub fn run(
+        cluster: &Cluster,
+        sequence: &[TierId],
+        mut requirements: BTreeMap<TierId, Vec<Requirement>>,
+        cycles: &[crate::graph::Cycle],
+        resume: bool,
+    ) -> Simulation {
+        let ids: Vec<TierId> = cluster.tiers.keys().cloned().collect();
+        let index: BTreeMap<TierId, usize> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i))
+            .collect();
+        let n = ids.len();
+        let requirements: Vec<Vec<Requirement>> = ids
+            .iter()
+            .map(|id| requirements.remove(id).unwrap_or_default())
+            .collect();
+        let tiers: Vec<&crate::model::Tier> = ids.iter().map(|id| &cluster.tiers[id]).collect();
+        // The cycle each tier is in, if any: edges inside one are left out.
+        let mut component: Vec<Option<usize>> = vec![None; n];
+        for (c, cycle) in cycles.iter().enumerate() {
+            for m in &cycle.members {
+                if let Some(&i) = index.get(m) {
+                    component[i] = Some(c);
+                }
+            }
+        }
+        let inside = |i: usize, j: usize| component[i].is_some() && component[i] == component[j];
+        let parent: Vec<Option<usize>> = tiers
+            .iter()
+            .map(|t| t.parent.as_ref().and_then(|p| index.get(p).copied()))
+            .collect();
+        let deps: Vec<Vec<usize>> = tiers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                t.depends_on
+                    .iter()
+                    .filter_map(|d| index.get(&d.target).copied())
+                    .filter(|&j| !inside(i, j))
+                    .collect()
+            })
+            .collect();
+        let waits: Vec<Vec<usize>> = tiers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                super::health::waits_for(t, cluster.tiers.values())
+                    .into_iter()
+                    .filter_map(|c| index.get(c).copied())
+                    .filter(|&j| !inside(i, j))
+                    .collect()
+            })
+            .collect();
+        // Tiers whose content is unknown apply (optimistically) once they
+        // start, and are Ready once they apply.
+        let opaque: Vec<bool> = tiers
+            .iter()
+            .map(|t| !matches!(t.state, TierState::Rendered(_)))
+            .collect();
+        let suspended: Vec<bool> = tiers.iter().map(|t| t.suspend && !resume).collect();
+        let order: Vec<usize> = sequence
+            .iter()
+            .filter_map(|id| index.get(id).copied())
+            .collect();
+        let mut sim = Simulation {
+            ids,
+            index,
+            started: vec![false; n],
+            applied: vec![false; n],
+            ready: vec![false; n],
+            blockers: vec![None; n],
+            requirements,
+        };
+        loop {
+            let mut changed = false;
+            for &i in &order {
+                if !sim.started[i]
+                    && !suspended[i]
+                    && parent[i].is_none_or(|p| sim.applied[p])
+                    && deps[i].iter().all(|&d| sim.ready[d])
+                    && sim.unmet(i, Phase::Build).is_none()
+                {
+                    sim.started[i] = true;
+                    changed = true;
+                }
+                if sim.started[i]
+                    && !sim.applied[i]
+                    && (opaque[i] || sim.unmet(i, Phase::Apply).is_none())
+                {
+                    sim.applied[i] = true;
+                    changed = true;
+                }
+                if sim.applied[i] && !sim.ready[i] && waits[i].iter().all(|&c| sim.ready[c]) {
+                    sim.ready[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for i in 0..n {
+            sim.blockers[i] = if sim.ready[i] {
+                None
+            } else if !sim.started[i] {
+                if suspended[i] {
+                    Some(Blocker::Suspended)
+                } else if let Some(p) = parent[i].filter(|&p| !sim.applied[p]) {
+                    Some(Blocker::Parent(p))
+                } else if let Some(&d) = deps[i].iter().find(|&&d| !sim.ready[d]) {
+                    Some(Blocker::DependsOn(d))
+                } else {
+                    sim.unmet(i, Phase::Build).map(Blocker::Needs)
+                }
+            } else if !sim.applied[i] {
+                sim.unmet(i, Phase::Apply).map(Blocker::Needs)
+            } else {
+                waits[i]
+                    .iter()
+                    .find(|&&c| !sim.ready[c])
+                    .map(|&c| Blocker::WaitsFor(c))
+            };
+        }
+        sim
+    }
+
+    /// The first requirement of tier `i` in `phase` that no supplier meets.
+    fn unmet(&self, i: usize, phase: Phase) -> Option<usize> {
+        self.requirements[i]
+            .iter()
+            .position(|r| r.phase == phase && !self.met(i, r))
+    }
+
+    fn met(&self, i: usize, r: &Requirement) -> bool {
+        // Nothing supplies it, or only the tier itself in a way it never
+        // can (a runtime trigger in the same tier, its own output read
+        // before the build): reported on its own, taken as met here.
+        let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i);
+        if r.suppliers.iter().all(own) {
+            return true;
+        }
+        r.suppliers.iter().any(|s| {
+            let Some(&j) = self.index.get(&s.tier) else {
+                return true;
+            };
+            match (&s.level, j == i) {
+                (Level::Stage1, true) => true,
+                (Level::Stage1, false) => self.started[j],
+                (Level::Applied, true) => r.phase == Phase::Apply,
+                (Level::Applied | Level::Runtime(_), false) => self.applied[j],
+                (Level::Runtime(_), true) => false,
+            }
+        })
+    }
+
+    fn at(&self, id: &TierId) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Whether the tier's reconcile ever starts (its stage 1 applies).
+    pub fn started(&self, id: &TierId) -> bool {
+        self.at(id).is_none_or(|i| self.started[i])
+    }
+
+    /// Whether the tier ever applies all its stages.
+    pub fn applied(&self, id: &TierId) -> bool {
+        self.at(id).is_none_or(|i| self.applied[i])
+    }
+
+    /// Whether the tier ever becomes Ready.
+    pub fn ready(&self, id: &TierId) -> bool {
+        self.at(id).is_none_or(|i| self.ready[i])
+    }
+
+    /// Why `id` never gets to Ready, step by step from `id`, until a root
+    /// cause or a tier already in the chain (a loop).
+    pub fn chain(&self, id: &TierId) -> Vec<Step> {
+        let mut out = Vec::new();
+        let Some(mut i) = self.at(id) else {
+            return out;
+        };
+        let mut seen = vec![false; self.ids.len()];
+        while !seen[i] {
+            seen[i] = true;
+            let tier = self.ids[i].clone();
+            let step = match &self.blockers[i] {
+                None => break,
+                Some(Blocker::Suspended) => Step::Suspended { tier },
+                Some(Blocker::Parent(p)) => Step::RenderedBy {
+                    tier,
+                    parent: self.ids[*p].clone(),
+                },
+                Some(Blocker::DependsOn(d)) => Step::DependsOn {
+                    tier,
+                    on: self.ids[*d].clone(),
+                },
+                Some(Blocker::WaitsFor(c)) => Step::WaitsFor {
+                    tier,
+                    child: self.ids[*c].clone(),
+                },
+                Some(Blocker::Needs(r)) => {
+                    let r = &self.requirements[i][*r];
+                    // A requirement only the tier itself supplies is taken
+                    // as met, so an unmet one has another supplier.
+                    match r.suppliers.iter().find(|s| s.tier != tier) {
+                        Some(s) => Step::Needs {
+                            tier,
+                            what: r.what.clone(),
+                            from: s.tier.clone(),
+                        },
+                        None => break,
+                    }
+                }
+            };
+            let next = step.next().and_then(|t| self.at(t));
+            out.push(step);
+            match next {
+                Some(j) => i = j,
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Tiers that never start, with the first step of their chain.
+    pub fn never_started(&self) -> impl Iterator<Item = &TierId> {
+        self.ids
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.started[*i])
+            .map(|(_, id)| id)
+    }
+}

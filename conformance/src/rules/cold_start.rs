@@ -1,0 +1,622 @@
+//! The wording of cold-start verdicts, shared by the rules that report them
+//! (`crd-unavailable`, `second-order-crd`, `health-gate`, `cold-start-race`,
+//! `namespace-missing`, `unresolved-reference`): one place says what a race,
+//! a deadlock or an ungated supplier means, names the chain, and offers a
+//! fix that is checked not to close a cycle.
+
+use super::finding::Cause;
+use super::{Finding, Rule};
+use crate::convergence::{
+    ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Step, Ungated, Verdict,
+    simulate::chain_text,
+};
+use crate::model::{Object, Span, Tier, TierId};
+use crate::provenance::{Provenance, crd_name};
+
+/// One judged need.
+#[derive(Debug, Clone, Copy)]
+pub enum Need<'a, 'm> {
+    Kind(&'a KindUse<'m>),
+    Namespace(&'a NamespaceUse<'m>),
+    Reference(&'a ReferenceUse<'m>),
+}
+
+impl<'m> Need<'_, 'm> {
+    pub fn tier(&self) -> &'m Tier {
+        match self {
+            Need::Kind(u) => u.tier,
+            Need::Namespace(u) => u.tier,
+            Need::Reference(u) => u.tier,
+        }
+    }
+    pub fn object(&self) -> Option<&'m Object> {
+        match self {
+            Need::Kind(u) => Some(u.object),
+            Need::Namespace(u) => Some(u.object),
+            Need::Reference(u) => u.object,
+        }
+    }
+    pub fn verdict(&self) -> &Verdict {
+        match self {
+            Need::Kind(u) => &u.verdict,
+            Need::Namespace(u) => &u.verdict,
+            Need::Reference(u) => &u.verdict,
+        }
+    }
+}
+
+/// Every judged need of a cluster.
+pub fn needs<'a, 'm>(a: &'a ClusterAnalysis<'m>) -> impl Iterator<Item = Need<'a, 'm>> {
+    a.uses
+        .iter()
+        .map(Need::Kind)
+        .chain(a.namespaces.iter().map(Need::Namespace))
+        .chain(a.references.iter().map(Need::Reference))
+}
+
+/// The rule that reports a need's verdict. Matched exhaustively.
+pub fn rule_of(need: Need) -> Option<&'static str> {
+    match need {
+        Need::Kind(u) => u.rule(),
+        Need::Namespace(u) => match &u.verdict {
+            Verdict::Available | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
+            Verdict::Ungated { .. } | Verdict::Race { .. } => Some("cold-start-race"),
+            Verdict::Deadlock(_) | Verdict::Unknown => Some("namespace-missing"),
+        },
+        Need::Reference(u) => match &u.verdict {
+            Verdict::Available
+            | Verdict::Unknown
+            | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
+            Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.permanent.is_some() => {
+                Some("unresolved-reference")
+            }
+            Verdict::Ungated { .. } | Verdict::Race { .. } => Some("cold-start-race"),
+            Verdict::Deadlock(_) => Some("unresolved-reference"),
+        },
+    }
+}
+
+/// The findings of `rule` over every cluster's needs.
+pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for a in &cx.analyses {
+        for need in needs(a).filter(|n| rule_of(*n) == Some(rule.id())) {
+            out.push(finding(rule, a, need));
+        }
+    }
+    out
+}
+
+/// What a need is, in words: the subject and what it needs.
+struct Words {
+    /// "ExternalSecret/db/creds in grafana", "Kustomization apps".
+    subject: String,
+    /// "needs externalsecrets.external-secrets.io", "needs namespace vms",
+    /// "refers to StorageClass/fast (storageClassName)".
+    wants: String,
+    /// The thing needed, for grouping ("external-secrets.io", "namespace vms").
+    thing: String,
+}
+
+fn words(a: &ClusterAnalysis, need: Need) -> Words {
+    let label = a.cluster.tier_label(&need.tier().id);
+    let subject = match need.object() {
+        Some(o) => format!("{} in {label}", o.id),
+        None => format!("Kustomization {label}"),
+    };
+    match need {
+        Need::Kind(u) => Words {
+            subject,
+            wants: format!("needs {}", crd_name(&u.object.id.group, &u.object.id.kind)),
+            thing: u.object.id.group.clone(),
+        },
+        Need::Namespace(u) => Words {
+            subject,
+            wants: format!("needs namespace {}", u.namespace),
+            thing: format!("namespace {}", u.namespace),
+        },
+        Need::Reference(u) => Words {
+            subject,
+            wants: format!("refers to {} ({})", u.reference.target(), u.reference.via),
+            thing: u.reference.target(),
+        },
+    }
+}
+
+/// How `supplier` provides the need: "whose CRD infra applies", "which
+/// cdi-operator creates once CDI/cdi in platform is reconciled".
+fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
+    let p = a.cluster.tier_label(supplier);
+    match need {
+        Need::Kind(u) => match &u.provenance {
+            Provenance::Runtime { how, trigger, .. } => format!(
+                "which {} once {}/{} in {p} is reconciled",
+                how.describe(),
+                trigger.kind,
+                trigger.name
+            ),
+            Provenance::Crd { .. } => format!("whose CRD {p} applies"),
+            Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Unchecked { .. }
+            | Provenance::Unknown => format!("which {p} provides"),
+        },
+        Need::Namespace(_) => format!("which {p} creates"),
+        Need::Reference(_) => format!("which {p} applies"),
+    }
+}
+
+/// "retries every 1h" (the consumer's `retryInterval`, else `interval`).
+fn retries(tier: &Tier) -> String {
+    match tier.retry_interval() {
+        Some(every) => format!("retries every {every}"),
+        None => "retries at its interval".into(),
+    }
+}
+
+/// The objects of `supplier` that provide the need, for "move …" fixes.
+fn providing(need: Need, supplier: &TierId, a: &ClusterAnalysis) -> String {
+    match need {
+        Need::Kind(u) => match &u.provenance {
+            Provenance::Runtime { trigger, .. } => format!("{}/{}", trigger.kind, trigger.name),
+            Provenance::Crd { .. } => format!(
+                "CustomResourceDefinition {}",
+                crd_name(&u.object.id.group, &u.object.id.kind)
+            ),
+            _ => format!("what {} applies", a.cluster.tier_label(supplier)),
+        },
+        Need::Namespace(u) => format!("Namespace {}", u.namespace),
+        Need::Reference(u) => u.reference.target(),
+    }
+}
+
+/// The fix "add `dependsOn: supplier` to consumer", unless that would close
+/// a cycle: then what must move instead.
+fn depend_fix(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
+    let consumer = &need.tier().id;
+    let t = a.cluster.tier_label(consumer);
+    let p = a.cluster.tier_label(supplier);
+    if a.order.needs_first(supplier, consumer) {
+        format!(
+            "`dependsOn: {p}` on {t} would close a cycle ({p} is only Ready after {t} has applied); move {} out of {p} into {t} or into a tier {t} depends on",
+            providing(need, supplier, a)
+        )
+    } else {
+        format!("add `dependsOn: {p}` to {t}")
+    }
+}
+
+/// The health-check fix for a runtime supplier whose Ready does not prove
+/// the CRD exists, with the YAML to add.
+fn gate_fix(a: &ClusterAnalysis, u: &KindUse, supplier: &TierId) -> (String, Option<String>) {
+    let p = a.cluster.tier_label(supplier);
+    let Provenance::Runtime { how, trigger, .. } = &u.provenance else {
+        return (format!("gate {p} on health (`wait: true`)"), None);
+    };
+    let crd = crd_name(&u.object.id.group, &u.object.id.kind);
+    let tier = &a.cluster.tiers[supplier];
+    if how.kstatus_reads() {
+        let fix = if tier.wait {
+            format!(
+                "make {p}'s Ready wait for {}/{}",
+                trigger.kind, trigger.name
+            )
+        } else {
+            format!(
+                "set `wait: true` on {p} (or add a healthChecks entry for {}/{})",
+                trigger.kind, trigger.name
+            )
+        };
+        return (fix, None);
+    }
+    match how.health_expr() {
+        Some(expr) => {
+            let wait = if tier.wait {
+                String::new()
+            } else {
+                "  wait: true\n".to_string()
+            };
+            let mut yaml = format!(
+                "# in Kustomization {p}:\nspec:\n{wait}  healthCheckExprs:\n    - apiVersion: {}\n      kind: {}\n      current: {}\n",
+                trigger.api_version(),
+                trigger.kind,
+                expr.current
+            );
+            if let Some(failed) = &expr.failed {
+                yaml.push_str(&format!("      failed: {failed}\n"));
+            }
+            (
+                format!(
+                    "kstatus reads {} as healthy as soon as it exists; give {p} a healthCheckExprs entry for {} (below) so its Ready waits for {}, or, with `wait: false`, a healthChecks entry naming CustomResourceDefinition {crd}",
+                    trigger.kind,
+                    trigger.kind,
+                    how.who()
+                ),
+                Some(yaml),
+            )
+        }
+        None => (
+            format!(
+                "kstatus reads {} as healthy as soon as it exists; give {p} a healthCheckExprs entry for {} that tells when {} is done, or, with `wait: false`, a healthChecks entry naming CustomResourceDefinition {crd}",
+                trigger.kind,
+                trigger.kind,
+                how.who()
+            ),
+            None,
+        ),
+    }
+}
+
+/// The root of a deadlock chain, for the fix.
+fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
+    let l = |t: &TierId| a.cluster.tier_label(t);
+    match chain.last() {
+        Some(Step::Suspended { tier }) => format!(
+            "resume {} (remove `suspend: true`), or stop relying on what it applies",
+            l(tier)
+        ),
+        Some(step) => format!(
+            "fix {} first: it {}",
+            l(step.tier()),
+            step.predicate(a.cluster)
+        ),
+        None => "fix the tier that never applies".into(),
+    }
+}
+
+/// The finding for one judged need.
+pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
+    let cluster = a.cluster;
+    let tier = need.tier();
+    let label = cluster.tier_label(&tier.id);
+    let w = words(a, need);
+    let mut related = vec![(tier.defined_at.clone(), format!("Kustomization {label}"))];
+    let mut detail = None;
+    let cause_of = |kind: &str, supplier: &TierId, fix: String, text: String| Cause {
+        key: format!("{kind}:{supplier}:{}", w.thing),
+        text,
+        fix,
+    };
+    let (message, why, fix, cause) = match need.verdict() {
+        Verdict::Race { supplier, possible } => {
+            let p = cluster.tier_label(supplier);
+            if *possible {
+                let fix = format!(
+                    "if {p} provides it, add `dependsOn: {p}` to {label}; otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)"
+                );
+                (
+                    format!(
+                        "{} {}, which no checked Kustomization provides; it may come from {p}, which was not checked and which {label} is not ordered after",
+                        w.subject, w.wants
+                    ),
+                    format!(
+                        "if {p} provides it, {label} fails its dry-run until {p} has applied, then {} (GetRetryInterval)",
+                        retries(tier)
+                    ),
+                    fix,
+                    Some(cause_of(
+                        "possible",
+                        supplier,
+                        format!("if {p} provides it, add `dependsOn: {p}` to each of them"),
+                        format!(
+                            "{} may come from {p}, which was not checked and which none of them is ordered after",
+                            w.thing
+                        ),
+                    )),
+                )
+            } else {
+                let fix = depend_fix(a, need, supplier);
+                let permanent = match need {
+                    Need::Reference(u) => u.reference.permanent,
+                    _ => None,
+                };
+                let message = format!(
+                    "{} {}, {}, but {label} is not ordered after {p}",
+                    w.subject,
+                    w.wants,
+                    supplied_by(a, need, supplier)
+                );
+                let why = match permanent {
+                    Some(harm) => format!(
+                        "a race lost for good: on a cold start (or after a prune) the object can be acted on before {} exists, and {harm}",
+                        w.thing
+                    ),
+                    None => format!(
+                        "on a cold start {label} fails until {p} has applied, then {}: it converges, at the cost of failed reconciles and that delay on every cold start",
+                        retries(tier)
+                    ),
+                };
+                let text = format!(
+                    "{} comes from {p}, which none of them is ordered after",
+                    w.thing
+                );
+                let all = format!(
+                    "add `dependsOn: {p}` to each of them (each finding says if that would close a cycle)"
+                );
+                (message, why, fix, Some(cause_of("race", supplier, all, text)))
+            }
+        }
+        Verdict::Ungated { supplier, why } => {
+            let p = cluster.tier_label(supplier);
+            let (trigger_text, operator) = match need {
+                Need::Kind(KindUse {
+                    provenance: Provenance::Runtime { trigger, how, .. },
+                    ..
+                }) => (format!("{}/{}", trigger.kind, trigger.name), how.who()),
+                _ => (format!("what {p} applies"), "its controller".into()),
+            };
+            let reason = match why {
+                Ungated::RenderedBy => format!(
+                    "{label} is applied by {p} and starts as soon as it is, without waiting for {p} to be Ready"
+                ),
+                Ungated::NotReady => format!(
+                    "{label} starts once {p} has applied, but nothing makes it wait for {p} to be Ready"
+                ),
+                Ungated::NoCheck => format!(
+                    "{p} has no health check on {trigger_text} (no `wait: true`, no healthChecks entry), so it is Ready before the CRD exists"
+                ),
+                Ungated::Unreadable(_) => format!(
+                    "{p} health-checks {trigger_text}, but kstatus reads it as Current as soon as it exists (it has no Ready condition and no status.observedGeneration), so {p} is Ready before {operator} has created the CRD"
+                ),
+            };
+            let (fix, yaml) = match (need, why) {
+                (_, Ungated::RenderedBy | Ungated::NotReady) => {
+                    (depend_fix(a, need, supplier), None)
+                }
+                (Need::Kind(u), Ungated::NoCheck | Ungated::Unreadable(_)) => {
+                    gate_fix(a, u, supplier)
+                }
+                (_, Ungated::NoCheck | Ungated::Unreadable(_)) => {
+                    (format!("gate {p} on health"), None)
+                }
+            };
+            detail = yaml;
+            let message = format!(
+                "{} {}, {}; {reason}",
+                w.subject,
+                w.wants,
+                supplied_by(a, need, supplier)
+            );
+            let text = format!("{} comes from {p}, whose Ready does not prove it exists", w.thing);
+            (
+                message,
+                format!(
+                    "dependsOn waits for Ready (checkDependencies), and {p}'s Ready comes before the CRD exists: the first dry-run of {label} races {operator}, and {label} {} until it wins",
+                    retries(tier)
+                ),
+                fix.clone(),
+                Some(cause_of("ungated", supplier, fix, text)),
+            )
+        }
+        Verdict::Deadlock(Deadlock::SameTier) => {
+            let (trigger_text, how) = match need {
+                Need::Kind(KindUse {
+                    provenance: Provenance::Runtime { trigger, how, .. },
+                    ..
+                }) => (format!("{}/{}", trigger.kind, trigger.name), how.describe()),
+                _ => ("its trigger".into(), "a controller creates".into()),
+            };
+            let object = need.object().map(|o| o.id.to_string()).unwrap_or_default();
+            (
+                format!(
+                    "{} {}, which {how} only after {trigger_text} (same tier) is reconciled; Flux dry-runs the whole stage first, so this tier can never converge",
+                    w.subject, w.wants
+                ),
+                "Flux dry-runs every object of a stage before applying any (ssa ApplyAllStaged); the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created".into(),
+                format!(
+                    "move {object} to a tier with `dependsOn: {label}` whose Ready proves the CRD exists, and make everything that uses it depend on that tier"
+                ),
+                None,
+            )
+        }
+        Verdict::Deadlock(Deadlock::OwnOutput) => (
+            format!(
+                "{} reads {} before it builds, but only its own output defines it",
+                w.subject, w.thing
+            ),
+            format!(
+                "kustomize-controller reads the source and substituteFrom objects before the build; {label} never builds, so it never creates them"
+            ),
+            format!("define {} in a tier that {label} depends on", w.thing),
+            None,
+        ),
+        Verdict::Deadlock(Deadlock::Never {
+            supplier,
+            chain,
+            loops,
+        }) => {
+            let p = cluster.tier_label(supplier);
+            let chain_words = chain_text(cluster, chain);
+            let message = if *loops {
+                format!(
+                    "{} {}, {}; but {p} {chain_words}: {p} can only apply after {label}, so neither ever converges",
+                    w.subject,
+                    w.wants,
+                    supplied_by(a, need, supplier)
+                )
+            } else {
+                format!(
+                    "{} {}, {}; but {p} never applies on a cold start: it {chain_words}",
+                    w.subject,
+                    w.wants,
+                    supplied_by(a, need, supplier)
+                )
+            };
+            let fix = if *loops {
+                format!(
+                    "move {} out of {p} into {label} or a tier {label} depends on, or break what makes {p} wait for {label}",
+                    providing(need, supplier, a)
+                )
+            } else {
+                root_fix(a, chain)
+            };
+            for step in chain.iter().take(6) {
+                let t = &cluster.tiers[step.tier()];
+                if t.id != tier.id {
+                    related.push((
+                        t.defined_at.clone(),
+                        format!("Kustomization {}", cluster.tier_label(&t.id)),
+                    ));
+                }
+            }
+            let text = if *loops {
+                format!("{} comes from {p}, which can only apply after them", w.thing)
+            } else {
+                format!("{} comes from {p}, which never applies: it {chain_words}", w.thing)
+            };
+            (
+                message,
+                format!(
+                    "on a cold start {p} never applies, so {label} fails every retry and never becomes Ready; every tier that depends on {label} waits for ever"
+                ),
+                fix.clone(),
+                Some(cause_of(
+                    "deadlock",
+                    supplier,
+                    if *loops {
+                        format!(
+                            "move {} out of {p} into a tier all of them depend on, or break what makes {p} wait for them",
+                            providing(need, supplier, a)
+                        )
+                    } else {
+                        fix
+                    },
+                    text,
+                )),
+            )
+        }
+        Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => (
+            format!(
+                "{} {}, {}; but {} never applies on a cold start: it {}",
+                w.subject,
+                w.wants,
+                supplied_by(a, need, supplier),
+                cluster.tier_label(supplier),
+                chain_text(cluster, chain)
+            ),
+            "downstream of a deadlock reported where it is".into(),
+            root_fix(a, chain),
+            None,
+        ),
+        Verdict::Unknown => match need {
+            Need::Kind(u) => (
+                format!(
+                    "{} {}, but nothing provides it: it is not built in to Kubernetes, no CRD in the repository defines it, and no chart in the catalog installs it",
+                    w.subject, w.wants
+                ),
+                "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'".into(),
+                format!(
+                    "add the CRD to {label} or a tier it depends on; if it is installed outside Flux, list `{}` under catalog.preinstalled in conformance.yaml; if a HelmRelease installs it, add the chart under catalog.charts",
+                    u.object.id.group
+                ),
+                Some(Cause {
+                    key: format!("unknown:{}", u.object.id.group),
+                    text: format!("nothing provides the kinds of {}", u.object.id.group),
+                    fix: format!(
+                        "if {} is installed outside Flux, list it under catalog.preinstalled in conformance.yaml",
+                        u.object.id.group
+                    ),
+                }),
+            ),
+            Need::Namespace(u) => (
+                format!(
+                    "{}: namespace {} is created by no Kustomization of cluster {}",
+                    w.subject, u.namespace, cluster.name
+                ),
+                "on a cold cluster the namespace does not exist when this tier is dry-run, so the stage fails with 'namespaces not found' and the tier never becomes Ready".into(),
+                format!("add a Namespace {} to {label} or to a tier it depends on", u.namespace),
+                Some(Cause {
+                    key: format!("unknown:namespace {}", u.namespace),
+                    text: format!("no Kustomization creates namespace {}", u.namespace),
+                    fix: format!("create Namespace {} in a tier they all depend on", u.namespace),
+                }),
+            ),
+            Need::Reference(_) => (
+                format!("{} {}, which nothing defines", w.subject, w.wants),
+                String::new(),
+                String::new(),
+                None,
+            ),
+        },
+        Verdict::Available => (
+            format!("{} {}", w.subject, w.wants),
+            String::new(),
+            String::new(),
+            None,
+        ),
+    };
+    if let Need::Kind(KindUse {
+        provenance:
+            Provenance::Runtime {
+                at: Some(at),
+                trigger,
+                tier: t,
+                ..
+            },
+        ..
+    }) = need
+    {
+        related.push((
+            at.clone(),
+            format!(
+                "{}/{} in {}",
+                trigger.kind,
+                trigger.name,
+                cluster.tier_label(t)
+            ),
+        ));
+    }
+    if let Need::Kind(KindUse {
+        provenance: Provenance::Crd {
+            at: Some(at),
+            tier: t,
+        },
+        object,
+        ..
+    }) = need
+    {
+        related.push((
+            at.clone(),
+            format!(
+                "CustomResourceDefinition {} in {}",
+                crd_name(&object.id.group, &object.id.kind),
+                cluster.tier_label(t)
+            ),
+        ));
+    }
+    if let Need::Reference(u) = need
+        && let Some((t, Some(span))) = u.targets.first()
+    {
+        related.push((
+            span.clone(),
+            format!("{} in {}", u.reference.target(), cluster.tier_label(t)),
+        ));
+    }
+    let at = match need {
+        Need::Reference(u) => {
+            let file = u
+                .object
+                .and_then(|o| o.source.as_ref().map(|s| s.file.clone()))
+                .unwrap_or_else(|| tier.defined_at.file.clone());
+            Some(Span::new(file, u.reference.line))
+        }
+        _ => need
+            .object()
+            .and_then(|o| o.source.clone())
+            .or_else(|| Some(tier.defined_at.clone())),
+    };
+    let mut f = Finding::new(rule, cluster.name.clone(), label, message)
+        .object_opt(need.object().map(|o| o.id.to_string()))
+        .at(at)
+        .related_all(related)
+        .why(why)
+        .fix(fix);
+    if let Some(d) = detail {
+        f = f.detail(d);
+    }
+    if let Some(c) = cause {
+        f = f.cause(c);
+    }
+    f
+}

@@ -1,0 +1,743 @@
+//! The cold-start model (issue 10): deadlock or race, health as Flux
+//! computes it, parents that wait for their children, suspension, tiers that
+//! were not checked, parity that compares only overlays. Each test writes the
+//! smallest repository that shows one behaviour.
+
+#![allow(clippy::unwrap_used)] // test scaffolding
+
+use std::path::Path;
+
+use conformance::rules::Severity;
+
+mod support;
+use support::*;
+
+fn crd(plural: &str, group: &str, kind: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    kind: {kind}\n    plural: {plural}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n"
+    )
+}
+
+fn cr(group: &str, kind: &str, name: &str) -> String {
+    format!(
+        "apiVersion: {group}/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: default\nspec: {{}}\n"
+    )
+}
+
+fn helmrelease(name: &str, chart: &str) -> String {
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: {chart}\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n"
+    )
+}
+
+/// The CDI operator's CRD and a CDI CR (the trigger of the cdi.kubevirt.io
+/// second-order kinds).
+fn cdi(root: &Path, dir: &str) {
+    write(
+        root,
+        &format!("{dir}/cdi-crd.yaml"),
+        &crd("cdis", "cdi.kubevirt.io", "CDI").replace("scope: Namespaced", "scope: Cluster"),
+    );
+    write(
+        root,
+        &format!("{dir}/cdi.yaml"),
+        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n",
+    );
+}
+
+fn storage_profile(root: &Path, rel: &str) {
+    write(
+        root,
+        rel,
+        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: StorageProfile\nmetadata:\n  name: longhorn\nspec:\n  claimPropertySets:\n    - accessModes: [ReadWriteMany]\n      volumeMode: Block\n",
+    );
+}
+
+fn tiers(root: &Path, docs: &[String]) {
+    write(root, "clusters/prod/tiers.yaml", &docs.join("---\n"));
+}
+
+fn found<'o>(
+    outcome: &'o conformance::check::Outcome,
+    rule: &str,
+) -> Vec<&'o conformance::rules::Finding> {
+    outcome.findings.iter().filter(|f| f.rule == rule).collect()
+}
+
+fn all(outcome: &conformance::check::Outcome) -> String {
+    outcome
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} [{}] {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                f.kustomization,
+                f.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The widgets CRD in tier `crds`, a Widget in tier `apps`.
+fn widget_repo(root: &Path, crds_extra: &str, apps_extra: &str) {
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[
+            ks("crds", "flux-system", "./crds", crds_extra),
+            ks("apps", "flux-system", "./apps", apps_extra),
+        ],
+    );
+    write(
+        root,
+        "crds/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    write(root, "apps/widget.yaml", &cr("example.com", "Widget", "w"));
+}
+
+#[test]
+fn a_kind_from_an_unordered_tier_is_a_race_with_its_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    widget_repo(dir.path(), "", "  retryInterval: 2m\n");
+    let outcome = run(dir.path());
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    let race = found(&outcome, "cold-start-race");
+    assert_eq!(race.len(), 1, "{}", all(&outcome));
+    let f = race[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.kustomization, "apps");
+    assert!(
+        f.message.contains("not ordered after crds"),
+        "{}",
+        f.message
+    );
+    assert!(f.why.contains("retries every 2m"), "{}", f.why);
+    assert_eq!(f.fix, "add `dependsOn: crds` to apps");
+}
+
+#[test]
+fn ordering_the_race_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    widget_repo(dir.path(), "", "  dependsOn:\n    - name: crds\n");
+    let outcome = run(dir.path());
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_provider_that_depends_on_its_consumer_is_a_deadlock_with_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    // crds has a CRD, so its stage 1 would apply as soon as it starts; it
+    // never starts, because it waits for apps, which needs its CRD.
+    widget_repo(dir.path(), "  dependsOn:\n    - name: apps\n", "");
+    let outcome = run(dir.path());
+    let errors = found(&outcome, "crd-unavailable");
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    let f = errors[0];
+    assert_eq!(f.kustomization, "apps");
+    assert!(
+        f.message.contains("crds depends on apps")
+            && f.message.contains("crds can only apply after apps"),
+        "{}",
+        f.message
+    );
+    // The obvious fix (apps dependsOn crds) would close a cycle.
+    assert!(
+        f.fix
+            .starts_with("move CustomResourceDefinition widgets.example.com out of crds"),
+        "{}",
+        f.fix
+    );
+    assert!(
+        found(&outcome, "cold-start-race").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_provider_rendered_by_its_consumer_is_a_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(root, &[ks("apps", "flux-system", "./apps", "")]);
+    write(root, "apps/widget.yaml", &cr("example.com", "Widget", "w"));
+    write(
+        root,
+        "apps/crds-ks.yaml",
+        &ks("crds", "flux-system", "./crds", ""),
+    );
+    write(
+        root,
+        "crds/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    let outcome = run(root);
+    let errors = found(&outcome, "crd-unavailable");
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert!(
+        errors[0].message.contains("crds is applied by apps"),
+        "{}",
+        errors[0].message
+    );
+}
+
+#[test]
+fn needs_that_loop_across_tiers_are_a_deadlock_on_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  charts:\n    - chart: alpha\n      groups: [alpha.io]\n    - chart: beta\n      groups: [beta.io]\n",
+    );
+    tiers(
+        root,
+        &[
+            ks("a", "flux-system", "./a", ""),
+            ks("b", "flux-system", "./b", ""),
+        ],
+    );
+    write(root, "a/hr.yaml", &helmrelease("alpha", "alpha"));
+    write(root, "a/uses.yaml", &cr("beta.io", "Beta", "x"));
+    write(root, "b/hr.yaml", &helmrelease("beta", "beta"));
+    write(root, "b/uses.yaml", &cr("alpha.io", "Alpha", "y"));
+    let outcome = run(root);
+    let errors = found(&outcome, "crd-unavailable");
+    assert_eq!(errors.len(), 2, "{}", all(&outcome));
+    let a = errors.iter().find(|f| f.kustomization == "a").unwrap();
+    assert!(
+        a.message.contains("but b needs alpha.io/Alpha from a"),
+        "{}",
+        a.message
+    );
+}
+
+#[test]
+fn a_child_that_depends_on_its_waiting_parent_is_a_dependency_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[ks("parent", "flux-system", "./parent", "  wait: true\n")],
+    );
+    write(
+        root,
+        "parent/child.yaml",
+        &ks(
+            "child",
+            "flux-system",
+            "./child",
+            "  dependsOn:\n    - name: parent\n",
+        ),
+    );
+    write(root, "child/cm.yaml", &configmap("c"));
+    let outcome = run(root);
+    let cycles = found(&outcome, "dependency-cycle");
+    assert_eq!(cycles.len(), 2, "{}", all(&outcome));
+    assert!(
+        cycles[0].message.contains("child → parent ⇢ child"),
+        "{}",
+        cycles[0].message
+    );
+    // Without the wait there is no cycle.
+    let text = std::fs::read_to_string(root.join("clusters/prod/tiers.yaml")).unwrap();
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &text.replace("  wait: true\n", ""),
+    );
+    let outcome = run(root);
+    assert!(
+        found(&outcome, "dependency-cycle").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_waiting_parent_covers_what_its_children_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[
+            ks("infra", "flux-system", "./infra", "  wait: true\n"),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: infra\n",
+            ),
+        ],
+    );
+    write(
+        root,
+        "infra/crds-ks.yaml",
+        &ks("crds", "flux-system", "./crds", ""),
+    );
+    write(
+        root,
+        "crds/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    write(root, "apps/widget.yaml", &cr("example.com", "Widget", "w"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // A parent that does not wait is Ready before its children apply.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("infra", "flux-system", "./infra", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: infra\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    let outcome = run(root);
+    assert_eq!(
+        found(&outcome, "cold-start-race").len(),
+        1,
+        "{}",
+        all(&outcome)
+    );
+}
+
+/// platform (the CDI trigger), platform-cdi (a StorageProfile) after it.
+fn cdi_repo(root: &Path, platform_extra: &str) {
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[
+            ks("platform", "flux-system", "./platform", platform_extra),
+            ks(
+                "platform-cdi",
+                "flux-system",
+                "./platform-cdi",
+                "  dependsOn:\n    - name: platform\n",
+            ),
+        ],
+    );
+    cdi(root, "platform");
+    storage_profile(root, "platform-cdi/profile.yaml");
+}
+
+#[test]
+fn wait_on_a_trigger_kstatus_cannot_read_is_a_health_gate_with_a_fix_that_works() {
+    let dir = tempfile::tempdir().unwrap();
+    cdi_repo(dir.path(), "  wait: true\n");
+    let outcome = run(dir.path());
+    let gates = found(&outcome, "health-gate");
+    assert_eq!(gates.len(), 1, "{}", all(&outcome));
+    let f = gates[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.message.contains("kstatus reads it as Current"),
+        "{}",
+        f.message
+    );
+    let yaml = f.detail.as_deref().unwrap();
+    assert!(
+        yaml.contains("healthCheckExprs:") && yaml.contains("current: status.phase == 'Deployed'"),
+        "{yaml}"
+    );
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+}
+
+#[test]
+fn health_check_exprs_on_the_trigger_gate_it() {
+    let dir = tempfile::tempdir().unwrap();
+    cdi_repo(
+        dir.path(),
+        "  wait: true\n  healthCheckExprs:\n    - apiVersion: cdi.kubevirt.io/v1beta1\n      kind: CDI\n      current: status.phase == 'Deployed'\n",
+    );
+    let outcome = run(dir.path());
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_health_check_naming_the_runtime_crd_gates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    cdi_repo(
+        dir.path(),
+        "  healthChecks:\n    - apiVersion: apiextensions.k8s.io/v1\n      kind: CustomResourceDefinition\n      name: storageprofiles.cdi.kubevirt.io\n",
+    );
+    let outcome = run(dir.path());
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn no_health_check_at_all_is_a_health_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    cdi_repo(dir.path(), "");
+    let outcome = run(dir.path());
+    let gates = found(&outcome, "health-gate");
+    assert_eq!(gates.len(), 1, "{}", all(&outcome));
+    assert!(
+        gates[0].message.contains("has no health check"),
+        "{}",
+        gates[0].message
+    );
+}
+
+#[test]
+fn a_suspended_dependency_stops_its_dependents() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[
+            ks("db", "flux-system", "./db", "  suspend: true\n"),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: db\n",
+            ),
+            ks(
+                "web",
+                "flux-system",
+                "./web",
+                "  dependsOn:\n    - name: apps\n",
+            ),
+            ks("crds", "flux-system", "./crds", "  suspend: true\n"),
+            ks("users", "flux-system", "./users", ""),
+        ],
+    );
+    write(root, "db/cm.yaml", &configmap("db"));
+    write(root, "apps/cm.yaml", &configmap("apps"));
+    write(root, "web/cm.yaml", &configmap("web"));
+    write(
+        root,
+        "crds/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    write(root, "users/widget.yaml", &cr("example.com", "Widget", "w"));
+    let outcome = run(root);
+    let suspended = found(&outcome, "dependency-suspended");
+    assert_eq!(suspended.len(), 1, "{}", all(&outcome));
+    assert_eq!(suspended[0].kustomization, "apps");
+    assert!(
+        suspended[0]
+            .message
+            .contains("neither does the Kustomization after it"),
+        "{}",
+        suspended[0].message
+    );
+    // A kind from a suspended tier never exists.
+    let kinds = found(&outcome, "crd-unavailable");
+    assert_eq!(kinds.len(), 1, "{}", all(&outcome));
+    assert!(
+        kinds[0]
+            .message
+            .contains("crds never applies on a cold start: it is suspended"),
+        "{}",
+        kinds[0].message
+    );
+}
+
+#[test]
+fn a_suspended_subtree_is_judged_as_if_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[ks(
+            "optional",
+            "flux-system",
+            "./optional",
+            "  suspend: true\n",
+        )],
+    );
+    write(root, "optional/a.yaml", &ks("a", "flux-system", "./a", ""));
+    write(
+        root,
+        "optional/b.yaml",
+        &ks("b", "flux-system", "./b", "  dependsOn:\n    - name: a\n"),
+    );
+    write(
+        root,
+        "a/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    write(root, "b/widget.yaml", &cr("example.com", "Widget", "w"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_kind_an_unchecked_tier_may_provide_is_a_possible_race() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    tiers(
+        root,
+        &[
+            ks_from("vendor", "./", "OCIRepository", "vendor"),
+            ks("apps", "flux-system", "./apps", ""),
+        ],
+    );
+    write(root, "apps/widget.yaml", &cr("example.com", "Widget", "w"));
+    let outcome = run(root);
+    let races = found(&outcome, "cold-start-race");
+    assert_eq!(races.len(), 1, "{}", all(&outcome));
+    assert!(
+        races[0]
+            .message
+            .contains("may come from vendor, which was not checked"),
+        "{}",
+        races[0].message
+    );
+    // Ordered after the unchecked tier: nothing to say.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks_from("vendor", "./", "OCIRepository", "vendor"),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: vendor\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    let outcome = run(root);
+    assert!(
+        found(&outcome, "cold-start-race").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_datavolume_racing_its_storage_class_is_harmed_for_good_a_claim_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [cdi.kubevirt.io]\n",
+    );
+    tiers(
+        root,
+        &[
+            ks("storage", "flux-system", "./storage", ""),
+            ks("vms", "flux-system", "./vms", ""),
+        ],
+    );
+    write(
+        root,
+        "storage/class.yaml",
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\nprovisioner: driver.example.com\n",
+    );
+    write(
+        root,
+        "vms/dv.yaml",
+        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata:\n  name: root\n  namespace: default\nspec:\n  source:\n    blank: {}\n  storage:\n    storageClassName: fast\n    resources:\n      requests:\n        storage: 1Gi\n",
+    );
+    write(
+        root,
+        "vms/pvc.yaml",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  storageClassName: fast\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    );
+    let outcome = run(root);
+    let permanent = found(&outcome, "unresolved-reference");
+    assert_eq!(permanent.len(), 1, "{}", all(&outcome));
+    assert_eq!(
+        permanent[0].object.as_deref(),
+        Some("DataVolume/default/root")
+    );
+    assert!(
+        permanent[0].why.contains("a race lost for good"),
+        "{}",
+        permanent[0].why
+    );
+    let races = found(&outcome, "cold-start-race");
+    assert_eq!(races.len(), 1, "{}", all(&outcome));
+    assert_eq!(
+        races[0].object.as_deref(),
+        Some("PersistentVolumeClaim/default/data")
+    );
+}
+
+#[test]
+fn a_dependson_fix_that_would_close_a_cycle_says_what_to_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    // storage depends on apps, and apps claims storage's class: ordering
+    // apps after storage would close a cycle.
+    tiers(
+        root,
+        &[
+            ks(
+                "storage",
+                "flux-system",
+                "./storage",
+                "  dependsOn:\n    - name: apps\n",
+            ),
+            ks("apps", "flux-system", "./apps", ""),
+        ],
+    );
+    write(
+        root,
+        "storage/class.yaml",
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\nprovisioner: driver.example.com\n",
+    );
+    write(
+        root,
+        "apps/pvc.yaml",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  storageClassName: fast\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+    );
+    let outcome = run(root);
+    let races = found(&outcome, "cold-start-race");
+    assert_eq!(races.len(), 1, "{}", all(&outcome));
+    assert!(
+        races[0].fix.contains("would close a cycle")
+            && races[0]
+                .fix
+                .contains("move StorageClass/fast out of storage"),
+        "{}",
+        races[0].fix
+    );
+}
+
+#[test]
+fn severity_in_conformance_yaml_raises_a_race_to_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    widget_repo(dir.path(), "", "");
+    write(
+        dir.path(),
+        "conformance.yaml",
+        "severity:\n  cold-start-race: error\n",
+    );
+    let outcome = run(dir.path());
+    assert_eq!(outcome.errors(), 1, "{}", all(&outcome));
+    assert_eq!(
+        found(&outcome, "cold-start-race")[0].severity,
+        Severity::Error
+    );
+}
+
+#[test]
+fn unrelated_clusters_are_not_compared_overlays_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for (cluster, names) in [
+        ("home", &["media", "network", "storage"][..]),
+        ("nas", &["backup", "minio"][..]),
+    ] {
+        sync(root, &format!("clusters/{cluster}"));
+        let docs: Vec<String> = names
+            .iter()
+            .map(|n| ks(n, "flux-system", &format!("./apps/{n}"), ""))
+            .collect();
+        write(
+            root,
+            &format!("clusters/{cluster}/tiers.yaml"),
+            &docs.join("---\n"),
+        );
+        for n in names {
+            write(root, &format!("apps/{n}/cm.yaml"), &configmap(n));
+        }
+    }
+    let outcome = run(root);
+    assert!(
+        found(&outcome, "graph-parity").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+    let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO);
+    assert!(human.contains("parity: no clusters compared"), "{human}");
+    assert!(human.contains("not compared: home, nas"), "{human}");
+    // An overlay of home that drops one edge is compared, and the edge found.
+    sync(root, "clusters/home-staging");
+    let docs: Vec<String> = ["media", "network", "storage"]
+        .iter()
+        .map(|n| ks(n, "flux-system", &format!("./apps/{n}"), ""))
+        .collect();
+    write(
+        root,
+        "clusters/home-staging/tiers.yaml",
+        &docs.join("---\n"),
+    );
+    let mut home = docs.clone();
+    home[0] = ks(
+        "media",
+        "flux-system",
+        "./apps/media",
+        "  dependsOn:\n    - name: storage\n",
+    );
+    write(root, "clusters/home/tiers.yaml", &home.join("---\n"));
+    let outcome = run(root);
+    let parity = found(&outcome, "graph-parity");
+    assert_eq!(parity.len(), 1, "{}", all(&outcome));
+    assert!(parity[0].message.contains("media"), "{}", parity[0].message);
+    let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO);
+    assert!(
+        human.contains("parity: compared {home, home-staging}")
+            && human.contains("not compared: nas"),
+        "{human}"
+    );
+}
+
+#[test]
+fn findings_sharing_a_cause_are_one_block_in_the_human_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let mut docs = vec![ks("crds", "flux-system", "./crds", "")];
+    for n in ["a", "b", "c"] {
+        docs.push(ks(n, "flux-system", &format!("./{n}"), ""));
+        write(
+            root,
+            &format!("{n}/widget.yaml"),
+            &cr("example.com", "Widget", n),
+        );
+    }
+    tiers(root, &docs);
+    write(
+        root,
+        "crds/widgets.yaml",
+        &crd("widgets", "example.com", "Widget"),
+    );
+    let outcome = run(root);
+    assert_eq!(
+        found(&outcome, "cold-start-race").len(),
+        3,
+        "{}",
+        all(&outcome)
+    );
+    let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO);
+    assert!(
+        human.contains(
+            "warning[cold-start-race]: prod: 3 Widgets in 3 Kustomizations: example.com comes from crds, which none of them is ordered after"
+        ),
+        "{human}"
+    );
+    assert_eq!(
+        human.matches("warning[cold-start-race]").count(),
+        1,
+        "{human}"
+    );
+    let github = conformance::report::ci::github(&outcome);
+    assert_eq!(github.matches("::warning ").count(), 1, "{github}");
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    assert_eq!(json["findings"].as_array().unwrap().len(), 3);
+}
