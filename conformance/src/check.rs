@@ -79,6 +79,8 @@ pub struct CheckOptions {
 pub struct Outcome {
     pub model: Model,
     pub config: crate::config::Config,
+    /// What the repository installs before Flux.
+    pub bootstrap: crate::provenance::bootstrap::Bootstrap,
     pub findings: Vec<Finding>,
     /// The renderer that built the tiers.
     pub renderer: String,
@@ -138,6 +140,7 @@ pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome
     Ok(Outcome {
         model: session.model,
         config: session.config,
+        bootstrap: session.bootstrap,
         findings,
         renderer,
         fallbacks,

@@ -69,16 +69,9 @@ impl TierGraph {
                 (t.id.clone(), deps)
             })
             .collect();
-        let waits = cluster
-            .tiers
-            .values()
-            .map(|t| {
-                let children = crate::convergence::health::waits_for(t, cluster.tiers.values())
-                    .into_iter()
-                    .cloned()
-                    .collect();
-                (t.id.clone(), children)
-            })
+        let waits = crate::convergence::health::wait_edges(cluster)
+            .into_iter()
+            .map(|(t, children)| (t.clone(), children.into_iter().cloned().collect()))
             .collect();
         let relaxed = cluster
             .tiers

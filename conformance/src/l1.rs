@@ -197,7 +197,13 @@ pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
                     ..
                 } => None,
                 Provenance::Runtime {
-                    how: RuntimeHow::Chart { chart },
+                    how: RuntimeHow::Package { package },
+                    ..
+                } => Some(format!(
+                    "its CRD comes from Crossplane package {package}, and a bare k3s runs no Crossplane"
+                )),
+                Provenance::Runtime {
+                    how: RuntimeHow::Chart { chart, .. },
                     ..
                 } => Some(format!(
                     "its CRD comes from chart {chart}, and a bare k3s runs no helm-controller"
@@ -208,6 +214,9 @@ pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
                 Provenance::Preinstalled => {
                     Some("its CRD is installed outside Flux (catalog.preinstalled)".to_string())
                 }
+                Provenance::Bootstrap { at, via } => Some(format!(
+                    "its CRD is installed before Flux by the repository's bootstrap ({via}, {at})"
+                )),
                 Provenance::Unchecked { .. } | Provenance::Unknown => {
                     Some("no known source for its CRD".to_string())
                 }

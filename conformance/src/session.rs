@@ -13,6 +13,7 @@ use crate::convergence::ClusterAnalysis;
 use crate::discover;
 use crate::model::{Cluster, Model};
 use crate::provenance::Catalog;
+use crate::provenance::bootstrap::Bootstrap;
 use crate::render::{Choice, Kustomize};
 use crate::repo::RepoIndex;
 
@@ -27,6 +28,8 @@ pub struct Session {
     renderer: Box<dyn Kustomize>,
     pub index: RepoIndex,
     pub model: Model,
+    /// What the repository installs before Flux.
+    pub bootstrap: Bootstrap,
 }
 
 impl Session {
@@ -49,13 +52,18 @@ impl Session {
         let index = RepoIndex::load(repo)?;
         stat("index", started);
         let model = load_model(repo, &index, renderer.as_ref(), &config)?;
+        let catalog = config.catalog();
+        let started = std::time::Instant::now();
+        let bootstrap = Bootstrap::read(&index, &model, &catalog);
+        stat("bootstrap", started);
         Ok(Session {
             repo: repo.to_path_buf(),
-            catalog: config.catalog(),
+            catalog,
             config,
             renderer,
             index,
             model,
+            bootstrap,
         })
     }
 
@@ -90,7 +98,7 @@ impl Session {
 
     /// The convergence analysis of one cluster.
     pub fn analysis<'s>(&'s self, cluster: &'s Cluster) -> ClusterAnalysis<'s> {
-        ClusterAnalysis::of(cluster, &self.catalog, &self.index)
+        ClusterAnalysis::of(cluster, &self.catalog, &self.index, &self.bootstrap)
     }
 
     /// The model of a previous revision, rendered with the same renderer

@@ -21,7 +21,7 @@ pub mod references;
 pub mod simulate;
 pub mod verdict;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub use order::{Order, TierSet};
 pub use simulate::{Phase, Requirement, Simulation, Step};
@@ -29,6 +29,7 @@ pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 
 use crate::graph::{Cycle, TierGraph};
 use crate::model::{Cluster, Entry, Object, Tier, TierId, TierState};
+use crate::provenance::bootstrap::Bootstrap;
 use crate::provenance::installed::Installed;
 use crate::provenance::{Catalog, Provenance, Providers, Scope};
 use crate::repo::RepoIndex;
@@ -61,6 +62,15 @@ impl KindUse<'_> {
 pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<&'static str> {
     use crate::provenance::RuntimeHow;
     match (verdict, provenance) {
+        // A chart the catalog does not know, matched by name: worth a
+        // warning that says which chart to declare.
+        (
+            Verdict::Available,
+            Provenance::Runtime {
+                how: RuntimeHow::Chart { probable: true, .. },
+                ..
+            },
+        ) => Some("crd-unavailable"),
         (Verdict::Available, _) => None,
         (Verdict::Ungated { .. }, _) => Some("health-gate"),
         (Verdict::Race { .. }, _) => Some("cold-start-race"),
@@ -70,7 +80,8 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<&'static 
         (
             Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
             Provenance::Runtime {
-                how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                how:
+                    RuntimeHow::Operator { .. } | RuntimeHow::Crossplane | RuntimeHow::Package { .. },
                 ..
             },
         ) => Some("second-order-crd"),
@@ -84,6 +95,7 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<&'static 
             | Provenance::BuiltIn
             | Provenance::Flux
             | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
             | Provenance::Unchecked { .. }
             | Provenance::Unknown,
         ) => Some("crd-unavailable"),
@@ -135,10 +147,14 @@ pub struct ClusterAnalysis<'m> {
     pub resumed: Simulation,
     /// Tiers not checked (another source) or not built.
     pub unchecked: Vec<TierId>,
-    /// Namespaces that exist before any tier: the initial ones and Flux's.
-    pub initial_namespaces: BTreeSet<String>,
+    /// Namespaces that exist before any tier: the initial ones, Flux's, the
+    /// platform's (`catalog.preinstalled_namespaces`) and the bootstrap's
+    /// (with where the bootstrap creates them).
+    pub initial_namespaces: BTreeMap<String, Option<(crate::model::Span, String)>>,
     /// The Flux the cluster installs, when the repository shows it.
     pub installed: Option<Installed>,
+    /// What the repository installs before Flux.
+    pub bootstrap: &'m Bootstrap,
 }
 
 /// One need before it is judged.
@@ -172,17 +188,39 @@ impl<'m> ClusterAnalysis<'m> {
         cluster: &'m Cluster,
         catalog: &'m Catalog,
         index: &RepoIndex,
+        bootstrap: &'m Bootstrap,
     ) -> ClusterAnalysis<'m> {
         let graph = TierGraph::of(cluster);
         let cycles = graph.cycles();
         let order = Order::of(cluster);
-        let providers = Providers::of(cluster, catalog);
-        let mut initial_namespaces: BTreeSet<String> =
-            INITIAL_NAMESPACES.iter().map(|s| s.to_string()).collect();
+        let providers = Providers::of(cluster, catalog, bootstrap);
+        let mut initial_namespaces: BTreeMap<String, Option<(crate::model::Span, String)>> =
+            INITIAL_NAMESPACES
+                .iter()
+                .map(|s| (s.to_string(), None))
+                .collect();
+        // The platform's (conformance.yaml) and the bootstrap's.
+        for ns in &catalog.preinstalled_namespaces {
+            initial_namespaces.insert(ns.clone(), None);
+        }
+        for item in bootstrap.of_cluster(&cluster.name) {
+            let ns = match &item.provides {
+                crate::provenance::bootstrap::Provides::Namespace(ns) => ns,
+                crate::provenance::bootstrap::Provides::Chart {
+                    namespace: Some(ns),
+                    crds_only: false,
+                    ..
+                } => ns,
+                _ => continue,
+            };
+            initial_namespaces
+                .entry(ns.clone())
+                .or_insert_with(|| Some((item.at.clone(), item.via.clone())));
+        }
         if let Entry::SyncKustomization { tier, .. } = &cluster.entry {
-            initial_namespaces.insert(tier.namespace.clone());
+            initial_namespaces.insert(tier.namespace.clone(), None);
         } else {
-            initial_namespaces.insert("flux-system".into());
+            initial_namespaces.insert("flux-system".into(), None);
         }
         let unchecked: Vec<TierId> = cluster
             .tiers
@@ -298,6 +336,7 @@ impl<'m> ClusterAnalysis<'m> {
             }
         }
         ClusterAnalysis {
+            bootstrap,
             installed: crate::provenance::installed::installed(cluster, index),
             cluster,
             graph,
@@ -344,6 +383,15 @@ impl<'m> ClusterAnalysis<'m> {
     }
 }
 
+/// How likely a tier that was not checked is to provide a group: its name
+/// or source shares a word with the group (2), it is named for CRDs (1).
+fn relevance(name: &str, url: Option<&str>, group: &str) -> u8 {
+    let words: Vec<&str> = group.split(['.', '-']).filter(|w| w.len() >= 4).collect();
+    let text = format!("{name} {}", url.unwrap_or_default()).to_ascii_lowercase();
+    let shares = words.iter().any(|w| text.contains(&w.to_ascii_lowercase()));
+    2 * u8::from(shares) + u8::from(name.contains("crd"))
+}
+
 /// `group/Kind`, or `Kind` for the core group.
 pub fn kind_text(group: &str, kind: &str) -> String {
     if group.is_empty() {
@@ -359,10 +407,31 @@ fn needs<'m>(
     cluster: &'m Cluster,
     order: &Order,
     providers: &Providers<'m>,
-    initial_namespaces: &BTreeSet<String>,
+    initial_namespaces: &BTreeMap<String, Option<(crate::model::Span, String)>>,
 ) -> Vec<Pending<'m>> {
     let mut out = Vec::new();
     let objects = ObjectIndex::of(cluster);
+    let releases = Releases::of(cluster);
+    // Tiers that were not checked, with the address of their source.
+    let unchecked: Vec<(TierId, Option<String>)> = cluster
+        .tiers
+        .values()
+        .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+        .map(|t| {
+            let url = cluster
+                .tiers
+                .values()
+                .flat_map(|x| x.objects())
+                .find_map(|o| {
+                    (o.id.kind == t.source_ref.kind
+                        && o.id.name == t.source_ref.name
+                        && o.id.namespace.as_deref() == Some(t.source_ref.namespace.as_str()))
+                    .then(|| o.body.str_at(&["spec", "url"]))
+                    .flatten()
+                });
+            (t.id.clone(), url)
+        })
+        .collect();
     for id in &order.sequence {
         let tier = &cluster.tiers[id];
         if tier.remote_target().is_some() {
@@ -372,12 +441,62 @@ fn needs<'m>(
             let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
             match providers.initial(group, kind) {
                 None => {
-                    let located = providers.located(group, kind);
+                    let mut located: Vec<crate::provenance::Provider> = providers
+                        .located(group, kind)
+                        .into_iter()
+                        .cloned()
+                        .collect();
+                    if located.is_empty() {
+                        // Nothing the catalog knows: a chart whose name or
+                        // address matches, probably.
+                        located = providers.probable(group);
+                    }
+                    // Tiers that were not checked whose name or source
+                    // matches the group: they may well provide it (a
+                    // `crds-<operator>` Kustomization of an upstream repo).
+                    let plausible: Vec<&TierId> = unchecked
+                        .iter()
+                        .filter(|(t, url)| {
+                            crate::provenance::chart::plausible(&t.name, url.as_deref(), group)
+                        })
+                        .map(|(t, _)| t)
+                        .collect();
+                    // Nothing at all: any tier that was not checked may, the
+                    // likeliest first.
+                    // A CRD tier that was not checked (`prometheus-crd`,
+                    // built from a remote base) and is applied before this
+                    // one may provide what a same-tier chart cannot.
+                    let plausible: Vec<&TierId> = plausible
+                        .into_iter()
+                        .chain(unchecked.iter().map(|(t, _)| t).filter(|t| {
+                            t.name.contains("crd") && order.applied_before(&tier.id).contains(t)
+                        }))
+                        .collect();
+                    let candidates: Vec<&TierId> = if located.is_empty() && plausible.is_empty() {
+                        let mut all: Vec<&(TierId, Option<String>)> = unchecked.iter().collect();
+                        all.sort_by_key(|(t, url)| {
+                            std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
+                        });
+                        all.into_iter().map(|(t, _)| t).collect()
+                    } else {
+                        plausible
+                    };
+                    for t in candidates {
+                        located.push(crate::provenance::Provider {
+                            group: group.to_string(),
+                            kind: None,
+                            scope: None,
+                            provenance: Provenance::Unchecked { tier: t.clone() },
+                        });
+                    }
                     out.push(Pending {
                         tier,
                         object: Some(object),
                         what: What::Kind { initial: None },
-                        suppliers: located.iter().map(|p| supplier(p, group, kind)).collect(),
+                        suppliers: located
+                            .iter()
+                            .map(|p| supplier(p, group, kind, &releases))
+                            .collect(),
                         provenances: located.iter().map(|p| p.provenance.clone()).collect(),
                     });
                 }
@@ -390,20 +509,38 @@ fn needs<'m>(
                 }),
             }
             if let Some(ns) = &object.id.namespace
-                && !initial_namespaces.contains(ns)
+                && !initial_namespaces.contains_key(ns)
                 && providers.scope(group, kind) != Some(Scope::Cluster)
             {
                 let creators = providers.namespaces.get(ns).cloned().unwrap_or_default();
+                let mut suppliers: Vec<Supplier> = creators
+                    .iter()
+                    .map(|t| Supplier {
+                        tier: t.clone(),
+                        level: Level::Stage1,
+                        probable: false,
+                    })
+                    .collect();
+                // HelmReleases that create it (install.createNamespace).
+                for (t, hr, chart) in providers.release_namespaces.get(ns).into_iter().flatten() {
+                    suppliers.push(Supplier {
+                        tier: t.clone(),
+                        level: Level::Runtime(Box::new(verdict::Runtime {
+                            how: crate::provenance::RuntimeHow::Chart {
+                                chart: chart.clone(),
+                                probable: false,
+                            },
+                            trigger: hr.clone(),
+                            created: (String::new(), "Namespace".into()),
+                            after: releases.after(hr),
+                        })),
+                        probable: false,
+                    });
+                }
                 out.push(Pending {
                     tier,
                     object: Some(object),
-                    suppliers: creators
-                        .iter()
-                        .map(|t| Supplier {
-                            tier: t.clone(),
-                            level: Level::Stage1,
-                        })
-                        .collect(),
+                    suppliers,
                     what: What::Namespace {
                         name: ns.clone(),
                         creators,
@@ -447,6 +584,7 @@ fn reference_need<'m>(
             .map(|(t, _)| Supplier {
                 tier: t.clone(),
                 level: Level::Applied,
+                probable: false,
             })
             .collect(),
         what: What::Reference { reference, targets },
@@ -455,7 +593,12 @@ fn reference_need<'m>(
 }
 
 /// The supplier a located provider is.
-fn supplier(p: &crate::provenance::Provider, group: &str, kind: &str) -> Supplier {
+fn supplier(
+    p: &crate::provenance::Provider,
+    group: &str,
+    kind: &str,
+    releases: &Releases,
+) -> Supplier {
     match &p.provenance {
         Provenance::Runtime {
             how, trigger, tier, ..
@@ -465,12 +608,82 @@ fn supplier(p: &crate::provenance::Provider, group: &str, kind: &str) -> Supplie
                 how: how.clone(),
                 trigger: trigger.clone(),
                 created: (group.to_string(), kind.to_string()),
+                after: releases.after(trigger),
             })),
+            probable: matches!(
+                how,
+                crate::provenance::RuntimeHow::Chart { probable: true, .. }
+            ),
+        },
+        // A tier that was not checked, plausibly the kind's (by name).
+        Provenance::Unchecked { tier } => Supplier {
+            tier: tier.clone(),
+            level: Level::Stage1,
+            probable: true,
         },
         other => Supplier {
             tier: other.tier().cloned().unwrap_or_else(|| TierId::new("", "")),
             level: Level::Stage1,
+            probable: false,
         },
+    }
+}
+
+/// The cluster's HelmReleases: (namespace, name) → the tier and the
+/// HelmReleases each `spec.dependsOn` names.
+struct Releases(BTreeMap<NamespacedName, (TierId, Vec<NamespacedName>)>);
+
+/// (namespace, name).
+type NamespacedName = (String, String);
+
+impl Releases {
+    fn of(cluster: &Cluster) -> Releases {
+        let mut map = BTreeMap::new();
+        for tier in cluster.tiers.values() {
+            for o in tier.objects() {
+                if o.id.group != "helm.toolkit.fluxcd.io" || o.id.kind != "HelmRelease" {
+                    continue;
+                }
+                let ns = o.id.namespace.clone().unwrap_or_else(|| "default".into());
+                let deps = o
+                    .body
+                    .path(&["spec", "dependsOn"])
+                    .map(crate::yaml::Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|d| {
+                        let name = d.str_at(&["name"])?;
+                        let dns = d.str_at(&["namespace"]).unwrap_or_else(|| ns.clone());
+                        Some((dns, name))
+                    })
+                    .collect();
+                map.insert((ns, o.id.name.clone()), (tier.id.clone(), deps));
+            }
+        }
+        Releases(map)
+    }
+
+    /// The tiers of the HelmReleases `trigger` (a HelmRelease) depends on:
+    /// helm-controller installs it only once they are Ready.
+    fn after(&self, trigger: &crate::model::ObjectId) -> Vec<TierId> {
+        if trigger.kind != "HelmRelease" {
+            return Vec::new();
+        }
+        let key = (
+            trigger
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+            trigger.name.clone(),
+        );
+        self.0
+            .get(&key)
+            .map(|(_, deps)| {
+                deps.iter()
+                    .filter_map(|d| self.0.get(d).map(|(t, _)| t.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -498,6 +711,13 @@ impl ObjectIndex {
                 ))
                 .or_default()
                 .push((tier.id.clone(), o.source.clone()));
+                // What its controller makes of it, applied with it.
+                for key in references::produced(o) {
+                    let entry = map.entry(key).or_default();
+                    if !entry.iter().any(|(t, _)| *t == tier.id) {
+                        entry.push((tier.id.clone(), o.source.clone()));
+                    }
+                }
             }
         }
         ObjectIndex(map)

@@ -123,6 +123,7 @@ impl Order {
         // waits for its own start and for the Ready of the Kustomizations
         // its health check covers.
         let mut before: Vec<Vec<Event>> = vec![Vec::new(); 2 * n];
+        let waits = super::health::wait_edges(cluster);
         for (i, id) in ids.iter().enumerate() {
             let tier = &cluster.tiers[id];
             let start = &mut before[i];
@@ -137,9 +138,9 @@ impl Order {
             let ready = &mut before[n + i];
             ready.push(Event::Start(i));
             ready.extend(
-                super::health::waits_for(tier, cluster.tiers.values())
-                    .into_iter()
-                    .filter_map(|c| index.get(c).map(|&j| Event::Ready(j))),
+                waits[id]
+                    .iter()
+                    .filter_map(|c| index.get(*c).map(|&j| Event::Ready(j))),
             );
         }
         // Per event: tiers applied, tiers Ready.

@@ -2,7 +2,10 @@
 //! object is acted on (not checked by the API server at apply time): a
 //! claim's storage class, a Certificate's issuer, a HelmRelease's chart
 //! source; and what a Flux Kustomization reads before it builds (its
-//! source, its `substituteFrom`).
+//! source, its `substituteFrom`, its decryption key). [`produced`] names
+//! the objects controllers create from others (the Secret of an
+//! ExternalSecret, a Certificate, a SealedSecret), which references may
+//! resolve to.
 
 use crate::model::{Object, Tier};
 use crate::yaml::Node;
@@ -182,6 +185,24 @@ pub fn references(o: &Object) -> Vec<Reference> {
                 });
             }
         }
+        // A source's credentials: source-controller cannot fetch without
+        // them.
+        (
+            "source.toolkit.fluxcd.io",
+            "GitRepository" | "OCIRepository" | "HelmRepository" | "Bucket",
+        ) => {
+            if let Some((name, line)) = text(body.path(&["spec", "secretRef", "name"])) {
+                out.push(Reference {
+                    kind: "Secret",
+                    group: "",
+                    namespace: ns.clone(),
+                    name,
+                    via: "spec.secretRef",
+                    line,
+                    permanent: None,
+                });
+            }
+        }
         ("helm.toolkit.fluxcd.io", "HelmRelease") => {
             for (path, via) in [
                 (
@@ -221,6 +242,18 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
         return out; // the entry: its source and variables come from bootstrap
     }
     let ns = Some(tier.id.namespace.clone());
+    // The SOPS key: kustomize-controller reads it before it decrypts.
+    if let Some((name, line)) = text(tier.spec.path(&["spec", "decryption", "secretRef", "name"])) {
+        out.push(Reference {
+            kind: "Secret",
+            group: "",
+            namespace: ns.clone(),
+            name,
+            via: "spec.decryption.secretRef",
+            line,
+            permanent: None,
+        });
+    }
     if let (Some(kind), Some((name, line))) = (
         tier.spec.str_at(&["spec", "sourceRef", "kind"]),
         text(tier.spec.path(&["spec", "sourceRef", "name"])),
@@ -275,4 +308,33 @@ fn source_kind(kind: &str) -> Option<&'static str> {
         "Bucket" => "Bucket",
         _ => return None,
     })
+}
+
+/// The objects a controller creates from `o` once it reconciles it, as
+/// (group, kind, namespace, name): the Secret an ExternalSecret writes
+/// (`spec.target.name`, default its own name), the Secret cert-manager
+/// issues a Certificate into (`spec.secretName`), the Secret a SealedSecret
+/// unseals to (its template's name, default its own).
+pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
+    let ns = o.id.namespace.clone();
+    let secret = |name: String| (String::new(), "Secret".to_string(), ns.clone(), name);
+    match (o.id.group.as_str(), o.id.kind.as_str()) {
+        ("external-secrets.io", "ExternalSecret") => vec![secret(
+            o.body
+                .str_at(&["spec", "target", "name"])
+                .unwrap_or_else(|| o.id.name.clone()),
+        )],
+        ("cert-manager.io", "Certificate") => o
+            .body
+            .str_at(&["spec", "secretName"])
+            .map(secret)
+            .into_iter()
+            .collect(),
+        ("bitnami.com", "SealedSecret") => vec![secret(
+            o.body
+                .str_at(&["spec", "template", "metadata", "name"])
+                .unwrap_or_else(|| o.id.name.clone()),
+        )],
+        _ => Vec::new(),
+    }
 }

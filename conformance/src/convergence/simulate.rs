@@ -65,6 +65,13 @@ pub enum Step {
     },
     /// Its Ready waits for `child`, which never becomes Ready.
     WaitsFor { tier: TierId, child: TierId },
+    /// Its HelmRelease `release` installs only once a HelmRelease it
+    /// depends on, in `on`, is Ready (helm-controller's `dependsOn`).
+    ReleaseAfter {
+        tier: TierId,
+        release: String,
+        on: TierId,
+    },
 }
 
 impl Step {
@@ -75,7 +82,8 @@ impl Step {
             | Step::RenderedBy { tier, .. }
             | Step::DependsOn { tier, .. }
             | Step::Needs { tier, .. }
-            | Step::WaitsFor { tier, .. } => tier,
+            | Step::WaitsFor { tier, .. }
+            | Step::ReleaseAfter { tier, .. } => tier,
         }
     }
 
@@ -85,7 +93,8 @@ impl Step {
             Step::RenderedBy { parent: t, .. }
             | Step::DependsOn { on: t, .. }
             | Step::Needs { from: t, .. }
-            | Step::WaitsFor { child: t, .. } => Some(t),
+            | Step::WaitsFor { child: t, .. }
+            | Step::ReleaseAfter { on: t, .. } => Some(t),
             Step::Suspended { .. } => None,
         }
     }
@@ -107,6 +116,10 @@ impl Step {
             Step::WaitsFor { child, .. } => {
                 format!("waits for {} to be Ready (wait: true)", l(child))
             }
+            Step::ReleaseAfter { release, on, .. } => format!(
+                "installs HelmRelease/{release} only once the HelmRelease it depends on in {} is Ready",
+                l(on)
+            ),
         }
     }
 }
@@ -196,13 +209,14 @@ impl Simulation {
                     .collect()
             })
             .collect();
+        let edges = super::health::wait_edges(cluster);
         let waits: Vec<Vec<usize>> = tiers
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                super::health::waits_for(t, cluster.tiers.values())
-                    .into_iter()
-                    .filter_map(|c| index.get(c).copied())
+                edges[&t.id]
+                    .iter()
+                    .filter_map(|c| index.get(*c).copied())
                     .filter(|&j| !inside(i, j))
                     .collect()
             })
@@ -291,7 +305,8 @@ impl Simulation {
         // Nothing supplies it, or only the tier itself in a way it never
         // can (a runtime trigger in the same tier, its own output read
         // before the build): reported on its own, taken as met here.
-        let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i);
+        // Only probable suppliers (matched by name): no ground to block.
+        let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || s.probable;
         if r.suppliers.iter().all(own) {
             return true;
         }
@@ -303,7 +318,14 @@ impl Simulation {
                 (Level::Stage1, true) => true,
                 (Level::Stage1, false) => self.started[j],
                 (Level::Applied, true) => r.phase == Phase::Apply,
-                (Level::Applied | Level::Runtime(_), false) => self.applied[j],
+                (Level::Applied, false) => self.applied[j],
+                (Level::Runtime(rt), false) => {
+                    self.applied[j]
+                        && rt
+                            .after
+                            .iter()
+                            .all(|t| self.index.get(t).is_none_or(|&k| self.applied[k]))
+                }
                 (Level::Runtime(_), true) => false,
             }
         })

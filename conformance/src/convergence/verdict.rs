@@ -43,6 +43,9 @@ pub struct Runtime {
     pub trigger: ObjectId,
     /// The created kind (group, kind), for the health gate.
     pub created: (String, String),
+    /// Tiers of the HelmReleases the trigger (a HelmRelease) depends on:
+    /// helm-controller installs it only once they are Ready.
+    pub after: Vec<TierId>,
 }
 
 /// One tier that can serve a need.
@@ -50,6 +53,10 @@ pub struct Runtime {
 pub struct Supplier {
     pub tier: TierId,
     pub level: Level,
+    /// Only plausibly a supplier (a chart the catalog does not know, a tier
+    /// that was not checked, matched by name): never the ground for an
+    /// error.
+    pub probable: bool,
 }
 
 /// Why a supplier ordered before the consumer does not prove the kind
@@ -133,6 +140,22 @@ pub enum Verdict {
     Unknown,
 }
 
+impl Verdict {
+    /// How good the verdict is, best first, whatever it is about.
+    pub fn rank(&self) -> u8 {
+        match self {
+            Verdict::Available => 0,
+            Verdict::Ungated { .. } => 1,
+            Verdict::Race {
+                possible: false, ..
+            } => 2,
+            Verdict::Race { possible: true, .. } => 3,
+            Verdict::Deadlock(_) => 4,
+            Verdict::Unknown => 5,
+        }
+    }
+}
+
 /// What judging a need reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Judge<'a> {
@@ -188,10 +211,26 @@ impl Judge<'_> {
                 level => {
                     let eventually = match level {
                         Level::Stage1 => sim.started(&s.tier),
-                        Level::Applied | Level::Runtime(_) => sim.applied(&s.tier),
+                        Level::Applied => sim.applied(&s.tier),
+                        Level::Runtime(r) => {
+                            sim.applied(&s.tier) && r.after.iter().all(|t| sim.applied(t))
+                        }
                     };
                     if !eventually {
                         let mut chain = sim.chain(&s.tier);
+                        // Applied, but its HelmRelease waits for one that
+                        // never installs.
+                        if let Level::Runtime(r) = level
+                            && sim.applied(&s.tier)
+                            && let Some(blocked) = r.after.iter().find(|t| !sim.applied(t))
+                        {
+                            chain = vec![Step::ReleaseAfter {
+                                tier: s.tier.clone(),
+                                release: r.trigger.name.clone(),
+                                on: blocked.clone(),
+                            }];
+                            chain.extend(sim.chain(blocked));
+                        }
                         // A chain that leads back to the consumer ends there.
                         let back = chain.iter().position(|step| step.mentions(consumer));
                         let loops = back.is_some();
@@ -214,13 +253,14 @@ impl Judge<'_> {
                     } else if !applied.contains(&s.tier) {
                         Verdict::Race {
                             supplier: s.tier.clone(),
-                            possible: false,
+                            possible: s.probable,
                         }
                     } else if let Level::Runtime(runtime) = level {
                         let Runtime {
                             how,
                             trigger,
                             created,
+                            ..
                         } = runtime.as_ref();
                         let tier = &self.cluster.tiers[&s.tier];
                         let gate = health::gate(
@@ -253,11 +293,23 @@ impl Judge<'_> {
                     }
                 }
             };
-            if best.as_ref().is_none_or(|(b, _)| verdict < *b) {
+            // The best kind of verdict; among equals, the first supplier
+            // (suppliers come best-ranked first).
+            if best.as_ref().is_none_or(|(b, _)| verdict.rank() < b.rank()) {
                 best = Some((verdict, k));
             }
         }
+        // Only charts merely matched by name, and not available through
+        // them: a tier that was not checked and is ordered before may
+        // provide it as well.
+        let probable_only = suppliers.iter().all(|s| s.probable);
         if let Some((verdict, k)) = best {
+            if verdict != Verdict::Available
+                && probable_only
+                && self.unchecked.iter().any(|t| applied.contains(t))
+            {
+                return (Verdict::Available, None);
+            }
             return (verdict, Some(k));
         }
         // Nothing checked supplies it; a tier that was not checked may.

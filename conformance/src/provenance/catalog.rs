@@ -27,12 +27,63 @@ pub struct Catalog {
     /// server ignores their `metadata.namespace`, and they need none.
     #[serde(default)]
     pub cluster_scoped: Vec<String>,
+    /// Namespaces that exist before any tier is applied because the
+    /// platform creates them (a managed Flux extension's namespace, an
+    /// organisation's operator namespaces).
+    #[serde(default)]
+    pub preinstalled_namespaces: Vec<String>,
+    /// Manifests applied by URL before Flux (Talos `extraManifests`, k3s
+    /// manifest URLs, `kubectl apply -f URL` in a script): which groups a URL
+    /// installs.
+    #[serde(default)]
+    pub manifests: Vec<ManifestEntry>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChartEntry {
     pub chart: String,
+    /// Other names the chart is published under.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub groups: Vec<String>,
+    /// How the chart ships its CRDs (default: its `crds/` directory).
+    #[serde(default)]
+    pub crds: CrdShipping,
+    /// For `crds: template`: values that render the CRDs when any is true
+    /// (`crds.enabled`); none: always rendered.
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// For `crds: template`: whether they render when no value says.
+    #[serde(default)]
+    pub default: Option<bool>,
+}
+
+/// How a chart ships its CRDs (helm-controller installs `crds/` according
+/// to `spec.install.crds`, `crdPolicyOrDefault`; templates are ordinary
+/// release objects).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CrdShipping {
+    /// The chart's `crds/` directory: none with `install.crds: Skip`.
+    #[default]
+    Dir,
+    /// Templates, gated by `values` (not affected by `install.crds`).
+    Template,
+    /// A pre-install hook Job applies them whatever `install.crds` says.
+    Hook,
+    /// The operator registers them when it starts.
+    Runtime,
+    /// The chart installs no CRDs.
+    None,
+}
+
+/// `manifests[]`: a URL (or a part of one) and the groups it installs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestEntry {
+    /// Matched as a substring of the URL.
+    pub url: String,
     pub groups: Vec<String>,
 }
 
@@ -72,11 +123,20 @@ pub struct HealthExpr {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TriggerMatch {
-    /// API group (`""` or `core` for the core group).
+    /// API group (`""` or `core` for the core group); with `image` and no
+    /// kind, any.
+    #[serde(default)]
     pub group: String,
+    #[serde(default)]
     pub kind: String,
     #[serde(default)]
     pub name: Option<String>,
+    /// A container image the object runs (a Deployment's, or one a
+    /// HelmRelease's values name: the controller deployed by any chart,
+    /// `app-template` included): matched as a substring of any string in
+    /// the object.
+    #[serde(default)]
+    pub image: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -114,18 +174,50 @@ impl Catalog {
                 .chain(&extra.cluster_scoped)
                 .cloned()
                 .collect(),
+            preinstalled_namespaces: self
+                .preinstalled_namespaces
+                .iter()
+                .chain(&extra.preinstalled_namespaces)
+                .cloned()
+                .collect(),
+            // A repository's entries first: they win over the embedded ones.
+            manifests: extra
+                .manifests
+                .iter()
+                .chain(&self.manifests)
+                .cloned()
+                .collect(),
         }
     }
 
-    /// Groups a chart installs, by chart name.
+    /// Groups a chart installs, by chart name (and alias).
     pub fn chart_groups(&self) -> BTreeMap<&str, Vec<&str>> {
         let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for entry in &self.charts {
-            out.entry(entry.chart.as_str())
-                .or_default()
-                .extend(entry.groups.iter().map(String::as_str));
+            for name in std::iter::once(&entry.chart).chain(&entry.aliases) {
+                out.entry(name.as_str())
+                    .or_default()
+                    .extend(entry.groups.iter().map(String::as_str));
+            }
         }
         out
+    }
+
+    /// The catalog's entry for a chart (by name or alias); a repository's
+    /// entry wins over the embedded one.
+    pub fn chart(&self, name: &str) -> Option<&ChartEntry> {
+        self.charts
+            .iter()
+            .rev()
+            .find(|e| e.chart == name || e.aliases.iter().any(|a| a == name))
+    }
+
+    /// The groups a manifest URL installs, if the catalog knows it.
+    pub fn manifest_groups(&self, url: &str) -> Option<&[String]> {
+        self.manifests
+            .iter()
+            .find(|m| url.contains(&m.url))
+            .map(|m| m.groups.as_slice())
     }
 
     /// Whether the catalog knows the kind to be cluster-scoped.

@@ -5,19 +5,22 @@
 //! * [`builtin`]: built in to Kubernetes (a complete table of 1.30 to 1.37);
 //! * [`flux`]: Flux's own kinds (and the Flux Operator's where it syncs);
 //! * [`preinstalled`]: declared installed outside Flux in conformance.yaml;
+//! * [`bootstrap`]: installed before Flux by the repository's own bootstrap
+//!   (helmfile, scripts, k3s, Talos);
 //! * [`crd`]: a CustomResourceDefinition rendered in git;
 //! * [`chart`]: a HelmRelease of a chart the [`catalog`] knows;
 //! * [`crossplane`]: a CompositeResourceDefinition;
 //! * [`runtime`]: a controller of the runtime catalog, once its trigger object
 //!   is reconciled (CDI, KubeVirt, …).
 //!
-//! The first three say what exists before any tier is applied
+//! The first four say what exists before any tier is applied
 //! ([`ProviderSource::initial`]); the others find providers in the rendered
 //! objects of a cluster ([`ProviderSource::scan`]), each located in a tier.
 //! [`Providers::of`] runs them all; the convergence model decides when each
 //! provider's kinds exist. The catalogs are data (`catalog.yaml`),
 //! extendable from `conformance.yaml`.
 
+pub mod bootstrap;
 pub mod builtin;
 pub mod catalog;
 pub mod chart;
@@ -31,7 +34,10 @@ pub mod runtime;
 use std::collections::BTreeMap;
 
 pub use builtin::{BuiltinKind, builtin, builtin_kind};
-pub use catalog::{Catalog, ChartEntry, CreatedKinds, HealthExpr, RuntimeEntry, TriggerMatch};
+pub use catalog::{
+    Catalog, ChartEntry, CrdShipping, CreatedKinds, HealthExpr, ManifestEntry, RuntimeEntry,
+    TriggerMatch,
+};
 pub use flux::{FLUX_GROUPS, FLUX_OPERATOR_GROUP};
 
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
@@ -49,6 +55,12 @@ pub enum Provenance {
     BuiltIn,
     Flux,
     Preinstalled,
+    /// Installed before Flux by the repository's own bootstrap (a helmfile,
+    /// a script, k3s or Talos configuration): where, and how.
+    Bootstrap {
+        at: Span,
+        via: String,
+    },
     /// A CustomResourceDefinition rendered in a tier.
     Crd {
         tier: TierId,
@@ -81,6 +93,7 @@ impl Provenance {
             Provenance::BuiltIn
             | Provenance::Flux
             | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
             | Provenance::Unknown => None,
         }
     }
@@ -89,8 +102,9 @@ impl Provenance {
 /// Which kind of runtime provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeHow {
-    /// helm-controller installs the chart's CRDs.
-    Chart { chart: String },
+    /// helm-controller installs the chart's CRDs. `probable`: the catalog
+    /// does not know the chart, but its name or address matches the group.
+    Chart { chart: String, probable: bool },
     /// A controller creates the CRDs (runtime catalog).
     Operator {
         operator: String,
@@ -100,6 +114,8 @@ pub enum RuntimeHow {
     },
     /// Crossplane creates the CRD of a CompositeResourceDefinition.
     Crossplane,
+    /// Crossplane's package manager installs a provider package's CRDs.
+    Package { package: String },
 }
 
 impl RuntimeHow {
@@ -107,18 +123,29 @@ impl RuntimeHow {
     /// as "which {describe} only after …".
     pub fn describe(&self) -> String {
         match self {
-            RuntimeHow::Chart { chart } => format!("helm-controller installs (chart {chart})"),
+            RuntimeHow::Chart {
+                chart,
+                probable: false,
+            } => format!("helm-controller installs (chart {chart})"),
+            RuntimeHow::Chart {
+                chart,
+                probable: true,
+            } => format!("helm-controller probably installs (chart {chart}, not in the catalog)"),
             RuntimeHow::Operator { operator, .. } => format!("{operator} creates"),
             RuntimeHow::Crossplane => "Crossplane creates".to_string(),
+            RuntimeHow::Package { package } => {
+                format!("Crossplane installs (package {package})")
+            }
         }
     }
 
     /// The controller, for messages (`cdi-operator`, `chart cert-manager`).
     pub fn who(&self) -> String {
         match self {
-            RuntimeHow::Chart { chart } => format!("chart {chart}"),
+            RuntimeHow::Chart { chart, .. } => format!("chart {chart}"),
             RuntimeHow::Operator { operator, .. } => operator.clone(),
             RuntimeHow::Crossplane => "Crossplane".into(),
+            RuntimeHow::Package { .. } => "Crossplane's package manager".into(),
         }
     }
 
@@ -132,7 +159,8 @@ impl RuntimeHow {
         match self {
             RuntimeHow::Chart { .. } => true,
             RuntimeHow::Operator { kstatus, .. } => *kstatus,
-            RuntimeHow::Crossplane => false,
+            // A Provider reports Installed and Healthy, no Ready.
+            RuntimeHow::Crossplane | RuntimeHow::Package { .. } => false,
         }
     }
 
@@ -143,6 +171,10 @@ impl RuntimeHow {
             RuntimeHow::Operator { health, .. } => health.clone(),
             RuntimeHow::Crossplane => Some(HealthExpr {
                 current: "status.conditions.filter(c, c.type == 'Established').all(c, c.status == 'True')".into(),
+                failed: None,
+            }),
+            RuntimeHow::Package { .. } => Some(HealthExpr {
+                current: "status.conditions.filter(c, c.type == 'Healthy').all(c, c.status == 'True')".into(),
                 failed: None,
             }),
         }
@@ -163,7 +195,11 @@ pub struct Provider {
 
 impl Provider {
     fn provides(&self, group: &str, kind: &str) -> bool {
-        self.group == group && self.kind.as_deref().is_none_or(|k| k == kind)
+        let group_matches = match self.group.strip_prefix("*.") {
+            Some(suffix) => group.ends_with(&format!(".{suffix}")),
+            None => self.group == group,
+        };
+        group_matches && self.kind.as_deref().is_none_or(|k| k == kind)
     }
 }
 
@@ -172,6 +208,8 @@ impl Provider {
 pub struct SourceCx<'a> {
     pub cluster: &'a Cluster,
     pub catalog: &'a Catalog,
+    /// What the repository installs before Flux.
+    pub bootstrap: &'a bootstrap::Bootstrap,
     /// Chart name → the groups it installs.
     pub chart_groups: BTreeMap<&'a str, Vec<&'a str>>,
     /// OCIRepository/HelmChart objects → their chart.
@@ -195,9 +233,11 @@ pub const SOURCES: &[&dyn ProviderSource] = &[
     &builtin::BuiltIn,
     &flux::Flux,
     &preinstalled::Preinstalled,
+    &bootstrap::Installed,
     &crd::GitCrds,
     &chart::Charts,
     &crossplane::Crossplane,
+    &crossplane::Packages,
     &runtime::Operators,
 ];
 
@@ -209,18 +249,42 @@ pub struct Providers<'a> {
     by_group: BTreeMap<String, Vec<Provider>>,
     /// Namespace name → tiers that render a Namespace object of that name.
     pub namespaces: BTreeMap<String, Vec<TierId>>,
+    /// Namespace name → HelmReleases that create it
+    /// (`spec.install.createNamespace` with `spec.targetNamespace`): their
+    /// tier, the HelmRelease, its chart.
+    pub release_namespaces: BTreeMap<String, Vec<(TierId, ObjectId, String)>>,
+    /// HelmReleases of charts the catalog does not know.
+    uncatalogued: Vec<Uncatalogued>,
+}
+
+/// A HelmRelease of a chart the catalog does not know.
+#[derive(Debug, Clone)]
+struct Uncatalogued {
+    tier: TierId,
+    release: ObjectId,
+    at: Option<Span>,
+    chart: String,
+    /// The address of the repository it comes from.
+    repository: Option<String>,
 }
 
 impl<'a> Providers<'a> {
-    pub fn of(cluster: &'a Cluster, catalog: &'a Catalog) -> Providers<'a> {
+    pub fn of(
+        cluster: &'a Cluster,
+        catalog: &'a Catalog,
+        bootstrap: &'a bootstrap::Bootstrap,
+    ) -> Providers<'a> {
         let cx = SourceCx {
             cluster,
             catalog,
+            bootstrap,
             chart_groups: catalog.chart_groups(),
             chart_sources: chart::chart_sources(cluster),
         };
         let mut found = Vec::new();
         let mut namespaces: BTreeMap<String, Vec<TierId>> = BTreeMap::new();
+        let mut release_namespaces: BTreeMap<String, Vec<(TierId, ObjectId, String)>> =
+            BTreeMap::new();
         // Tiers that apply to another cluster (spec.kubeConfig) provide
         // nothing here.
         for tier in cluster
@@ -238,17 +302,74 @@ impl<'a> Providers<'a> {
                         .or_default()
                         .push(tier.id.clone());
                 }
+                if o.id.group == "helm.toolkit.fluxcd.io"
+                    && o.id.kind == "HelmRelease"
+                    && o.body
+                        .path(&["spec", "install", "createNamespace"])
+                        .and_then(crate::yaml::Node::as_bool)
+                        == Some(true)
+                    && let Some(ns) = o.body.str_at(&["spec", "targetNamespace"])
+                {
+                    let chart = chart::chart_of(&cx, o).unwrap_or_else(|| o.id.name.clone());
+                    release_namespaces.entry(ns).or_default().push((
+                        tier.id.clone(),
+                        o.id.clone(),
+                        chart,
+                    ));
+                }
             }
         }
         let mut by_group: BTreeMap<String, Vec<Provider>> = BTreeMap::new();
         for p in found {
-            by_group.entry(p.group.clone()).or_default().push(p);
+            // Wildcard groups (`*.aws.upbound.io`) are kept under `*`.
+            let key = if p.group.starts_with("*.") {
+                "*".to_string()
+            } else {
+                p.group.clone()
+            };
+            by_group.entry(key).or_default().push(p);
         }
+        let uncatalogued = chart::uncatalogued(&cx, cluster)
+            .into_iter()
+            .map(|(t, o, chart, repository)| Uncatalogued {
+                tier: t.id.clone(),
+                release: o.id.clone(),
+                at: o.source.clone(),
+                chart,
+                repository,
+            })
+            .collect();
         Providers {
             cx,
             by_group,
             namespaces,
+            release_namespaces,
+            uncatalogued,
         }
+    }
+
+    /// Providers a kind plausibly has when nothing the catalog knows
+    /// provides it: HelmReleases of uncatalogued charts whose name or
+    /// address matches its group ([`chart::plausible`]).
+    pub fn probable(&self, group: &str) -> Vec<Provider> {
+        self.uncatalogued
+            .iter()
+            .filter(|u| chart::plausible(&u.chart, u.repository.as_deref(), group))
+            .map(|u| Provider {
+                group: group.to_string(),
+                kind: None,
+                scope: None,
+                provenance: Provenance::Runtime {
+                    how: RuntimeHow::Chart {
+                        chart: u.chart.clone(),
+                        probable: true,
+                    },
+                    trigger: u.release.clone(),
+                    tier: u.tier.clone(),
+                    at: u.at.clone(),
+                },
+            })
+            .collect()
     }
 
     /// Where the kind exists before any tier is applied, if it does.
@@ -266,6 +387,7 @@ impl<'a> Providers<'a> {
             .get(group)
             .into_iter()
             .flatten()
+            .chain(self.by_group.get("*").into_iter().flatten())
             .filter(|p| p.provides(group, kind))
             .collect();
         out.sort_by_key(|p| !matches!(p.provenance, Provenance::Crd { .. }));

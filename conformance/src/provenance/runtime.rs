@@ -19,9 +19,22 @@ impl ProviderSource for Operators {
                 "core" => "",
                 other => other,
             };
-            let matches = id.group == group
-                && id.kind == entry.trigger.kind
-                && entry.trigger.name.as_ref().is_none_or(|n| *n == id.name);
+            let kind_matches = if entry.trigger.kind.is_empty() {
+                entry.trigger.image.is_some()
+                    && matches!(
+                        id.kind.as_str(),
+                        "Deployment" | "DaemonSet" | "StatefulSet" | "HelmRelease"
+                    )
+            } else {
+                id.group == group && id.kind == entry.trigger.kind
+            };
+            let matches = kind_matches
+                && entry.trigger.name.as_ref().is_none_or(|n| *n == id.name)
+                && entry
+                    .trigger
+                    .image
+                    .as_ref()
+                    .is_none_or(|image| mentions(&o.body, image));
             if !matches {
                 continue;
             }
@@ -45,5 +58,17 @@ impl ProviderSource for Operators {
                 }
             }
         }
+    }
+}
+
+/// Whether any string of the object contains `needle` (an image a
+/// Deployment runs or a HelmRelease's values name).
+fn mentions(node: &crate::yaml::Node, needle: &str) -> bool {
+    use crate::yaml::Value;
+    match &node.value {
+        Value::String(s) => s.contains(needle),
+        Value::Seq(items) => items.iter().any(|n| mentions(n, needle)),
+        Value::Map(entries) => entries.iter().any(|(_, n)| mentions(n, needle)),
+        _ => false,
     }
 }

@@ -89,7 +89,7 @@ fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     );
     for f in members {
         let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
-        let what = f.object.as_deref().unwrap_or("the Kustomization");
+        let what = f.object.as_deref().unwrap_or(f.message.as_str());
         message.push_str(&format!("\n- {}: {what}{at}", f.kustomization));
     }
     format!("::{level} {}::{}\n", props.join(","), escape_data(&message))

@@ -177,14 +177,23 @@ fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {
         Provenance::BuiltIn => "built in".into(),
         Provenance::Flux => "Flux".into(),
         Provenance::Preinstalled => "preinstalled (conformance.yaml)".into(),
+        Provenance::Bootstrap { at, via } => format!("bootstrap ({at}): {via}"),
         Provenance::Crd { tier, .. } => format!("CRD in {}", label(tier)),
         Provenance::Runtime {
             how, trigger, tier, ..
         } => {
             let who = match how {
-                RuntimeHow::Chart { chart } => format!("chart {chart}"),
+                RuntimeHow::Chart {
+                    chart,
+                    probable: false,
+                } => format!("chart {chart}"),
+                RuntimeHow::Chart {
+                    chart,
+                    probable: true,
+                } => format!("probably chart {chart} (not in the catalog)"),
                 RuntimeHow::Operator { operator, .. } => operator.clone(),
                 RuntimeHow::Crossplane => "Crossplane".into(),
+                RuntimeHow::Package { package } => format!("package {package}"),
             };
             format!(
                 "{who} after {}/{} in {}",

@@ -120,7 +120,7 @@ pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String 
     );
     for f in members {
         let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
-        let what = f.object.as_deref().unwrap_or("the Kustomization");
+        let what = f.object.as_deref().unwrap_or(f.message.as_str());
         let _ = writeln!(out, "  - {}: {what}{at}", f.kustomization);
     }
     out

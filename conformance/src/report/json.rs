@@ -68,10 +68,24 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             })
         })
         .collect();
+    let bootstrap: Vec<Value> = outcome
+        .bootstrap
+        .items
+        .iter()
+        .map(|i| {
+            json!({
+                "file": i.at.file,
+                "line": (i.at.line > 0).then_some(i.at.line),
+                "via": i.via,
+                "provides": i.provides.describe(),
+            })
+        })
+        .collect();
     json!({
         "version": 1,
         "repo": repo_arg,
         "clusters": clusters,
+        "bootstrap": bootstrap,
         "findings": findings,
         "summary": {"errors": outcome.errors(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })

@@ -139,6 +139,7 @@ fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
             Provenance::BuiltIn
             | Provenance::Flux
             | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
             | Provenance::Unchecked { .. }
             | Provenance::Unknown => format!("which {p} provides"),
         },
@@ -263,6 +264,30 @@ fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
         ),
         None => "fix the tier that never applies".into(),
     }
+}
+
+/// ", and the repository's bootstrap (helmfile.yaml:3, …) installs chart
+/// cilium, … but not this": what the bootstrap does install, so a reader
+/// sees it was looked at.
+fn bootstrap_note(a: &ClusterAnalysis) -> String {
+    let items: Vec<&crate::provenance::bootstrap::Item> =
+        a.bootstrap.of_cluster(&a.cluster.name).collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut what: Vec<String> = items.iter().map(|i| i.provides.describe()).collect();
+    what.dedup();
+    let shown: Vec<String> = what.iter().take(4).cloned().collect();
+    let more = if what.len() > 4 {
+        format!(" and {} more", what.len() - 4)
+    } else {
+        String::new()
+    };
+    format!(
+        ", and the repository's bootstrap ({}) installs {}{more}, but not this",
+        items[0].at,
+        shown.join(", ")
+    )
 }
 
 /// The finding for one judged need.
@@ -501,10 +526,14 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
         ),
         Verdict::Unknown => match need {
             Need::Kind(u) => (
-                format!(
-                    "{} {}, but nothing provides it: it is not built in to Kubernetes, no CRD in the repository defines it, and no chart in the catalog installs it",
-                    w.subject, w.wants
-                ),
+                {
+                    let note = bootstrap_note(a);
+                    let and = if note.is_empty() { "and " } else { "" };
+                    format!(
+                        "{} {}, but nothing provides it: it is not built in to Kubernetes, no CRD in the repository defines it, {and}no chart in the catalog installs it{note}",
+                        w.subject, w.wants
+                    )
+                },
                 "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'".into(),
                 format!(
                     "add the CRD to {label} or a tier it depends on; if it is installed outside Flux, list `{}` under catalog.preinstalled in conformance.yaml; if a HelmRelease installs it, add the chart under catalog.charts",
@@ -539,13 +568,49 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                 None,
             ),
         },
-        Verdict::Available => (
-            format!("{} {}", w.subject, w.wants),
-            String::new(),
-            String::new(),
-            None,
-        ),
+        Verdict::Available => {
+            let (chart, supplier) = match need {
+                Need::Kind(KindUse {
+                    provenance:
+                        Provenance::Runtime {
+                            how: crate::provenance::RuntimeHow::Chart { chart, .. },
+                            tier,
+                            ..
+                        },
+                    ..
+                }) => (chart.clone(), cluster.tier_label(tier)),
+                _ => (String::new(), String::new()),
+            };
+            let group = need.object().map(|o| o.id.group.clone()).unwrap_or_default();
+            (
+                format!(
+                    "{} {}, which no catalogued source provides; chart {chart} (HelmRelease in {supplier}, which {label} is ordered after) probably does",
+                    w.subject, w.wants
+                ),
+                format!(
+                    "the catalog does not know chart {chart}; its name or address matches {group}, so it is taken to install it"
+                ),
+                format!(
+                    "declare it in conformance.yaml to make it certain: catalog.charts: [{{chart: {chart}, groups: [{group}]}}]"
+                ),
+                Some(Cause {
+                    key: format!("probable:{chart}:{group}"),
+                    text: format!("{group} is probably installed by chart {chart}, which the catalog does not know"),
+                    fix: format!("catalog.charts: [{{chart: {chart}, groups: [{group}]}}] in conformance.yaml"),
+                }),
+            )
+        }
     };
+    let probable = matches!(
+        need,
+        Need::Kind(KindUse {
+            provenance: Provenance::Runtime {
+                how: crate::provenance::RuntimeHow::Chart { probable: true, .. },
+                ..
+            } | Provenance::Unchecked { .. },
+            ..
+        })
+    );
     if let Need::Kind(KindUse {
         provenance:
             Provenance::Runtime {
@@ -617,6 +682,10 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     }
     if let Some(c) = cause {
         f = f.cause(c);
+    }
+    // What a chart merely matched by name provides is never an error.
+    if probable {
+        f.severity = super::Severity::Warning;
     }
     f
 }

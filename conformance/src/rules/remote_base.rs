@@ -25,7 +25,9 @@ the network on every reconcile. When the remote is slow the fetch exceeds the bu
 ('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
 result can also change under you when a ref moves. This check never fetches anything: every remote reference in any \
 kustomization file reachable from the tier is reported at its file and line, and the tier itself is left unbuilt \
-(not reported as render-failed). Vendor the remote content into the repository (build it once with `kubectl \
+(not reported as render-failed). A git reference (a remote kustomization, cloned with its history on every \
+build) is an error; a plain HTTP(S) URL of one file is a warning (one small GET, but still a network dependency of \
+every build). Vendor the remote content into the repository (build it once with `kubectl \
 kustomize` and commit the output, keeping an images transformer to pin versions), or serve it as a Flux source \
 (GitRepository/OCIRepository) with its own Kustomization."
     }
@@ -34,16 +36,76 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
         for cluster in &cx.model.clusters {
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
+                let count = tier.remote_bases.len();
                 for (at, url) in &tier.remote_bases {
-                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!("{label} pulls the remote base `{url}`, fetched over the network on every reconcile")).at(at.clone()).related_all(vec![(
-                            tier.defined_at.clone(),
-                            format!("Kustomization {label} builds {}", tier.display_path()),
-                        )]).why(format!(
-                            "when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall"
-                        )).fix("vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization"));
+                    let mut f = Finding::new(
+                        self,
+                        cluster.name.clone(),
+                        label.clone(),
+                        format!(
+                            "{label} pulls the remote base `{url}`, fetched over the network on every reconcile"
+                        ),
+                    )
+                    .at(at.clone())
+                    .related_all(vec![(
+                        tier.defined_at.clone(),
+                        format!("Kustomization {label} builds {}", tier.display_path()),
+                    )])
+                    .why(format!(
+                        "when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall"
+                    ))
+                    .fix("vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization")
+                    .cause(super::Cause {
+                        key: format!("remote:{}", tier.id),
+                        text: format!("{label} pulls {count} remote bases on every reconcile"),
+                        fix: format!(
+                            "vendor them into {} (kubectl kustomize once and commit the output), or make them a Flux source",
+                            tier.display_path()
+                        ),
+                    });
+                    if is_single_file(url) {
+                        f.severity = Severity::Warning;
+                    }
+                    out.push(f);
                 }
             }
         }
         out
+    }
+}
+
+/// A plain HTTP(S) URL of one manifest file (`…/crds/foo.yaml`), as
+/// opposed to a git reference to a remote kustomization (`github.com/org/
+/// repo//path?ref=v1`, `git@…`, `https://…/repo.git`, a directory).
+fn is_single_file(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let path = rest.split(['?', '#']).next().unwrap_or(rest);
+    !path.contains("//")
+        && !path.split('/').any(|segment| segment.ends_with(".git"))
+        && !url.contains("ref=")
+        && (path.ends_with(".yaml") || path.ends_with(".yml") || path.ends_with(".json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_single_file;
+
+    #[test]
+    fn single_files_and_git_references() {
+        assert!(is_single_file(
+            "https://raw.githubusercontent.com/traefik/traefik-helm-chart/v40.2.0/traefik/crds/traefik.io_tlsstores.yaml"
+        ));
+        assert!(!is_single_file(
+            "https://github.com/kubernetes-csi/external-snapshotter//client/config/crd?ref=v8.2.0"
+        ));
+        assert!(!is_single_file(
+            "github.com/kubernetes-csi/external-snapshotter/client/config/crd?ref=v8.2.0"
+        ));
+        assert!(!is_single_file("https://github.com/org/repo.git//deploy"));
     }
 }

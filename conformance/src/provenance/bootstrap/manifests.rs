@@ -1,0 +1,148 @@
+//! What a directory or file applied before Flux installs: its
+//! CustomResourceDefinitions, Namespaces, k3s `HelmChart`s, and, for a
+//! kustomization (`kubectl apply -k`, `kustomize build --enable-helm`), its
+//! `helmCharts` (the chart's CRDs and namespace) and the resources it lists,
+//! followed through their own kustomizations. Templated files (`.j2`,
+//! `.gotmpl`, `.tpl`) are read with their template markup stripped.
+
+use super::{Provides, untemplate};
+use crate::repo::{Kind, RepoIndex};
+use crate::yaml::Node;
+
+/// Everything `rel` (a directory or a file) installs.
+pub fn read(index: &RepoIndex, rel: &str) -> Vec<Provides> {
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    walk(index, rel, &mut out, &mut seen, 0);
+    out.dedup();
+    out
+}
+
+fn walk(
+    index: &RepoIndex,
+    rel: &str,
+    out: &mut Vec<Provides>,
+    seen: &mut Vec<String>,
+    depth: usize,
+) {
+    if depth > 32 || seen.iter().any(|s| s == rel) {
+        return;
+    }
+    seen.push(rel.to_string());
+    match index.kind(rel) {
+        Some(Kind::Dir) => {
+            let kustomization = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+                .iter()
+                .map(|n| crate::repo::join(rel, n))
+                .find(|p| index.kind(p) == Some(&Kind::File));
+            match kustomization {
+                Some(k) => kustomization_file(index, rel, &k, out, seen, depth),
+                None => {
+                    // `kubectl apply -f DIR`: the manifests directly in it.
+                    let files: Vec<String> = index
+                        .below(rel)
+                        .filter(|(p, k)| {
+                            **k == Kind::File
+                                && crate::repo::is_manifest_name(p.rsplit('/').next().unwrap_or(p))
+                                && p[rel.len()..].trim_start_matches('/').matches('/').count() == 0
+                        })
+                        .map(|(p, _)| p.to_string())
+                        .collect();
+                    for f in files {
+                        objects(&docs(index, &f), out);
+                    }
+                }
+            }
+        }
+        Some(Kind::File) => objects(&docs(index, rel), out),
+        _ => {}
+    }
+}
+
+/// The documents of a file: as indexed, or read and untemplated.
+fn docs(index: &RepoIndex, rel: &str) -> Vec<Node> {
+    if let Some(file) = index.file(rel)
+        && let Ok(docs) = &file.docs
+    {
+        return docs.clone();
+    }
+    let Ok(text) = index.read_text(rel) else {
+        return Vec::new();
+    };
+    crate::yaml::parse_documents(&untemplate(&text)).unwrap_or_default()
+}
+
+fn kustomization_file(
+    index: &RepoIndex,
+    dir: &str,
+    file: &str,
+    out: &mut Vec<Provides>,
+    seen: &mut Vec<String>,
+    depth: usize,
+) {
+    let Some(k) = docs(index, file).into_iter().next() else {
+        return;
+    };
+    let namespace = k.str_at(&["namespace"]);
+    for chart in k.get("helmCharts").map(Node::as_seq).unwrap_or_default() {
+        if let Some(name) = chart.str_at(&["name"]) {
+            out.push(Provides::Chart {
+                chart: crate::provenance::chart::short_name(&name),
+                namespace: chart.str_at(&["namespace"]).or_else(|| namespace.clone()),
+                crds_only: false,
+            });
+        }
+    }
+    for key in ["resources", "bases", "components"] {
+        for entry in k.get(key).map(Node::as_seq).unwrap_or_default() {
+            let Some(path) = entry.as_scalar_string() else {
+                continue;
+            };
+            if path.contains("://") || path.starts_with("github.com/") {
+                continue;
+            }
+            let (normal, escapes) = crate::repo::normalize(dir, &path);
+            if !escapes {
+                walk(index, &normal, out, seen, depth + 1);
+            }
+        }
+    }
+}
+
+/// What the objects of a file install.
+fn objects(docs: &[Node], out: &mut Vec<Provides>) {
+    for doc in docs {
+        let kind = doc.str_at(&["kind"]).unwrap_or_default();
+        let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
+        match (api.rsplit_once('/').map_or("", |(g, _)| g), kind.as_str()) {
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+                if let (Some(group), Some(kind)) = (
+                    doc.str_at(&["spec", "group"]),
+                    doc.str_at(&["spec", "names", "kind"]),
+                ) {
+                    out.push(Provides::Group(format!("{group}/{kind}")));
+                } else if let Some(name) = doc.str_at(&["metadata", "name"]) {
+                    out.push(Provides::Crd(name));
+                }
+            }
+            ("", "Namespace") => {
+                if let Some(name) = doc.str_at(&["metadata", "name"]) {
+                    out.push(Provides::Namespace(name));
+                }
+            }
+            ("helm.cattle.io", "HelmChart") => {
+                if let Some(chart) = doc.str_at(&["spec", "chart"]) {
+                    out.push(Provides::Chart {
+                        chart: crate::provenance::chart::short_name(&chart),
+                        namespace: doc.str_at(&["spec", "targetNamespace"]),
+                        crds_only: false,
+                    });
+                }
+            }
+            (_, k) if k.ends_with("List") => {
+                objects(doc.get("items").map(Node::as_seq).unwrap_or_default(), out)
+            }
+            _ => {}
+        }
+    }
+}

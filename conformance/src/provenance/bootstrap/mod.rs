@@ -1,0 +1,349 @@
+//! What the repository installs before Flux, read from its own files, so
+//! the cold cluster the convergence model starts from is the one its owners
+//! actually bring up:
+//!
+//! * [`helmfile`]: releases of `helmfile.yaml`, `helmfile.d/`, any
+//!   `helmfile*.yaml[.gotmpl]` (a release's chart, or the chart of the Flux
+//!   HelmRelease of the same namespace and name); files that a script only
+//!   renders for their CRDs (`--include-crds`, piped through a
+//!   `CustomResourceDefinition` filter) count for the CRDs alone;
+//! * [`scripts`]: what shell scripts, Taskfiles, justfiles and Makefiles
+//!   apply (`kubectl apply -k DIR`, `-f DIR|FILE|URL`, `kubectl kustomize
+//!   DIR | kubectl apply`, `kustomize build DIR | kubectl apply`, `kubectl
+//!   create namespace`), read by [`manifests`] (CRDs, Namespaces,
+//!   `helmCharts`, k3s HelmCharts);
+//! * [`k3s`]: k3s's auto-deploy manifests and its own `helm.cattle.io` kinds;
+//! * [`talos`]: Talos machine configuration (`inlineManifests`,
+//!   `extraManifests`, Talos API access, which makes `talos.dev` kinds
+//!   exist).
+//!
+//! What none of these can show is declared in conformance.yaml
+//! (`catalog.preinstalled`, `catalog.preinstalled_namespaces`). Every item
+//! keeps the file and line it was read from: `bootstrap (file:line)` in
+//! `conformance crds`, in messages and in the JSON report. A bootstrap never
+//! excuses what it does not install.
+
+pub mod helmfile;
+pub mod k3s;
+pub mod manifests;
+pub mod scripts;
+pub mod talos;
+
+use crate::model::{Model, Span};
+use crate::provenance::{Catalog, Provenance, ProviderSource, SourceCx};
+use crate::repo::RepoIndex;
+
+/// Kinds the bootstrap installs, as a source of kinds.
+#[derive(Debug)]
+pub struct Installed;
+
+impl ProviderSource for Installed {
+    fn name(&self) -> &'static str {
+        "bootstrap"
+    }
+    fn initial(&self, cx: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
+        cx.bootstrap
+            .kind(cx.catalog, &cx.cluster.name, group, kind)
+            .map(|item| Provenance::Bootstrap {
+                at: item.at.clone(),
+                via: item.via.clone(),
+            })
+    }
+}
+
+/// Everything the repository installs before Flux.
+#[derive(Debug, Clone, Default)]
+pub struct Bootstrap {
+    pub items: Vec<Item>,
+    /// Each cluster's distinctive path segments (the parts of its entry
+    /// path no other cluster's has), to tell which cluster a bootstrap
+    /// file is for.
+    clusters: Vec<(String, Vec<String>)>,
+}
+
+/// One thing installed before Flux.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// Where the repository says so.
+    pub at: Span,
+    /// How, in words: "helmfile release cert-manager", "kubectl apply -k
+    /// bootstrap/crds", "Talos extraManifests".
+    pub via: String,
+    pub provides: Provides,
+}
+
+/// What an item installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Provides {
+    /// A chart: its CRDs (the catalog's groups for it) and, unless only its
+    /// CRDs are applied, its release namespace.
+    Chart {
+        chart: String,
+        namespace: Option<String>,
+        crds_only: bool,
+    },
+    /// Every kind of a group, or one kind (`group/Kind`).
+    Group(String),
+    /// One CRD, by name (`servicemonitors.monitoring.coreos.com`).
+    Crd(String),
+    /// A Namespace.
+    Namespace(String),
+}
+
+impl Provides {
+    /// In words, for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Provides::Chart {
+                chart,
+                crds_only: true,
+                ..
+            } => format!("the CRDs of chart {chart}"),
+            Provides::Chart { chart, .. } => format!("chart {chart}"),
+            Provides::Group(g) => format!("the {g} CRDs"),
+            Provides::Crd(name) => format!("CRD {name}"),
+            Provides::Namespace(ns) => format!("namespace {ns}"),
+        }
+    }
+}
+
+impl Bootstrap {
+    /// Reads every bootstrap source of the repository. `model`: the Flux
+    /// objects (a helmfile release without a chart takes the chart of the
+    /// Flux HelmRelease of the same namespace and name).
+    pub fn read(index: &RepoIndex, model: &Model, catalog: &Catalog) -> Bootstrap {
+        let scripts = scripts::read(index);
+        let mut items = Vec::new();
+        items.extend(helmfile::read(index, model, &scripts));
+        for command in &scripts.commands {
+            items.extend(command.items(index, catalog));
+        }
+        items.extend(k3s::read(index, catalog));
+        items.extend(talos::read(index, catalog));
+        items.sort_by(|a, b| (&a.at, &a.via).cmp(&(&b.at, &b.via)));
+        items.dedup();
+        Bootstrap {
+            items,
+            clusters: distinctive(model),
+        }
+    }
+
+    /// Whether an item applies to a cluster: a bootstrap file whose path
+    /// names some clusters (`kubernetes/main/bootstrap/`) is for those;
+    /// otherwise for every cluster.
+    fn applies(&self, item: &Item, cluster: &str) -> bool {
+        let segments: Vec<&str> = item.at.file.split('/').collect();
+        let named: Vec<&str> = self
+            .clusters
+            .iter()
+            .filter(|(_, own)| own.iter().any(|s| segments.contains(&s.as_str())))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        named.is_empty() || named.contains(&cluster)
+    }
+
+    /// What installs the kind `group/kind` in `cluster` before Flux.
+    pub fn kind(&self, catalog: &Catalog, cluster: &str, group: &str, kind: &str) -> Option<&Item> {
+        let crd = crate::provenance::crd_name(group, kind);
+        let qualified = format!("{group}/{kind}");
+        self.items
+            .iter()
+            .filter(|i| self.applies(i, cluster))
+            .find(|i| match &i.provides {
+                Provides::Chart { chart, .. } => catalog
+                    .chart(chart)
+                    .is_some_and(|e| e.groups.iter().any(|g| g == group)),
+                Provides::Group(g) => *g == group || *g == qualified,
+                Provides::Crd(name) => *name == crd,
+                Provides::Namespace(_) => false,
+            })
+    }
+
+    /// What creates namespace `ns` in `cluster` before Flux.
+    pub fn namespace(&self, cluster: &str, ns: &str) -> Option<&Item> {
+        self.items
+            .iter()
+            .filter(|i| self.applies(i, cluster))
+            .find(|i| match &i.provides {
+                Provides::Namespace(n) => n == ns,
+                Provides::Chart {
+                    namespace: Some(n),
+                    crds_only: false,
+                    ..
+                } => n == ns,
+                _ => false,
+            })
+    }
+
+    /// The items that apply to a cluster.
+    pub fn of_cluster<'b>(&'b self, cluster: &'b str) -> impl Iterator<Item = &'b Item> + 'b {
+        self.items.iter().filter(move |i| self.applies(i, cluster))
+    }
+}
+
+/// Each cluster's entry-path segments that no other cluster's entry path
+/// has.
+fn distinctive(model: &Model) -> Vec<(String, Vec<String>)> {
+    let paths: Vec<(String, Vec<String>)> = model
+        .clusters
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.entry.path().split('/').map(str::to_string).collect(),
+            )
+        })
+        .collect();
+    paths
+        .iter()
+        .map(|(name, segs)| {
+            let own = segs
+                .iter()
+                .filter(|s| {
+                    !s.is_empty()
+                        && paths
+                            .iter()
+                            .filter(|(n, _)| n != name)
+                            .all(|(_, other)| !other.contains(s))
+                })
+                .cloned()
+                .collect();
+            (name.clone(), own)
+        })
+        .filter(|_| paths.len() > 1)
+        .collect()
+}
+
+/// What a manifest URL installs: a URL naming one CRD file
+/// (`…/monitoring.coreos.com_servicemonitors.yaml`,
+/// `…/dnsendpoints.externaldns.k8s.io.yaml`), else the catalog's
+/// `manifests` entry it matches.
+pub fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
+    let file = url.rsplit('/').next().unwrap_or_default();
+    let stem = file
+        .strip_suffix(".yaml")
+        .or_else(|| file.strip_suffix(".yml"))
+        .unwrap_or(file);
+    if let Some((group, plural)) = stem.split_once('_')
+        && group.contains('.')
+        && !plural.is_empty()
+        && !plural.contains('.')
+    {
+        return vec![Provides::Crd(format!("{plural}.{group}"))];
+    }
+    if let Some((plural, group)) = stem.split_once('.')
+        && group.matches('.').count() >= 1
+        && plural.chars().all(|c| c.is_ascii_lowercase())
+        && plural.ends_with('s')
+        && ![
+            "install",
+            "experimental-install",
+            "standard-install",
+            "crds",
+            "bundle",
+        ]
+        .contains(&plural)
+    {
+        return vec![Provides::Crd(format!("{plural}.{group}"))];
+    }
+    catalog
+        .manifest_groups(url)
+        .map(|groups| groups.iter().map(|g| Provides::Group(g.clone())).collect())
+        .unwrap_or_default()
+}
+
+/// Template markup removed so a templated manifest (`.j2`, `.gotmpl`,
+/// `.tpl`) can be read as YAML: directive-only lines are dropped, inline
+/// expressions become a placeholder.
+pub fn untemplate(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim();
+        let jinja = t.starts_with("{%") && t.ends_with("%}") || t.starts_with("{#");
+        let go_control =
+            t.starts_with("{{") && t.ends_with("}}") && t.matches("{{").count() == 1 && {
+                let inner = t
+                    .trim_start_matches("{{")
+                    .trim_start_matches('-')
+                    .trim_start();
+                [
+                    "if ",
+                    "else",
+                    "end",
+                    "range ",
+                    "with ",
+                    "define ",
+                    "template ",
+                    "block ",
+                    "/*",
+                    "$",
+                ]
+                .iter()
+                .any(|k| inner.starts_with(k))
+            };
+        if jinja || go_control {
+            out.push('\n');
+            continue;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find("{{").or_else(|| rest.find("{%")) {
+            out.push_str(&rest[..start]);
+            let close = if rest[start..].starts_with("{{") {
+                "}}"
+            } else {
+                "%}"
+            };
+            match rest[start..].find(close) {
+                Some(end) => {
+                    out.push('x');
+                    rest = &rest[start + end + 2..];
+                }
+                None => {
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crd_file_urls_name_their_crd() {
+        let catalog = Catalog::embedded();
+        assert_eq!(
+            url_provides(
+                catalog,
+                "https://raw.githubusercontent.com/prometheus-operator/prometheus-operator/v0.65.1/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml"
+            ),
+            [Provides::Crd("podmonitors.monitoring.coreos.com".into())]
+        );
+        assert_eq!(
+            url_provides(
+                catalog,
+                "https://raw.githubusercontent.com/kubernetes-sigs/external-dns/refs/tags/v0.21.0/config/crd/standard/dnsendpoints.externaldns.k8s.io.yaml"
+            ),
+            [Provides::Crd("dnsendpoints.externaldns.k8s.io".into())]
+        );
+        assert!(
+            url_provides(
+                catalog,
+                "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/experimental-install.yaml"
+            )
+            .contains(&Provides::Group("gateway.networking.k8s.io".into()))
+        );
+        assert!(url_provides(catalog, "https://example.com/app.yaml").is_empty());
+    }
+
+    #[test]
+    fn templates_are_stripped_to_yaml() {
+        let text = "{% if x %}\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ ns }}\n{% endif %}\n";
+        let docs = crate::yaml::parse_documents(&untemplate(text)).unwrap();
+        assert_eq!(docs[0].str_at(&["kind"]).as_deref(), Some("Namespace"));
+    }
+}

@@ -1,0 +1,611 @@
+//! What the repository's scripts apply before Flux: shell scripts,
+//! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`), justfiles (`justfile`,
+//! `.justfile`, `*.just`) and Makefiles, read line by line (continuations
+//! joined). Recognised:
+//!
+//! * `kubectl apply -k DIR` (`--kustomize`), `kubectl apply -f DIR|FILE|URL`
+//!   (`--filename`, `=` forms);
+//! * `kustomize build DIR | … kubectl apply -f -`, `kubectl kustomize
+//!   [--enable-helm] DIR | … kubectl apply`;
+//! * `cat|envsubst <|op inject --in-file|minijinja-cli|sops -d FILE | …
+//!   kubectl apply`: the file;
+//! * `helmfile … -f FILE sync|apply`, and `helmfile … -f FILE template | …
+//!   CustomResourceDefinition … | kubectl apply` (that file's CRDs only);
+//! * `kubectl create namespace NS`;
+//! * in a file that runs `kubectl apply`, any URL of a manifest the catalog
+//!   knows (an array of CRD URLs looped over).
+//!
+//! Paths are resolved the way the tools would: template and shell variables
+//! the file defines (`VAR=…`, Taskfile `vars:`, just `name := …`), the
+//! file's own directory (`{{ source_directory() }}`, `$(dirname "$0")`) and
+//! the repository root (`$(git rev-parse --show-toplevel)`, `{{.ROOT_DIR}}`),
+//! relative to the file's directory, else to the root. What cannot be
+//! resolved to a path of the repository is left out.
+
+use std::collections::BTreeMap;
+
+use super::{Item, Provides, manifests, url_provides};
+use crate::model::Span;
+use crate::provenance::Catalog;
+use crate::repo::{Kind, RepoIndex};
+
+/// Everything the scripts apply.
+#[derive(Debug, Clone, Default)]
+pub struct Scripts {
+    pub commands: Vec<Command>,
+    /// Helmfiles a script renders only for their CRDs, by path.
+    pub crds_only: Vec<String>,
+    /// Helmfiles a script syncs or applies, by path.
+    pub synced: Vec<String>,
+}
+
+/// One applying command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub at: Span,
+    pub target: Target,
+}
+
+/// What a command applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A kustomization directory (`-k`, `kustomize build`).
+    Kustomization(String),
+    /// A directory or file (`-f`).
+    Path(String),
+    Url(String),
+    Namespace(String),
+}
+
+impl Command {
+    /// What the command installs.
+    pub fn items(&self, index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
+        let item = |provides: Provides, via: String| Item {
+            at: self.at.clone(),
+            via,
+            provides,
+        };
+        match &self.target {
+            Target::Kustomization(dir) => manifests::read(index, dir)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -k {dir}")))
+                .collect(),
+            Target::Path(path) => manifests::read(index, path)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -f {path}")))
+                .collect(),
+            Target::Url(url) => url_provides(catalog, url)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -f {url}")))
+                .collect(),
+            Target::Namespace(ns) => vec![item(
+                Provides::Namespace(ns.clone()),
+                format!("kubectl create namespace {ns}"),
+            )],
+        }
+    }
+}
+
+/// Whether a path is a script this module reads.
+pub fn is_script(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".sh")
+        || lower.ends_with(".bash")
+        || lower.ends_with(".just")
+        || lower == "justfile"
+        || lower == ".justfile"
+        || lower == "makefile"
+        || lower.ends_with(".mk")
+        || (lower.starts_with("taskfile") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
+        || (rel.contains(".taskfiles/") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
+}
+
+/// Reads every script of the repository.
+pub fn read(index: &RepoIndex) -> Scripts {
+    let mut out = Scripts::default();
+    let scripts: Vec<String> = index
+        .below("")
+        .filter(|(rel, kind)| **kind == Kind::File && is_script(rel))
+        .map(|(rel, _)| rel.to_string())
+        .collect();
+    // Taskfile variables are global across the included Taskfiles (the
+    // root's `vars:` reach `.taskfiles/**`).
+    let mut task_vars = BTreeMap::new();
+    let texts: Vec<(String, String)> = scripts
+        .into_iter()
+        .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
+        .collect();
+    for (rel, text) in &texts {
+        if is_taskfile(rel) {
+            for (k, v) in variables(text) {
+                task_vars.entry(k).or_insert(v);
+            }
+        }
+    }
+    for (rel, text) in &texts {
+        let mut vars = variables(text);
+        if is_taskfile(rel) {
+            for (k, v) in &task_vars {
+                vars.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        scan(index, rel, text, &vars, &mut out);
+    }
+    out
+}
+
+fn is_taskfile(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    name.starts_with("taskfile") || rel.contains(".taskfiles/")
+}
+
+/// The directory of a repository path (`""` for the root).
+fn dir_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// Variables a script defines: `NAME=value`, `export NAME=value`, `local -r
+/// NAME="value"`, Taskfile `NAME: value` (under `vars:`), just `name :=
+/// "value"`.
+fn variables(text: &str) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::new();
+    for line in text.lines() {
+        let t = line
+            .trim()
+            .trim_start_matches("export ")
+            .trim_start_matches("local -r ");
+        let t = t
+            .trim_start_matches("local ")
+            .trim_start_matches("readonly ");
+        let (name, value) = if let Some((n, v)) = t.split_once(":=") {
+            (n.trim(), v.trim())
+        } else if let Some((n, v)) = t.split_once('=') {
+            if n.contains(' ') || n.is_empty() {
+                continue;
+            }
+            (n, v)
+        } else if let Some((n, v)) = t.split_once(": ") {
+            (n.trim(), v.trim())
+        } else {
+            continue;
+        };
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
+            continue;
+        }
+        let value = value.trim_matches(|c| c == '"' || c == '\'').to_string();
+        if !value.is_empty() {
+            vars.entry(name.to_string()).or_insert(value);
+        }
+    }
+    vars
+}
+
+/// Expands what a path argument refers to: the file's directory, the
+/// repository root, and variables the file defines. `None` when something
+/// unknown remains.
+fn expand(
+    raw: &str,
+    script: &str,
+    vars: &BTreeMap<String, String>,
+    depth: usize,
+) -> Option<String> {
+    let mut s = raw.trim_matches(|c| c == '"' || c == '\'').to_string();
+    let here = if dir_of(script).is_empty() {
+        ".".to_string()
+    } else {
+        format!("@root/{}", dir_of(script))
+    };
+    for pattern in [
+        "{{ source_directory() }}",
+        "{{source_directory()}}",
+        "{{ justfile_directory() }}",
+        "{{justfile_directory()}}",
+        "{{ justfile_dir() }}",
+        "{{ source_dir() }}",
+        "$(dirname \"$0\")",
+        "$(dirname \"${0}\")",
+        "$(dirname $0)",
+        "{{.TASKFILE_DIR}}",
+        "{{ .TASKFILE_DIR }}",
+    ] {
+        s = s.replace(pattern, &here);
+    }
+    for pattern in [
+        "$(git rev-parse --show-toplevel)",
+        "{{.ROOT_DIR}}",
+        "{{ .ROOT_DIR }}",
+        "{{.USER_WORKING_DIR}}",
+    ] {
+        s = s.replace(pattern, "@root");
+    }
+    // ${NAME}, $NAME, {{.NAME}}, {{ .NAME }}, {{ NAME }} (just).
+    let mut out = String::new();
+    let mut rest = s.as_str();
+    while !rest.is_empty() {
+        let (start, end, name) = if let Some(i) = rest.find("${") {
+            let j = rest[i..].find('}')? + i;
+            (i, j + 1, rest[i + 2..j].to_string())
+        } else if let Some(i) = rest.find("{{") {
+            let j = rest[i..].find("}}")? + i;
+            (
+                i,
+                j + 2,
+                rest[i + 2..j].trim().trim_start_matches('.').to_string(),
+            )
+        } else if let Some(i) = rest.find('$') {
+            let name: String = rest[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.is_empty() {
+                return None;
+            }
+            (i, i + 1 + name.len(), name)
+        } else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let value = match name.as_str() {
+            "ROOT_DIR" | "ROOT" | "REPO_ROOT" | "GIT_ROOT" => "@root".to_string(),
+            "SCRIPT_DIR" | "DIR" => here.clone(),
+            _ if depth < 5 => expand(vars.get(&name)?, script, vars, depth + 1)?,
+            _ => return None,
+        };
+        out.push_str(&value);
+        rest = &rest[end..];
+    }
+    Some(out)
+}
+
+/// The repository path an argument names, if it exists.
+fn resolve(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Option<String> {
+    let expanded = expand(raw, script, vars, 0)?;
+    let candidates: Vec<String> = if let Some(rest) = expanded.strip_prefix("@root") {
+        vec![rest.trim_start_matches('/').to_string()]
+    } else if expanded.starts_with('/') {
+        return None; // an absolute path on the operator's machine
+    } else {
+        let relative = crate::repo::join(dir_of(script), &expanded);
+        vec![relative, expanded.clone()]
+    };
+    candidates.into_iter().find_map(|c| {
+        let (normal, escapes) = crate::repo::normalize("", &c);
+        (!escapes
+            && index
+                .kind(&normal)
+                .is_some_and(|k| matches!(k, Kind::File | Kind::Dir)))
+        .then_some(normal)
+    })
+}
+
+/// Splits a command line into words (quotes kept together, `=` forms
+/// split).
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    // Inside `{{ … }}` (a template expression) or `$( … )`, spaces do not
+    // split: the closers still expected.
+    let mut open: Vec<&str> = Vec::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '{' && next == Some('{') {
+            open.push("}}");
+            word.push_str("{{");
+            i += 2;
+            continue;
+        }
+        if c == '}' && next == Some('}') && open.last() == Some(&"}}") {
+            open.pop();
+            word.push_str("}}");
+            i += 2;
+            continue;
+        }
+        if c == '(' && (next.is_some() && (word.ends_with('$') || open.last() == Some(&")"))) {
+            open.push(")");
+            word.push('(');
+            i += 1;
+            continue;
+        }
+        if c == ')' && open.last() == Some(&")") {
+            open.pop();
+            word.push(')');
+            i += 1;
+            continue;
+        }
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, c) if c.is_whitespace() && open.is_empty() => {
+                if !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+            }
+            (None, c) => word.push(c),
+        }
+        i += 1;
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// The value of a flag in a command's words: `-f X`, `--file X`, `--file=X`.
+fn flag(words: &[String], short: &[&str], long: &str) -> Option<String> {
+    for (i, w) in words.iter().enumerate() {
+        if short.contains(&w.as_str()) || w == long {
+            return words.get(i + 1).cloned();
+        }
+        if let Some(v) = w.strip_prefix(&format!("{long}=")) {
+            return Some(v.to_string());
+        }
+    }
+    None
+}
+
+fn scan(
+    index: &RepoIndex,
+    rel: &str,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    out: &mut Scripts,
+) {
+    let applies = text.contains("kubectl apply") || text.contains("kubectl create");
+    // Logical lines: continuations joined, each with its first line.
+    let mut lines: Vec<(u32, String)> = Vec::new();
+    let mut pending: Option<(u32, String)> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        let (start, mut acc) = pending.take().unwrap_or((n as u32 + 1, String::new()));
+        acc.push(' ');
+        acc.push_str(line.trim_end_matches('\\'));
+        if line.ends_with('\\') {
+            pending = Some((start, acc));
+        } else {
+            lines.push((start, acc));
+        }
+    }
+    if let Some(p) = pending {
+        lines.push(p);
+    }
+    for (line_no, line) in &lines {
+        let t = line.trim().trim_start_matches("- ").trim();
+        if t.starts_with('#') {
+            continue;
+        }
+        let at = Span::new(rel, *line_no);
+        let stages: Vec<Vec<String>> = t.split('|').map(words).collect();
+        let kubectl_apply = |w: &[String]| {
+            w.windows(2)
+                .any(|p| p[0].ends_with("kubectl") && (p[1] == "apply" || p[1] == "create"))
+        };
+        let push = |out: &mut Scripts, target: Target| {
+            let c = Command {
+                at: at.clone(),
+                target,
+            };
+            if !out.commands.contains(&c) {
+                out.commands.push(c);
+            }
+        };
+        for (k, stage) in stages.iter().enumerate() {
+            // kubectl create namespace NS
+            if let Some(i) = stage.iter().position(|w| w == "create")
+                && stage
+                    .get(i + 1)
+                    .is_some_and(|w| w == "namespace" || w == "ns")
+                && let Some(ns) = stage.get(i + 2)
+                && stage.iter().any(|w| w.ends_with("kubectl"))
+                && !ns.starts_with('$')
+                && !ns.contains("{{")
+            {
+                push(out, Target::Namespace(ns.clone()));
+            }
+            if kubectl_apply(stage) {
+                if let Some(dir) = flag(stage, &["-k"], "--kustomize")
+                    && let Some(p) = resolve(index, rel, &dir, vars)
+                {
+                    push(out, Target::Kustomization(p));
+                }
+                if let Some(f) = flag(stage, &["-f"], "--filename") {
+                    if f == "-" {
+                        // stdin: what earlier stages of the pipeline render.
+                        for earlier in &stages[..k] {
+                            feed(index, rel, vars, earlier, t, &at, out);
+                        }
+                    } else if f.starts_with("https://") || f.starts_with("http://") {
+                        push(out, Target::Url(f));
+                    } else if let Some(p) = resolve(index, rel, &f, vars) {
+                        push(out, Target::Path(p));
+                    }
+                }
+            }
+            // helmfile -f FILE sync|apply (not piped to kubectl)
+            if stage.iter().any(|w| w.ends_with("helmfile"))
+                && stage.iter().any(|w| w == "sync" || w == "apply")
+                && let Some(f) = flag(stage, &["-f"], "--file")
+                && let Some(p) = resolve(index, rel, &f, vars)
+                && !out.synced.contains(&p)
+            {
+                out.synced.push(p);
+            }
+        }
+        // URLs of known manifests in a file that applies.
+        if applies {
+            for w in words(t) {
+                let w = w.trim_matches(|c| c == '(' || c == ')' || c == ',');
+                if (w.starts_with("https://") || w.starts_with("http://"))
+                    && !w.contains("{{")
+                    && !w.contains('$')
+                {
+                    let c = Command {
+                        at: at.clone(),
+                        target: Target::Url(w.to_string()),
+                    };
+                    if !out.commands.contains(&c) {
+                        out.commands.push(c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An earlier stage of a pipeline into `kubectl apply -f -`.
+fn feed(
+    index: &RepoIndex,
+    rel: &str,
+    vars: &BTreeMap<String, String>,
+    stage: &[String],
+    line: &str,
+    at: &Span,
+    out: &mut Scripts,
+) {
+    let push = |out: &mut Scripts, target: Target| {
+        let c = Command {
+            at: at.clone(),
+            target,
+        };
+        if !out.commands.contains(&c) {
+            out.commands.push(c);
+        }
+    };
+    let first = stage.iter().position(|w| !w.contains('=')).unwrap_or(0);
+    let program = stage.get(first).map(String::as_str).unwrap_or_default();
+    let args: Vec<&String> = stage[first.min(stage.len())..]
+        .iter()
+        .skip(1)
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    if program.ends_with("kustomize") && stage.get(first + 1).is_some_and(|w| w == "build")
+        || program.ends_with("kubectl") && stage.get(first + 1).is_some_and(|w| w == "kustomize")
+    {
+        if let Some(dir) = args.get(1)
+            && let Some(p) = resolve(index, rel, dir, vars)
+        {
+            push(out, Target::Kustomization(p));
+        }
+        return;
+    }
+    if program.ends_with("helmfile") {
+        if let Some(f) = flag(stage, &["-f"], "--file")
+            && let Some(p) = resolve(index, rel, &f, vars)
+        {
+            if line.contains("CustomResourceDefinition") {
+                if !out.crds_only.contains(&p) {
+                    out.crds_only.push(p);
+                }
+            } else if !out.synced.contains(&p) {
+                out.synced.push(p);
+            }
+        }
+        return;
+    }
+    let file: Option<String> = match program.rsplit('/').next().unwrap_or(program) {
+        "cat" | "minijinja-cli" | "envsubst" => args.first().map(|s| s.to_string()),
+        "op" => flag(stage, &["-i"], "--in-file"),
+        "sops" => args.last().map(|s| s.to_string()),
+        _ => None,
+    };
+    // `envsubst < FILE`
+    let file = file.or_else(|| {
+        let i = stage.iter().position(|w| w == "<")?;
+        stage.get(i + 1).cloned()
+    });
+    if let Some(f) = file
+        && let Some(p) = resolve(index, rel, &f, vars)
+    {
+        push(out, Target::Path(p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_text(files: &[(&str, &str)], script: &str) -> Scripts {
+        let index = RepoIndex::from_memory(files);
+        let text = files.iter().find(|(p, _)| *p == script).unwrap().1;
+        let mut out = Scripts::default();
+        scan(&index, script, text, &variables(text), &mut out);
+        out
+    }
+
+    #[test]
+    fn kubectl_forms_and_pipelines() {
+        let files = [
+            ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
+            (
+                "bootstrap/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+            ),
+            ("bootstrap/helmfile.d/00-crds.yaml", "releases: []\n"),
+            (
+                "bootstrap/mod.just",
+                "base:\n    kustomize build {{ source_directory() }}/crds | kubectl apply --server-side -f -\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n",
+            ),
+        ];
+        let out = scan_text(&files, "bootstrap/mod.just");
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        assert!(
+            targets.contains(&&Target::Kustomization("bootstrap/crds".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Path("bootstrap/ns.yaml".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Namespace("flux-system".into())),
+            "{targets:?}"
+        );
+        assert_eq!(out.crds_only, ["bootstrap/helmfile.d/00-crds.yaml"]);
+    }
+
+    #[test]
+    fn variables_and_taskfile_vars_resolve() {
+        let files = [
+            ("kubernetes/bootstrap/kustomization.yaml", "resources: []\n"),
+            (
+                "Taskfile.yaml",
+                "vars:\n  KUBERNETES_DIR: '{{.ROOT_DIR}}/kubernetes'\ntasks:\n  bootstrap:\n    cmds:\n      - kubectl apply --server-side --kustomize {{.KUBERNETES_DIR}}/bootstrap\n",
+            ),
+            (
+                "scripts/crds.sh",
+                "ROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nfile=\"${ROOT_DIR}/kubernetes/bootstrap\"\nkubectl apply -k \"${file}\"\n",
+            ),
+        ];
+        let out = scan_text(&files, "Taskfile.yaml");
+        assert_eq!(
+            out.commands[0].target,
+            Target::Kustomization("kubernetes/bootstrap".into())
+        );
+        let out = scan_text(&files, "scripts/crds.sh");
+        assert_eq!(
+            out.commands[0].target,
+            Target::Kustomization("kubernetes/bootstrap".into())
+        );
+    }
+
+    #[test]
+    fn unresolvable_paths_are_left_out() {
+        let files = [(
+            "mod.just",
+            "apply ks_path:\n    kustomize build \"{{ ks_path }}\" | kubectl apply -f -\n",
+        )];
+        let out = scan_text(&files, "mod.just");
+        assert!(out.commands.is_empty(), "{:?}", out.commands);
+    }
+}

@@ -1,0 +1,129 @@
+//! Talos machine configuration in the repository (`talconfig.yaml`,
+//! machine-config templates and patches): `cluster.inlineManifests` (their
+//! `contents`), `cluster.extraManifests` (URLs), and Talos API access
+//! (`machine.features.kubernetesTalosAPIAccess`, or a
+//! `KubeTalosAPIAccessConfig` document), which makes Talos install its
+//! `talos.dev` kinds (`ServiceAccount`).
+
+use super::{Item, Provides, untemplate, url_provides};
+use crate::model::Span;
+use crate::provenance::Catalog;
+use crate::repo::{Kind, RepoIndex};
+
+/// Whether a file may hold Talos machine configuration.
+fn candidate(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    (lower.ends_with(".yaml")
+        || lower.ends_with(".yml")
+        || lower.ends_with(".j2")
+        || lower.ends_with(".tmpl")
+        || lower.ends_with(".gotmpl"))
+        && (lower.contains("talos")
+            || lower.contains("talconfig")
+            || lower.contains("machineconfig")
+            || lower.contains("controlplane"))
+}
+
+pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
+    let mut out = Vec::new();
+    let files: Vec<String> = index
+        .below("")
+        .filter(|(p, k)| **k == Kind::File && candidate(p))
+        .map(|(p, _)| p.to_string())
+        .collect();
+    for rel in files {
+        let Ok(text) = index.read_text(&rel) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            let at = Span::new(&rel, n as u32 + 1);
+            let t = line.trim();
+            let access = t == "kind: KubeTalosAPIAccessConfig"
+                || (t.starts_with("kubernetesTalosAPIAccess:")
+                    && lines[n + 1..]
+                        .iter()
+                        .take(6)
+                        .any(|l| l.trim() == "enabled: true"));
+            if access {
+                out.push(Item {
+                    at: at.clone(),
+                    via: "Talos API access (kubernetesTalosAPIAccess)".into(),
+                    provides: Provides::Group("talos.dev".into()),
+                });
+            }
+            if t.starts_with("extraManifests:") {
+                let indent = line.len() - line.trim_start().len();
+                for (m, item) in lines[n + 1..].iter().enumerate() {
+                    let it = item.trim();
+                    if it.is_empty() || it.starts_with('#') {
+                        continue;
+                    }
+                    let item_indent = item.len() - item.trim_start().len();
+                    if item_indent <= indent && !it.starts_with('-') {
+                        break;
+                    }
+                    let url = it
+                        .trim_start_matches('-')
+                        .trim()
+                        .trim_matches(|c| c == '"' || c == '\'');
+                    if url.starts_with("http") {
+                        for provides in url_provides(catalog, url) {
+                            out.push(Item {
+                                at: Span::new(&rel, (n + m) as u32 + 2),
+                                via: format!("Talos extraManifests {url}"),
+                                provides,
+                            });
+                        }
+                    }
+                }
+            }
+            if t.starts_with("contents:")
+                && lines[..n]
+                    .iter()
+                    .rev()
+                    .take(40)
+                    .any(|l| l.contains("inlineManifests"))
+            {
+                // A block scalar: the lines indented deeper than `contents:`.
+                let indent = line.len() - line.trim_start().len();
+                let block: Vec<&str> = lines[n + 1..]
+                    .iter()
+                    .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent)
+                    .copied()
+                    .collect();
+                let depth = block
+                    .iter()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| l.len() - l.trim_start().len())
+                    .min()
+                    .unwrap_or(0);
+                let body: String = block
+                    .iter()
+                    .map(|l| if l.len() >= depth { &l[depth..] } else { "" })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let docs = crate::yaml::parse_documents(&untemplate(&body)).unwrap_or_default();
+                for doc in docs {
+                    let kind = doc.str_at(&["kind"]).unwrap_or_default();
+                    let provides = match kind.as_str() {
+                        "CustomResourceDefinition" => doc
+                            .str_at(&["spec", "group"])
+                            .zip(doc.str_at(&["spec", "names", "kind"]))
+                            .map(|(g, k)| Provides::Group(format!("{g}/{k}"))),
+                        "Namespace" => doc.str_at(&["metadata", "name"]).map(Provides::Namespace),
+                        _ => None,
+                    };
+                    if let Some(provides) = provides {
+                        out.push(Item {
+                            at: at.clone(),
+                            via: "Talos inlineManifests".into(),
+                            provides,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,684 @@
+//! Provenance v2 (issue 11): what the repository installs before Flux,
+//! HelmRelease CRD policy, charts and operators the catalog does not know,
+//! Crossplane packages, the best provider, and objects controllers produce.
+//! Each test writes the smallest repository that shows one behaviour.
+
+#![allow(clippy::unwrap_used)] // test scaffolding
+
+use std::path::Path;
+
+use conformance::rules::Severity;
+
+mod support;
+use support::*;
+
+fn hr(name: &str, ns: &str, chart: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: {chart}\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n        namespace: flux-system\n{extra}"
+    )
+}
+
+fn namespace(name: &str) -> String {
+    format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n")
+}
+
+fn cr(api: &str, kind: &str, ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec: {{}}\n"
+    )
+}
+
+fn all(outcome: &conformance::check::Outcome) -> String {
+    outcome
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} [{}] {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                f.kustomization,
+                f.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn errors(outcome: &conformance::check::Outcome) -> Vec<&conformance::rules::Finding> {
+    outcome.findings.iter().filter(|f| f.is_error()).collect()
+}
+
+/// One tier `external-secrets` with the chart's HelmRelease and an
+/// ExternalSecret next to it (the layout helmfile bootstraps make work).
+fn chart_with_its_crs(root: &Path) {
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks(
+            "external-secrets",
+            "flux-system",
+            "./kubernetes/apps/external-secrets",
+            "",
+        ),
+    );
+    let app = "kubernetes/apps/external-secrets";
+    write(
+        root,
+        &format!("{app}/ns.yaml"),
+        &namespace("external-secrets"),
+    );
+    write(
+        root,
+        &format!("{app}/hr.yaml"),
+        &hr(
+            "external-secrets",
+            "external-secrets",
+            "external-secrets",
+            "",
+        ),
+    );
+    write(
+        root,
+        &format!("{app}/store.yaml"),
+        &cr(
+            "external-secrets.io/v1",
+            "ExternalSecret",
+            "external-secrets",
+            "creds",
+        ),
+    );
+}
+
+#[test]
+fn a_helmfile_that_installs_the_chart_first_makes_its_crs_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome)); // same-tier chart
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    // `conformance crds` shows where.
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let cluster = &session.model.clusters[0];
+    let text = conformance::report::crds::render(&session.analysis(cluster));
+    assert!(
+        text.contains("bootstrap (bootstrap/helmfile.yaml:5): helmfile release external-secrets"),
+        "{text}"
+    );
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    assert!(
+        json["bootstrap"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["file"] == "bootstrap/helmfile.yaml"
+                && i["provides"] == "chart external-secrets"),
+        "{}",
+        json["bootstrap"]
+    );
+}
+
+#[test]
+fn a_helmfile_of_other_charts_excuses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n",
+    );
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert_eq!(errors[0].rule, "second-order-crd");
+}
+
+#[test]
+fn crds_only_helmfiles_install_crds_not_namespaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/monitor.yaml",
+        &cr("monitoring.coreos.com/v1", "ServiceMonitor", "o11y", "m"),
+    );
+    write(
+        root,
+        "bootstrap/helmfile.d/00-crds.yaml",
+        "helmDefaults:\n  args: [--include-crds]\nreleases:\n  - name: kube-prometheus-stack\n    namespace: o11y\n    chart: prometheus-community/kube-prometheus-stack\n",
+    );
+    let outcome = run(root);
+    // The CRD is there; the namespace is not.
+    assert!(
+        outcome.findings.iter().all(|f| f.rule != "crd-unavailable"),
+        "{}",
+        all(&outcome)
+    );
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule == "namespace-missing"),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_script_applying_a_local_crd_kustomization_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/widget.yaml",
+        &cr("example.com/v1", "Widget", "default", "w"),
+    );
+    write(
+        root,
+        "bootstrap/crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+    );
+    write(
+        root,
+        "bootstrap/crds/kustomization.yaml",
+        "resources: [widgets.yaml]\n",
+    );
+    assert_eq!(errors(&run(root)).len(), 1);
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/usr/bin/env bash\nROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nkubectl apply --server-side -k \"${ROOT_DIR}/bootstrap/crds\"\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_cni_helmcharts_bootstrap_from_a_taskfile_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("network", "flux-system", "./kubernetes/network", ""),
+    );
+    write(
+        root,
+        "kubernetes/network/pool.yaml",
+        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec:\n  blocks: [{cidr: 10.0.0.0/24}]\n",
+    );
+    write(
+        root,
+        "talos/cni/kustomization.yaml",
+        "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n    releaseName: cilium\n    namespace: kube-system\n",
+    );
+    write(
+        root,
+        "Taskfile.yaml",
+        "version: '3'\nvars:\n  TALOS_DIR: '{{.ROOT_DIR}}/talos'\ntasks:\n  cni:\n    cmds:\n      - kubectl kustomize --enable-helm {{.TALOS_DIR}}/cni | kubectl apply --server-side -f -\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn talos_api_access_and_extra_manifests_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/sa.yaml",
+        &cr("talos.dev/v1alpha1", "ServiceAccount", "default", "ops"),
+    );
+    write(
+        root,
+        "kubernetes/apps/route.yaml",
+        &cr("gateway.networking.k8s.io/v1", "HTTPRoute", "default", "r"),
+    );
+    assert_eq!(errors(&run(root)).len(), 2);
+    write(
+        root,
+        "talos/controlplane.yaml.j2",
+        "machine:\n  features:\n    kubernetesTalosAPIAccess:\n      enabled: true\n      allowedRoles: [os:reader]\ncluster:\n  extraManifests:\n    - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/experimental-install.yaml\n  clusterName: {{ cluster_name }}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn k3s_server_manifests_and_k3s_kinds_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/config.yaml",
+        "apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata:\n  name: traefik\n  namespace: kube-system\nspec:\n  valuesContent: ''\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/monitor.yaml",
+        &cr("monitoring.coreos.com/v1", "PodMonitor", "default", "m"),
+    );
+    write(
+        root,
+        "ansible/inventory/group_vars/kubernetes/k3s.yml",
+        "k3s_release_version: v1.30.0+k3s1\nk3s_server_manifests_urls:\n  - url: https://raw.githubusercontent.com/prometheus-operator/prometheus-operator/v0.65.1/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml\n    filename: podmonitors.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn install_crds_skip_on_a_crds_directory_chart_installs_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("longhorn", "flux-system", "./longhorn", "  wait: true\n"),
+            ks(
+                "volumes",
+                "flux-system",
+                "./volumes",
+                "  dependsOn:\n    - name: longhorn\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(root, "longhorn/ns.yaml", &namespace("storage"));
+    // kube-prometheus-stack ships its CRDs in crds/: Skip installs none.
+    write(
+        root,
+        "longhorn/hr.yaml",
+        &hr(
+            "kps",
+            "storage",
+            "kube-prometheus-stack",
+            "  install:\n    crds: Skip\n",
+        ),
+    );
+    write(
+        root,
+        "volumes/monitor.yaml",
+        &cr("monitoring.coreos.com/v1", "ServiceMonitor", "storage", "m"),
+    );
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert!(
+        errors[0].message.contains("nothing provides it"),
+        "{}",
+        errors[0].message
+    );
+    // With the default policy it is installed.
+    write(
+        root,
+        "longhorn/hr.yaml",
+        &hr("kps", "storage", "kube-prometheus-stack", ""),
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+}
+
+#[test]
+fn template_crds_follow_the_values_that_gate_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("cert-manager", "flux-system", "./cm", "  wait: true\n"),
+            ks(
+                "issuers",
+                "flux-system",
+                "./issuers",
+                "  dependsOn:\n    - name: cert-manager\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(root, "cm/ns.yaml", &namespace("cert-manager"));
+    write(
+        root,
+        "cm/values.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-values\n  namespace: cert-manager\ndata:\n  values.yaml: |\n    crds:\n      enabled: true\n",
+    );
+    write(
+        root,
+        "cm/hr.yaml",
+        &hr(
+            "cert-manager",
+            "cert-manager",
+            "cert-manager",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: cm-values\n",
+        ),
+    );
+    write(
+        root,
+        "issuers/issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: ca\nspec:\n  selfSigned: {}\n",
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+    // crds.enabled defaults to false: without the values, no CRDs.
+    write(
+        root,
+        "cm/hr.yaml",
+        &hr("cert-manager", "cert-manager", "cert-manager", ""),
+    );
+    assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
+}
+
+#[test]
+fn create_namespace_provides_the_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("db", "flux-system", "./db", "  wait: true\n"),
+            ks(
+                "db-config",
+                "flux-system",
+                "./db-config",
+                "  dependsOn:\n    - name: db\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "db/hr.yaml",
+        &hr(
+            "postgres",
+            "flux-system",
+            "postgresql",
+            "  targetNamespace: database\n  install:\n    createNamespace: true\n",
+        ),
+    );
+    write(
+        root,
+        "db-config/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: database\ndata: {}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn an_uncatalogued_chart_that_matches_the_group_is_probable_never_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("acme", "flux-system", "./acme", "  wait: true\n"),
+            ks(
+                "gizmos",
+                "flux-system",
+                "./gizmos",
+                "  dependsOn:\n    - name: acme\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "acme/hr.yaml",
+        &hr("acme-operator", "flux-system", "acme-operator", ""),
+    );
+    write(
+        root,
+        "gizmos/g.yaml",
+        &cr("gizmos.acme.example.com/v1", "Gizmo", "default", "g"),
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let f = &outcome.findings[0];
+    assert_eq!((f.rule, f.severity), ("crd-unavailable", Severity::Warning));
+    assert!(f.message.contains("chart acme-operator"), "{}", f.message);
+    assert!(
+        f.fix.contains(
+            "catalog.charts: [{chart: acme-operator, groups: [gizmos.acme.example.com]}]"
+        ),
+        "{}",
+        f.fix
+    );
+}
+
+#[test]
+fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let exprs = "  wait: true\n  healthCheckExprs:\n    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.filter(c, c.type == 'Healthy').all(c, c.status == 'True')\n";
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("providers", "flux-system", "./providers", exprs),
+            ks(
+                "buckets",
+                "flux-system",
+                "./buckets",
+                "  dependsOn:\n    - name: providers\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [pkg.crossplane.io]\n",
+    );
+    write(
+        root,
+        "providers/s3.yaml",
+        "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-aws-s3\nspec:\n  package: xpkg.upbound.io/upbound/provider-aws-s3:v1.21.0\n",
+    );
+    write(
+        root,
+        "buckets/bucket.yaml",
+        "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: logs\nspec:\n  forProvider: {region: eu-west-1}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // Unordered, it is a race, and wait: true alone does not gate it.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("providers", "flux-system", "./providers", "  wait: true\n"),
+            ks(
+                "buckets",
+                "flux-system",
+                "./buckets",
+                "  dependsOn:\n    - name: providers\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    let outcome = run(root);
+    assert_eq!(outcome.findings.len(), 1, "{}", all(&outcome));
+    assert_eq!(outcome.findings[0].rule, "health-gate");
+}
+
+#[test]
+fn the_best_ordered_provider_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    // The chart in the consumer's own tier would be a deadlock; the CRD
+    // an ancestor applies makes the kind available.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("crds", "flux-system", "./crds", ""),
+            ks(
+                "es",
+                "flux-system",
+                "./es",
+                "  dependsOn:\n    - name: crds\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "crds/es.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: externalsecrets.external-secrets.io\nspec:\n  group: external-secrets.io\n  names: {kind: ExternalSecret, plural: externalsecrets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+    );
+    write(root, "es/ns.yaml", &namespace("es"));
+    write(
+        root,
+        "es/hr.yaml",
+        &hr("external-secrets", "es", "external-secrets", ""),
+    );
+    write(
+        root,
+        "es/x.yaml",
+        &cr("external-secrets.io/v1", "ExternalSecret", "es", "x"),
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_substitute_from_secret_an_external_secret_produces_is_ordered_by_its_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [external-secrets.io]\n",
+    );
+    let vars =
+        "  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: cluster-secrets\n";
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks(
+                "secrets",
+                "flux-system",
+                "./secrets",
+                "  dependsOn:\n    - name: apps\n",
+            ),
+            ks("apps", "flux-system", "./apps", vars),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "secrets/es.yaml",
+        "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-secrets-source\n  namespace: flux-system\nspec:\n  target:\n    name: cluster-secrets\n",
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert_eq!(errors[0].rule, "unresolved-reference");
+    assert!(
+        errors[0]
+            .message
+            .contains("Secret/flux-system/cluster-secrets"),
+        "{}",
+        errors[0].message
+    );
+    assert!(
+        errors[0].message.contains("can only apply after apps"),
+        "{}",
+        errors[0].message
+    );
+}
+
+#[test]
+fn a_helmrelease_that_depends_on_a_release_that_never_installs_provides_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("base", "flux-system", "./base", "  suspend: true\n"),
+            ks("es", "flux-system", "./es", "  wait: true\n"),
+            ks(
+                "users",
+                "flux-system",
+                "./users",
+                "  dependsOn:\n    - name: es\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(root, "base/ns.yaml", &namespace("es"));
+    write(root, "base/hr.yaml", &hr("vault", "es", "vault", ""));
+    write(root, "es/ns.yaml", &namespace("es2"));
+    write(
+        root,
+        "es/hr.yaml",
+        &hr(
+            "external-secrets",
+            "es2",
+            "external-secrets",
+            "  dependsOn:\n    - name: vault\n      namespace: es\n",
+        ),
+    );
+    write(
+        root,
+        "users/x.yaml",
+        &cr("external-secrets.io/v1", "ExternalSecret", "es2", "x"),
+    );
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert!(
+        errors
+            .iter()
+            .any(|f| f.rule == "crd-unavailable" && f.kustomization == "users"),
+        "{}",
+        all(&outcome)
+    );
+}
