@@ -682,3 +682,75 @@ fn a_helmrelease_that_depends_on_a_release_that_never_installs_provides_nothing(
         all(&outcome)
     );
 }
+
+#[test]
+fn a_substitute_from_object_nothing_creates_fails_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let vars =
+        "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n";
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", vars),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert_eq!(errors[0].rule, "unresolved-reference");
+    assert!(
+        errors[0]
+            .message
+            .contains("ConfigMap/flux-system/cluster-vars"),
+        "{}",
+        errors[0].message
+    );
+    assert!(
+        errors[0].fix.contains("catalog.preinstalled_objects"),
+        "{}",
+        errors[0].fix
+    );
+    // Created by Terraform: fine.
+    write(
+        root,
+        "terraform/flux.tf",
+        "resource \"kubernetes_config_map\" \"vars\" {\n  metadata {\n    name      = \"cluster-vars\"\n    namespace = \"flux-system\"\n  }\n}\n",
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+    std::fs::remove_file(root.join("terraform/flux.tf")).unwrap();
+    // Declared.
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled_objects: [ConfigMap/flux-system/cluster-vars]\n",
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+    std::fs::remove_file(root.join("conformance.yaml")).unwrap();
+    // Applied by a script.
+    write(
+        root,
+        "bootstrap/vars.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-vars\n  namespace: flux-system\ndata: {}\n",
+    );
+    write(
+        root,
+        "bootstrap/up.sh",
+        "kubectl apply -f \"$(dirname \"$0\")/vars.yaml\"\n",
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+    std::fs::remove_file(root.join("bootstrap/up.sh")).unwrap();
+    // Optional: silent.
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            &format!("{vars}        optional: true\n"),
+        ),
+    );
+    assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
+}

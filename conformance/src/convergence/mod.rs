@@ -228,7 +228,14 @@ impl<'m> ClusterAnalysis<'m> {
             .filter(|t| !matches!(t.state, TierState::Rendered(_)))
             .map(|t| t.id.clone())
             .collect();
-        let pending = needs(cluster, &order, &providers, &initial_namespaces);
+        let pending = needs(
+            cluster,
+            catalog,
+            bootstrap,
+            &order,
+            &providers,
+            &initial_namespaces,
+        );
         // What the cold start must meet, per tier (one requirement per
         // distinct need).
         let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
@@ -403,8 +410,11 @@ pub fn kind_text(group: &str, kind: &str) -> String {
 
 /// Every need of every tier that applies to this cluster, with its
 /// suppliers.
+#[allow(clippy::too_many_arguments)]
 fn needs<'m>(
     cluster: &'m Cluster,
+    catalog: &Catalog,
+    bootstrap: &Bootstrap,
     order: &Order,
     providers: &Providers<'m>,
     initial_namespaces: &BTreeMap<String, Option<(crate::model::Span, String)>>,
@@ -412,6 +422,11 @@ fn needs<'m>(
     let mut out = Vec::new();
     let objects = ObjectIndex::of(cluster);
     let releases = Releases::of(cluster);
+    // Objects created before Flux: by the bootstrap, or declared.
+    let outside = |object: &str| {
+        bootstrap.object(&cluster.name, object).is_some()
+            || catalog.preinstalled_objects.iter().any(|o| o == object)
+    };
     // Tiers that were not checked, with the address of their source.
     let unchecked: Vec<(TierId, Option<String>)> = cluster
         .tiers
@@ -549,13 +564,13 @@ fn needs<'m>(
                 });
             }
             for r in references::references(object) {
-                if let Some(p) = reference_need(&objects, tier, Some(object), r) {
+                if let Some(p) = reference_need(&objects, &outside, tier, Some(object), r) {
                     out.push(p);
                 }
             }
         }
         for r in references::tier_references(tier) {
-            if let Some(p) = reference_need(&objects, tier, None, r) {
+            if let Some(p) = reference_need(&objects, &outside, tier, None, r) {
                 out.push(p);
             }
         }
@@ -565,6 +580,7 @@ fn needs<'m>(
 
 fn reference_need<'m>(
     objects: &ObjectIndex,
+    outside: &dyn Fn(&str) -> bool,
     tier: &'m Tier,
     object: Option<&'m Object>,
     reference: Reference,
@@ -573,8 +589,10 @@ fn reference_need<'m>(
         return None;
     }
     let targets = objects.get(&reference).to_vec();
-    if targets.is_empty() {
-        return None; // not defined in the repository: left alone
+    // Not defined in the repository: left alone, unless a missing target
+    // fails the referrer and nothing before Flux creates it either.
+    if targets.is_empty() && (!reference.required || outside(&reference.target())) {
+        return None;
     }
     Some(Pending {
         tier,
@@ -724,13 +742,16 @@ impl ObjectIndex {
     }
 
     fn get(&self, r: &Reference) -> &[(TierId, Option<crate::model::Span>)] {
+        let key =
+            |ns: Option<String>| (r.group.to_string(), r.kind.to_string(), ns, r.name.clone());
         self.0
-            .get(&(
-                r.group.to_string(),
-                r.kind.to_string(),
-                r.namespace.clone(),
-                r.name.clone(),
-            ))
+            .get(&key(r.namespace.clone()))
+            // Written into any namespace (a ClusterExternalSecret's).
+            .or_else(|| {
+                r.namespace
+                    .as_ref()
+                    .and_then(|_| self.0.get(&key(Some("*".into()))))
+            })
             .map(Vec::as_slice)
             .unwrap_or_default()
     }

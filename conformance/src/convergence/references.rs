@@ -23,6 +23,9 @@ pub struct Reference {
     /// Why losing the race to the target harms the object for good, when
     /// it does.
     pub permanent: Option<&'static str>,
+    /// A target nobody provides fails the referrer (a non-optional
+    /// `substituteFrom`: "not found"), rather than being left alone.
+    pub required: bool,
 }
 
 impl Reference {
@@ -63,6 +66,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     via: "storageClassName",
                     line,
                     permanent,
+                    required: false,
                 });
                 if profile {
                     out.push(Reference {
@@ -73,6 +77,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         via: "the StorageProfile CDI applies to its storage class",
                         line,
                         permanent,
+                        required: false,
                     });
                 }
             }
@@ -152,6 +157,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         via: "issuerRef",
                         line,
                         permanent: None,
+                        required: false,
                     });
                 }
             }
@@ -169,6 +175,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     via: "cert-manager.io/cluster-issuer",
                     line,
                     permanent: None,
+                    required: false,
                 });
             }
             if let Some((name, line)) =
@@ -182,6 +189,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     via: "cert-manager.io/issuer",
                     line,
                     permanent: None,
+                    required: false,
                 });
             }
         }
@@ -200,6 +208,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     via: "spec.secretRef",
                     line,
                     permanent: None,
+                    required: false,
                 });
             }
         }
@@ -224,6 +233,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         via,
                         line,
                         permanent: None,
+                        required: false,
                     });
                 }
             }
@@ -252,6 +262,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             via: "spec.decryption.secretRef",
             line,
             permanent: None,
+            required: false,
         });
     }
     if let (Some(kind), Some((name, line))) = (
@@ -267,6 +278,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             via: "spec.sourceRef",
             line,
             permanent: None,
+            required: false,
         });
     }
     for entry in tier
@@ -293,6 +305,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
                 via: "postBuild.substituteFrom",
                 line,
                 permanent: None,
+                required: true,
             });
         }
     }
@@ -314,7 +327,9 @@ fn source_kind(kind: &str) -> Option<&'static str> {
 /// (group, kind, namespace, name): the Secret an ExternalSecret writes
 /// (`spec.target.name`, default its own name), the Secret cert-manager
 /// issues a Certificate into (`spec.secretName`), the Secret a SealedSecret
-/// unseals to (its template's name, default its own).
+/// unseals to (its template's name, default its own), and the Secret a
+/// ClusterExternalSecret writes into every namespace it selects (namespace
+/// `*`: any).
 pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
     let ns = o.id.namespace.clone();
     let secret = |name: String| (String::new(), "Secret".to_string(), ns.clone(), name);
@@ -330,6 +345,14 @@ pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
             .map(secret)
             .into_iter()
             .collect(),
+        ("external-secrets.io", "ClusterExternalSecret") => {
+            let name = o
+                .body
+                .str_at(&["spec", "externalSecretSpec", "target", "name"])
+                .or_else(|| o.body.str_at(&["spec", "externalSecretName"]))
+                .unwrap_or_else(|| o.id.name.clone());
+            vec![(String::new(), "Secret".to_string(), Some("*".into()), name)]
+        }
         ("bitnami.com", "SealedSecret") => vec![secret(
             o.body
                 .str_at(&["spec", "template", "metadata", "name"])

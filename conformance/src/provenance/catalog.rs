@@ -32,6 +32,11 @@ pub struct Catalog {
     /// organisation's operator namespaces).
     #[serde(default)]
     pub preinstalled_namespaces: Vec<String>,
+    /// ConfigMaps and Secrets (`Kind/namespace/name`) created before Flux
+    /// outside what the repository shows (Terraform, a platform), which a
+    /// `substituteFrom` may read.
+    #[serde(default)]
+    pub preinstalled_objects: Vec<String>,
     /// Manifests applied by URL before Flux (Talos `extraManifests`, k3s
     /// manifest URLs, `kubectl apply -f URL` in a script): which groups a URL
     /// installs.
@@ -178,6 +183,12 @@ impl Catalog {
                 .preinstalled_namespaces
                 .iter()
                 .chain(&extra.preinstalled_namespaces)
+                .cloned()
+                .collect(),
+            preinstalled_objects: self
+                .preinstalled_objects
+                .iter()
+                .chain(&extra.preinstalled_objects)
                 .cloned()
                 .collect(),
             // A repository's entries first: they win over the embedded ones.

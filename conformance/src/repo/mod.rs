@@ -283,6 +283,19 @@ impl RepoIndex {
     /// outside the root is read, whatever the path or a symlink says.
     pub fn read_text(&self, rel: &str) -> Result<String, RepoError> {
         let (normal, escapes) = normalize("", rel);
+        if !self.texts.is_empty() {
+            // An in-memory repository: nothing on disk.
+            return match self.texts.get(&normal) {
+                _ if escapes => Err(RepoError::Outside {
+                    path: rel.to_string(),
+                }),
+                Some(text) => Ok(text.clone()),
+                None => Err(RepoError::Io {
+                    path: rel.to_string(),
+                    source: std::io::ErrorKind::NotFound.into(),
+                }),
+            };
+        }
         let io = |source| RepoError::Io {
             path: rel.to_string(),
             source,

@@ -64,6 +64,7 @@ pub fn rule_of(need: Need) -> Option<&'static str> {
             Verdict::Deadlock(_) | Verdict::Unknown => Some("namespace-missing"),
         },
         Need::Reference(u) => match &u.verdict {
+            Verdict::Unknown if u.reference.required => Some("unresolved-reference"),
             Verdict::Available
             | Verdict::Unknown
             | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
@@ -561,11 +562,26 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                     fix: format!("create Namespace {} in a tier they all depend on", u.namespace),
                 }),
             ),
-            Need::Reference(_) => (
-                format!("{} {}, which nothing defines", w.subject, w.wants),
-                String::new(),
-                String::new(),
-                None,
+            Need::Reference(u) => (
+                format!(
+                    "{} {}, which no Kustomization of cluster {} renders and nothing the repository applies before Flux creates",
+                    w.subject, w.wants, cluster.name
+                ),
+                format!(
+                    "kustomize-controller reads every non-optional substituteFrom object before it builds; a missing one fails {label} with 'not found' on every retry"
+                ),
+                format!(
+                    "create {} in a tier {label} depends on, mark the entry `optional: true`, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
+                    u.reference.target()
+                ),
+                Some(Cause {
+                    key: format!("missing:{}", u.reference.target()),
+                    text: format!("{} is read by substituteFrom but nothing creates it", u.reference.target()),
+                    fix: format!(
+                        "create {} before them, or declare it under catalog.preinstalled_objects",
+                        u.reference.target()
+                    ),
+                }),
             ),
         },
         Verdict::Available => {

@@ -33,7 +33,12 @@ resolve on a retry (cold-start-race, a warning), but not all: CDI creates a Data
 and volume modes of the StorageProfile of its class as they are then (spec.storage leaves them to the profile), and \
 never changes them, so a DataVolume that races its StorageProfile or StorageClass is harmed for good and stays an \
 error (the seed's apps-vms → platform-config-cdi edge). Add dependsOn on the tier that defines the target. \
-References to objects the repository does not define at all are left alone."
+References to objects the repository does not define at all are left alone, except a non-optional \
+postBuild.substituteFrom ConfigMap or Secret: kustomize-controller fails the build with 'not found' when it is \
+missing, so one that no tier renders, no bootstrap applies (a script, Terraform) and catalog.preinstalled_objects \
+does not declare is an error; `optional: true` tolerates it. Secrets that controllers write (an ExternalSecret's \
+target, a Certificate's secretName, a SealedSecret's, a ClusterExternalSecret's in every namespace) count, ordered by \
+the tier of the object that produces them."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         cold_start::findings(cx, self)

@@ -1,5 +1,6 @@
 //! What a directory or file applied before Flux installs: its
-//! CustomResourceDefinitions, Namespaces, k3s `HelmChart`s, and, for a
+//! CustomResourceDefinitions, Namespaces, ConfigMaps and Secrets, k3s
+//! `HelmChart`s, and, for a
 //! kustomization (`kubectl apply -k`, `kustomize build --enable-helm`), its
 //! `helmCharts` (the chart's CRDs and namespace) and the resources it lists,
 //! followed through their own kustomizations. Templated files (`.j2`,
@@ -36,7 +37,16 @@ fn walk(
                 .map(|n| crate::repo::join(rel, n))
                 .find(|p| index.kind(p) == Some(&Kind::File));
             match kustomization {
-                Some(k) => kustomization_file(index, rel, &k, out, seen, depth),
+                // Built as kustomize would (namespace and name transformers,
+                // components); a kustomization the native renderer cannot
+                // build (helmCharts) is read by hand.
+                Some(k) => {
+                    match crate::render::build_directory(&crate::render::native::Native, index, rel)
+                    {
+                        Ok(built) => objects(&built, out),
+                        Err(_) => kustomization_file(index, rel, &k, out, seen, depth),
+                    }
+                }
                 None => {
                     // `kubectl apply -f DIR`: the manifests directly in it.
                     let files: Vec<String> = index
@@ -109,6 +119,13 @@ fn kustomization_file(
     }
 }
 
+/// What these objects install.
+pub fn objects_of(docs: &[Node]) -> Vec<Provides> {
+    let mut out = Vec::new();
+    objects(docs, &mut out);
+    out
+}
+
 /// What the objects of a file install.
 fn objects(docs: &[Node], out: &mut Vec<Provides>) {
     for doc in docs {
@@ -128,6 +145,14 @@ fn objects(docs: &[Node], out: &mut Vec<Provides>) {
             ("", "Namespace") => {
                 if let Some(name) = doc.str_at(&["metadata", "name"]) {
                     out.push(Provides::Namespace(name));
+                }
+            }
+            ("", "ConfigMap" | "Secret") => {
+                if let Some(name) = doc.str_at(&["metadata", "name"]) {
+                    let ns = doc
+                        .str_at(&["metadata", "namespace"])
+                        .unwrap_or_else(|| "default".into());
+                    out.push(Provides::Object(format!("{kind}/{ns}/{name}")));
                 }
             }
             ("helm.cattle.io", "HelmChart") => {

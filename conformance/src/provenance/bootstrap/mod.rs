@@ -15,7 +15,9 @@
 //! * [`k3s`]: k3s's auto-deploy manifests and its own `helm.cattle.io` kinds;
 //! * [`talos`]: Talos machine configuration (`inlineManifests`,
 //!   `extraManifests`, Talos API access, which makes `talos.dev` kinds
-//!   exist).
+//!   exist);
+//! * [`terraform`]: Kubernetes namespaces, ConfigMaps, Secrets, Helm
+//!   releases and inline manifests that Terraform creates.
 //!
 //! What none of these can show is declared in conformance.yaml
 //! (`catalog.preinstalled`, `catalog.preinstalled_namespaces`). Every item
@@ -28,6 +30,7 @@ pub mod k3s;
 pub mod manifests;
 pub mod scripts;
 pub mod talos;
+pub mod terraform;
 
 use crate::model::{Model, Span};
 use crate::provenance::{Catalog, Provenance, ProviderSource, SourceCx};
@@ -88,6 +91,9 @@ pub enum Provides {
     Crd(String),
     /// A Namespace.
     Namespace(String),
+    /// A ConfigMap or Secret (`Kind/namespace/name`): what a tier's
+    /// `substituteFrom` may read.
+    Object(String),
 }
 
 impl Provides {
@@ -103,6 +109,7 @@ impl Provides {
             Provides::Group(g) => format!("the {g} CRDs"),
             Provides::Crd(name) => format!("CRD {name}"),
             Provides::Namespace(ns) => format!("namespace {ns}"),
+            Provides::Object(o) => o.clone(),
         }
     }
 }
@@ -120,6 +127,7 @@ impl Bootstrap {
         }
         items.extend(k3s::read(index, catalog));
         items.extend(talos::read(index, catalog));
+        items.extend(terraform::read(index));
         items.sort_by(|a, b| (&a.at, &a.via).cmp(&(&b.at, &b.via)));
         items.dedup();
         Bootstrap {
@@ -155,7 +163,7 @@ impl Bootstrap {
                     .is_some_and(|e| e.groups.iter().any(|g| g == group)),
                 Provides::Group(g) => *g == group || *g == qualified,
                 Provides::Crd(name) => *name == crd,
-                Provides::Namespace(_) => false,
+                Provides::Namespace(_) | Provides::Object(_) => false,
             })
     }
 
@@ -173,6 +181,15 @@ impl Bootstrap {
                 } => n == ns,
                 _ => false,
             })
+    }
+
+    /// What applies the object `Kind/namespace/name` in `cluster` before
+    /// Flux.
+    pub fn object(&self, cluster: &str, object: &str) -> Option<&Item> {
+        self.items
+            .iter()
+            .filter(|i| self.applies(i, cluster))
+            .find(|i| matches!(&i.provides, Provides::Object(o) if o == object))
     }
 
     /// The items that apply to a cluster.

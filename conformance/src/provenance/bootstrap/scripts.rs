@@ -150,6 +150,41 @@ fn dir_of(rel: &str) -> &str {
 /// "value"`.
 fn variables(text: &str) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::new();
+    // `NAME=$( … )` anywhere in a line (`if ! rendered=$(…); then`).
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(i) = rest.find("=$(") {
+            let name: String = rest[..i]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let body = &rest[i + 1..];
+            let mut depth = 0usize;
+            let mut end = None;
+            for (k, c) in body.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            end = Some(k);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(end) = end else { break };
+            if !name.is_empty() {
+                vars.entry(name).or_insert_with(|| body[..=end].to_string());
+            }
+            rest = &body[end + 1..];
+        }
+    }
     for line in text.lines() {
         let t = line
             .trim()
@@ -386,7 +421,6 @@ fn scan(
             continue;
         }
         let at = Span::new(rel, *line_no);
-        let stages: Vec<Vec<String>> = t.split('|').map(words).collect();
         let kubectl_apply = |w: &[String]| {
             w.windows(2)
                 .any(|p| p[0].ends_with("kubectl") && (p[1] == "apply" || p[1] == "create"))
@@ -400,46 +434,54 @@ fn scan(
                 out.commands.push(c);
             }
         };
-        for (k, stage) in stages.iter().enumerate() {
-            // kubectl create namespace NS
-            if let Some(i) = stage.iter().position(|w| w == "create")
-                && stage
-                    .get(i + 1)
-                    .is_some_and(|w| w == "namespace" || w == "ns")
-                && let Some(ns) = stage.get(i + 2)
-                && stage.iter().any(|w| w.ends_with("kubectl"))
-                && !ns.starts_with('$')
-                && !ns.contains("{{")
-            {
-                push(out, Target::Namespace(ns.clone()));
-            }
-            if kubectl_apply(stage) {
-                if let Some(dir) = flag(stage, &["-k"], "--kustomize")
-                    && let Some(p) = resolve(index, rel, &dir, vars)
+        // Each command of the line (`;`, `&&`, `||`), each a pipeline.
+        let commands = t
+            .replace("||", "\u{1}")
+            .replace("&&", "\u{1}")
+            .replace(';', "\u{1}");
+        for command in commands.split('\u{1}') {
+            let stages: Vec<Vec<String>> = command.split('|').map(words).collect();
+            for (k, stage) in stages.iter().enumerate() {
+                // kubectl create namespace NS
+                if let Some(i) = stage.iter().position(|w| w == "create")
+                    && stage
+                        .get(i + 1)
+                        .is_some_and(|w| w == "namespace" || w == "ns")
+                    && let Some(ns) = stage.get(i + 2)
+                    && stage.iter().any(|w| w.ends_with("kubectl"))
+                    && !ns.starts_with('$')
+                    && !ns.contains("{{")
                 {
-                    push(out, Target::Kustomization(p));
+                    push(out, Target::Namespace(ns.clone()));
                 }
-                if let Some(f) = flag(stage, &["-f"], "--filename") {
-                    if f == "-" {
-                        // stdin: what earlier stages of the pipeline render.
-                        for earlier in &stages[..k] {
-                            feed(index, rel, vars, earlier, t, &at, out);
+                if kubectl_apply(stage) {
+                    if let Some(dir) = flag(stage, &["-k"], "--kustomize")
+                        && let Some(p) = resolve(index, rel, &dir, vars)
+                    {
+                        push(out, Target::Kustomization(p));
+                    }
+                    if let Some(f) = flag(stage, &["-f"], "--filename") {
+                        if f == "-" {
+                            // stdin: what earlier stages of the pipeline render.
+                            for earlier in &stages[..k] {
+                                feed(index, rel, vars, earlier, t, &at, out);
+                            }
+                        } else if f.starts_with("https://") || f.starts_with("http://") {
+                            push(out, Target::Url(f));
+                        } else if let Some(p) = resolve(index, rel, &f, vars) {
+                            push(out, Target::Path(p));
                         }
-                    } else if f.starts_with("https://") || f.starts_with("http://") {
-                        push(out, Target::Url(f));
-                    } else if let Some(p) = resolve(index, rel, &f, vars) {
-                        push(out, Target::Path(p));
                     }
                 }
-            }
-            // helmfile -f FILE sync|apply (not piped to kubectl)
-            if stage.iter().any(|w| w.ends_with("helmfile"))
-                && stage.iter().any(|w| w == "sync" || w == "apply")
-                && let Some(f) = flag(stage, &["-f"], "--file")
-                && let Some(p) = resolve(index, rel, &f, vars)
-                && !out.synced.contains(&p)
-            {
-                out.synced.push(p);
+                // helmfile -f FILE sync|apply (not piped to kubectl)
+                if stage.iter().any(|w| w.ends_with("helmfile"))
+                    && stage.iter().any(|w| w == "sync" || w == "apply")
+                    && let Some(f) = flag(stage, &["-f"], "--file")
+                    && let Some(p) = resolve(index, rel, &f, vars)
+                    && !out.synced.contains(&p)
+                {
+                    out.synced.push(p);
+                }
             }
         }
         // URLs of known manifests in a file that applies.
@@ -463,6 +505,11 @@ fn scan(
     }
 }
 
+/// A variable name worth following (no further expansion inside).
+fn depth_ok(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// An earlier stage of a pipeline into `kubectl apply -f -`.
 fn feed(
     index: &RepoIndex,
@@ -482,8 +529,39 @@ fn feed(
             out.commands.push(c);
         }
     };
-    let first = stage.iter().position(|w| !w.contains('=')).unwrap_or(0);
+    // The program: past shell keywords and variable assignments.
+    const KEYWORDS: &[&str] = &[
+        "if", "!", "then", "do", "else", "elif", "while", "until", "time", "exec", "sudo",
+        "command", "&&", "||", ";", "{", "(", "-",
+    ];
+    let first = stage
+        .iter()
+        .position(|w| {
+            let assignment = w.contains('=') && !w.contains('/');
+            !KEYWORDS.contains(&w.as_str()) && !assignment
+        })
+        .unwrap_or(0);
     let program = stage.get(first).map(String::as_str).unwrap_or_default();
+    // `echo "${rendered}" | kubectl apply -f -`, with `rendered=$(…)`
+    // earlier: what the assignment's command renders.
+    if matches!(program, "echo" | "printf")
+        && let Some(arg) = stage.get(first + 1)
+    {
+        let name = arg
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .trim_end_matches('}');
+        if arg.starts_with('$')
+            && depth_ok(name)
+            && let Some(value) = vars.get(name)
+            && let Some(inner) = value.strip_prefix("$(").and_then(|v| v.strip_suffix(')'))
+        {
+            for inner_stage in inner.split('|').map(words) {
+                feed(index, rel, vars, &inner_stage, line, at, out);
+            }
+        }
+        return;
+    }
     let args: Vec<&String> = stage[first.min(stage.len())..]
         .iter()
         .skip(1)
@@ -554,7 +632,7 @@ mod tests {
             ("bootstrap/helmfile.d/00-crds.yaml", "releases: []\n"),
             (
                 "bootstrap/mod.just",
-                "base:\n    kustomize build {{ source_directory() }}/crds | kubectl apply --server-side -f -\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n",
+                "base:\n    if ! kustomize build {{ source_directory() }}/crds | just template - | kubectl apply --server-side -f -; then\n        exit 1\n    fi\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n",
             ),
         ];
         let out = scan_text(&files, "bootstrap/mod.just");
