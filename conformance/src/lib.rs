@@ -59,5 +59,6 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod session;
 pub mod yaml;

@@ -93,6 +93,45 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         base_dir: Option<PathBuf>,
     },
+    /// Print the objects Flux would apply, after every build step and
+    /// postBuild substitution, as YAML in apply order (tiers as a cold start
+    /// reconciles them, each in Flux's stages), Secret values redacted.
+    Build {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The cluster (as discovered).
+        #[arg(long = "cluster", value_name = "NAME")]
+        cluster: String,
+        /// Only this Kustomization (`name` or `namespace/name`).
+        #[arg(long = "kustomization", value_name = "NAME")]
+        kustomization: Option<String>,
+    },
+    /// Per cluster and Kustomization, the rendered objects added, removed or
+    /// changed since a previous revision (Secret values redacted). Exit 0
+    /// whatever changed.
+    Diff {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The previous git revision (read with `git archive`; nothing is
+        /// written to the repository).
+        #[arg(
+            long,
+            value_name = "REV",
+            conflicts_with = "base_dir",
+            required_unless_present = "base_dir"
+        )]
+        base: Option<String>,
+        /// A directory holding the previous tree, instead of a revision.
+        #[arg(long, value_name = "DIR")]
+        base_dir: Option<PathBuf>,
+        /// Only this cluster (repeatable).
+        #[arg(long = "cluster", value_name = "NAME")]
+        clusters: Vec<String>,
+        /// human (unified diffs), json, or markdown (a pull-request comment
+        /// with a summary table and collapsible sections).
+        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        format: DiffFormat,
+    },
     /// Print a cluster's tier graph in canonical form (sorted, one line each).
     Graph {
         #[command(flatten)]
@@ -149,6 +188,13 @@ enum ConfigAction {
         #[command(flatten)]
         repo: RepoArgs,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    Human,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -222,6 +268,50 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Command::Build {
+            repo,
+            cluster,
+            kustomization,
+        } => {
+            let session = repo.open()?;
+            let found = session.cluster(&cluster)?;
+            let analysis = session.analysis(found);
+            let text =
+                report::manifests::build(found, &analysis.order.sequence, kustomization.as_deref())
+                    .map_err(|e| anyhow::anyhow!(e))?;
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff {
+            repo,
+            base,
+            base_dir,
+            clusters,
+            format,
+        } => {
+            let session = repo.open()?;
+            for wanted in &clusters {
+                session.cluster(wanted)?;
+            }
+            let base = base
+                .map(conformance::base::Base::Rev)
+                .or(base_dir.map(conformance::base::Base::Dir))
+                .expect("clap requires one");
+            let base_model = session.base_model(&base)?;
+            let changes = report::manifests::diff(&base_model, &session.model, &clusters);
+            let text = match format {
+                DiffFormat::Human => report::manifests::diff_human(&changes),
+                DiffFormat::Json => {
+                    let mut t =
+                        serde_json::to_string_pretty(&report::manifests::diff_json(&changes))?;
+                    t.push('\n');
+                    t
+                }
+                DiffFormat::Markdown => report::manifests::diff_markdown(&changes),
+            };
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Graph { repo, cluster } => {
             let session = repo.open()?;

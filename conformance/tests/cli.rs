@@ -628,3 +628,41 @@ fn readme_lists_every_rule() {
         assert!(readme.contains(&row), "README.md has no row `{row}`");
     }
 }
+
+/// Every `conformance` command the GitHub Action runs uses flags the CLI
+/// has.
+#[test]
+fn the_github_action_uses_flags_the_cli_has() {
+    let action =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../action.yml"))
+            .unwrap();
+    let doc: serde_json::Value = serde_saphyr::from_str(&action).unwrap();
+    assert_eq!(doc["runs"]["using"], "composite");
+    let mut commands = 0;
+    for line in action.lines() {
+        let t = line.trim();
+        let Some(rest) = t.strip_prefix("conformance ") else {
+            continue;
+        };
+        commands += 1;
+        let sub = rest.split_whitespace().next().unwrap();
+        let help = conformance(&[sub, "--help"]);
+        assert_eq!(help.status.code(), Some(0), "{sub}: {}", stderr(&help));
+        let help = String::from_utf8_lossy(&help.stdout).to_string();
+        for flag in rest.split_whitespace().filter(|w| w.starts_with("--")) {
+            assert!(
+                help.contains(flag),
+                "`conformance {sub}` has no {flag}: {help}"
+            );
+        }
+        for value in ["github", "sarif", "json", "markdown"] {
+            if rest.contains(&format!("--format {value}")) {
+                assert!(
+                    help.contains(value),
+                    "`conformance {sub}` has no format {value}"
+                );
+            }
+        }
+    }
+    assert!(commands >= 4, "{commands}");
+}

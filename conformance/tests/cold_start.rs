@@ -36,7 +36,9 @@ fn cdi(root: &Path, dir: &str) {
     write(
         root,
         &format!("{dir}/cdi-crd.yaml"),
-        &crd("cdis", "cdi.kubevirt.io", "CDI").replace("scope: Namespaced", "scope: Cluster"),
+        &crd("cdis", "cdi.kubevirt.io", "CDI")
+            .replace("scope: Namespaced", "scope: Cluster")
+            .replace("- name: v1\n", "- name: v1beta1\n"),
     );
     write(
         root,

@@ -218,7 +218,16 @@ fn nesting_within_the_budget_builds_and_beyond_it_names_the_budget() {
     one_tier(root, "");
     write(root, "apps/cm.yaml", &deep(250));
     let outcome = run(root);
-    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    // It builds; a ConfigMap's data value must be a string, which the
+    // schema check says.
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule == "schema-violation"),
+        "{}",
+        messages(&outcome)
+    );
 
     write(root, "apps/cm.yaml", &deep(2000));
     let outcome = run(root);
@@ -1044,4 +1053,64 @@ fn substitution_strictness_follows_the_installed_flux() {
             messages(&outcome)
         );
     }
+}
+
+/// Issue 13: a `dependsOn` entry written as a bare string (`- apps`) was
+/// dropped without a word, so the tier ran unordered. Flux's CRD rejects it.
+#[test]
+fn a_depends_on_entry_without_a_name_is_reported_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  dependsOn:\n    - infra\n");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let text = messages(&outcome);
+    assert!(
+        outcome.findings.iter().any(|f| f.rule == "schema-violation"
+            && f.message
+                .contains("spec.dependsOn[0]: expected a reference with a name")),
+        "{text}"
+    );
+}
+
+/// Issue 13: names the API server refuses (uppercase, underscores, a
+/// Service starting with a digit) and label values it refuses were not
+/// reported.
+#[test]
+fn names_and_label_values_the_api_server_refuses_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Web_Config\n  namespace: default\n  labels:\n    team: platform team\ndata: {}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: 1web\n  namespace: default\nspec:\n  ports: [{port: 80}]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: system:web:reader\nrules: []\n",
+    );
+    let outcome = run(root);
+    let text = messages(&outcome);
+    let schema: Vec<&str> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule == "schema-violation")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(schema.len(), 3, "{text}");
+    assert!(
+        schema
+            .iter()
+            .any(|m| m.contains("metadata.name: \"Web_Config\" is not a DNS-1123 subdomain")),
+        "{text}"
+    );
+    assert!(
+        schema
+            .iter()
+            .any(|m| m.contains("metadata.labels[\"team\"]")),
+        "{text}"
+    );
+    assert!(
+        schema
+            .iter()
+            .any(|m| m.contains("\"1web\" is not a DNS-1035 label")),
+        "{text}"
+    );
 }

@@ -167,6 +167,27 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
                 })
             })
         });
+    // Flux's own manifests as a source of the cluster (an OCIRepository of
+    // ghcr.io/fluxcd/flux-manifests, a GitRepository of fluxcd/flux2), a
+    // FluxInstance Terraform creates.
+    let instance = instance
+        .or_else(|| {
+            objects().find_map(|o| {
+                let url = o.body.str_at(&["spec", "url"])?;
+                let flux_source = (o.id.kind == "OCIRepository"
+                    && url.trim_end_matches('/').ends_with("fluxcd/flux-manifests"))
+                    || (o.id.kind == "GitRepository" && url.contains("github.com/fluxcd/flux2"));
+                if !flux_source {
+                    return None;
+                }
+                let version = o
+                    .body
+                    .str_at(&["spec", "ref", "tag"])
+                    .or_else(|| o.body.str_at(&["spec", "ref", "semver"]))?;
+                Some((version, o.source.clone()?))
+            })
+        })
+        .or_else(|| terraform_instance(index));
     let (written, at) = instance?;
     let (flux, pinned) = resolve_range(&written);
     Some(Installed {
@@ -176,6 +197,44 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
         written,
         pinned,
     })
+}
+
+/// A FluxInstance's `distribution.version` in Terraform (a
+/// `kubernetes_manifest` or a flux-instance `helm_release` value).
+fn terraform_instance(index: &RepoIndex) -> Option<(String, Span)> {
+    let files: Vec<String> = index
+        .below("")
+        .filter(|(p, k)| **k == crate::repo::Kind::File && p.ends_with(".tf"))
+        .map(|(p, _)| p.to_string())
+        .collect();
+    for file in files {
+        let Ok(text) = index.read_text(&file) else {
+            continue;
+        };
+        if !text.contains("FluxInstance") && !text.contains("flux-instance") {
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, line) in lines.iter().enumerate() {
+            if !line.contains("distribution") {
+                continue;
+            }
+            for (m, next) in lines[n..].iter().enumerate().take(8) {
+                let t = next.trim();
+                if let Some(v) = t.strip_prefix("version") {
+                    let v = v
+                        .trim_start()
+                        .trim_start_matches(['=', ':'])
+                        .trim()
+                        .trim_matches(|c| c == '"' || c == '\'' || c == ',');
+                    if !v.is_empty() && !v.contains("${") && !v.starts_with("var.") {
+                        return Some((v.to_string(), Span::new(&file, (n + m) as u32 + 1)));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The newest release a FluxInstance's `distribution.version` admits (the

@@ -26,6 +26,7 @@ pub mod catalog;
 pub mod chart;
 pub mod crd;
 pub mod crossplane;
+pub mod distribution;
 pub mod flux;
 pub mod installed;
 pub mod preinstalled;

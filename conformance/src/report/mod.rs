@@ -1,13 +1,15 @@
 //! Reports: findings rendered for people ([`human`]: each finding with the
 //! snippet of its place and of every related place) and for tools ([`json`],
 //! the documented document with `related`, `why` and `fix`; [`ci`]: GitHub
-//! annotations, JUnit XML, SARIF), and the audits: kind provenance
-//! ([`crds`]) and postBuild substitution ([`substitutions`]).
+//! annotations, JUnit XML, SARIF), the audits: kind provenance ([`crds`])
+//! and postBuild substitution ([`substitutions`]), and the rendered objects
+//! and their changes ([`manifests`]: `build`, `diff`).
 
 pub mod ci;
 pub mod crds;
 pub mod human;
 pub mod json;
+pub mod manifests;
 pub mod substitutions;
 
 use std::collections::BTreeMap;

@@ -5,6 +5,7 @@
 //! summary with an example (README, `conformance explain`) and a paragraph
 //! saying which Flux behaviour it models.
 
+mod api;
 pub mod bootstrap;
 mod cold_start;
 mod cold_start_race;
@@ -21,6 +22,7 @@ pub mod placement;
 mod prune_transient;
 mod remote_base;
 mod render_failed;
+mod schema_violation;
 mod sops_decryption;
 mod substitution;
 mod unresolved_reference;
@@ -109,6 +111,9 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &placement::KindPlacement,
         &placement::FieldPolicyRule,
         &prune_transient::PruneTransient,
+        &schema_violation::SchemaViolation,
+        &api::ApiRemoved,
+        &api::ApiDeprecated,
         &waivers::WaiverExpired,
         &waivers::WaiverStale,
     ]

@@ -140,7 +140,13 @@ impl Bootstrap {
     /// names some clusters (`kubernetes/main/bootstrap/`) is for those;
     /// otherwise for every cluster.
     fn applies(&self, item: &Item, cluster: &str) -> bool {
-        let segments: Vec<&str> = item.at.file.split('/').collect();
+        self.file_applies(&item.at.file, cluster)
+    }
+
+    /// Whether a bootstrap file (by its path) is for a cluster: one whose
+    /// path names some clusters is for those, any other for every cluster.
+    pub fn file_applies(&self, file: &str, cluster: &str) -> bool {
+        let segments: Vec<&str> = file.split('/').collect();
         let named: Vec<&str> = self
             .clusters
             .iter()

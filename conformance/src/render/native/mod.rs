@@ -30,6 +30,7 @@ mod plugins;
 mod transform;
 
 pub use load::{FIELDS, canonical_field};
+pub use patch::selector::go_regex;
 
 use super::{Kustomize, Tree};
 use crate::yaml::{Node, Value};

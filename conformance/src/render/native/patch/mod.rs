@@ -4,7 +4,7 @@
 //! objects a [`selector`] picks.
 
 mod json6902;
-mod selector;
+pub mod selector;
 mod strategic;
 
 pub use json6902::apply_json;

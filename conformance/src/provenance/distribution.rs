@@ -1,0 +1,145 @@
+//! The Kubernetes a cluster runs, as the repository says: declared in
+//! conformance.yaml (`clusters.<name>.kubernetes`, or the `kubernetes:`
+//! file), else pinned by the distribution's own configuration: Talos
+//! (`kubernetesVersion:` in talconfig/talenv, the `kube-apiserver` or
+//! `kubelet` image of a machine config), k3s (`k3s_release_version` in
+//! Ansible variables), or an upgrade plan the cluster renders
+//! (system-upgrade-controller `Plan` with a k3s/rke2 `version`).
+
+use crate::config::{Config, minor_version};
+use crate::model::{Cluster, Span};
+use crate::provenance::bootstrap::Bootstrap;
+use crate::repo::{Kind, RepoIndex};
+
+/// The Kubernetes version of a cluster and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeVersion {
+    pub minor: (u32, u32),
+    /// As written (`v1.36.4+k3s1`).
+    pub written: String,
+    /// Where; `None` for conformance.yaml's `clusters.<name>.kubernetes`.
+    pub at: Option<Span>,
+}
+
+/// The newest Kubernetes minor the built-in tables know: what a cluster
+/// whose version the repository does not show is judged against.
+pub const NEWEST: (u32, u32) = (1, 37);
+
+/// The Kubernetes version of `cluster`, if the repository shows it.
+pub fn kubernetes(
+    cluster: &Cluster,
+    config: &Config,
+    index: &RepoIndex,
+    bootstrap: &Bootstrap,
+) -> Option<KubeVersion> {
+    if let Some(v) = config
+        .clusters
+        .get(&cluster.name)
+        .and_then(|c| c.kubernetes.as_ref())
+        && let Some(minor) = minor_version(&v.value)
+    {
+        return Some(KubeVersion {
+            minor,
+            written: v.value.clone(),
+            at: Some(Span::new(
+                crate::config::FILE_NAME,
+                v.referenced.line() as u32,
+            )),
+        });
+    }
+    if let Some(src) = &config.kubernetes
+        && let Some((v, line)) =
+            crate::rules::bootstrap::read_env(index, &src.file.value, &src.variable)
+        && let Some(minor) = minor_version(&v)
+    {
+        return Some(KubeVersion {
+            minor,
+            written: v,
+            at: Some(Span::new(src.file.value.clone(), line)),
+        });
+    }
+    // Pins in the distribution's configuration.
+    let files: Vec<String> = index
+        .below("")
+        .filter(|(p, k)| {
+            **k == Kind::File
+                && [".yaml", ".yml", ".j2", ".tmpl", ".gotmpl"]
+                    .iter()
+                    .any(|e| p.ends_with(e))
+                && bootstrap.file_applies(p, &cluster.name)
+        })
+        .map(|(p, _)| p.to_string())
+        .collect();
+    let mut found: Option<KubeVersion> = None;
+    for file in &files {
+        let lower = file.to_ascii_lowercase();
+        let relevant = lower.contains("talos")
+            || lower.contains("talconfig")
+            || lower.contains("talenv")
+            || lower.contains("machineconfig")
+            || lower.contains("controlplane")
+            || lower.contains("ansible")
+            || lower.contains("group_vars");
+        if !relevant {
+            continue;
+        }
+        let Ok(text) = index.read_text(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim();
+            let value = t
+                .strip_prefix("kubernetesVersion:")
+                .or_else(|| t.strip_prefix("k3s_release_version:"))
+                .or_else(|| {
+                    t.strip_prefix("image:").and_then(|i| {
+                        let i = i.trim();
+                        (i.contains("/kube-apiserver:") || i.contains("siderolabs/kubelet:"))
+                            .then(|| i.rsplit(':').next().unwrap_or_default())
+                    })
+                });
+            let Some(value) = value else { continue };
+            let value = value
+                .split('#')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .trim_matches(|c| c == '"' || c == '\'');
+            if value.contains("${") || value.contains("{{") {
+                continue;
+            }
+            if let Some(minor) = minor_version(value) {
+                // The newest pin wins (machine configs of one cluster may
+                // lag during an upgrade).
+                if found.as_ref().is_none_or(|f| minor > f.minor) {
+                    found = Some(KubeVersion {
+                        minor,
+                        written: value.to_string(),
+                        at: Some(Span::new(file.clone(), n as u32 + 1)),
+                    });
+                }
+            }
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    // An upgrade Plan the cluster renders (system-upgrade-controller).
+    for tier in cluster.tiers.values() {
+        for o in tier.objects() {
+            if o.id.group == "upgrade.cattle.io"
+                && o.id.kind == "Plan"
+                && let Some(v) = o.body.str_at(&["spec", "version"])
+                && (v.contains("k3s") || v.contains("rke2"))
+                && let Some(minor) = minor_version(&v)
+            {
+                return Some(KubeVersion {
+                    minor,
+                    written: v,
+                    at: o.source.clone(),
+                });
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,482 @@
+//! `api-removed` and `api-deprecated`: whether each rendered object's
+//! `apiVersion` is served by what its cluster runs.
+//!
+//! * A kind whose CRD the cluster has in git: the CRD's `spec.versions`
+//!   (absent or `served: false`: removed; `deprecated: true`: deprecated,
+//!   with its `deprecationWarning`). Flux's own kinds are judged this way
+//!   when the repository carries `gotk-components.yaml`.
+//! * Flux's kinds otherwise: the Flux release the cluster installs
+//!   ([`crate::provenance::installed`]), against `flux-apis.txt`.
+//! * Built-in kinds: the cluster's Kubernetes minor
+//!   ([`crate::provenance::distribution`]), against `kubernetes-apis.txt`.
+//!
+//! A cluster whose versions the repository does not pin (or pins as a range,
+//! `2.x`) is judged against the newest release the tables know, and the
+//! message says so.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use super::{Context, Finding, Rule, Severity};
+use crate::convergence::ClusterAnalysis;
+use crate::model::{Object, Span, Tier};
+use crate::provenance::distribution::{self, KubeVersion};
+use crate::provenance::installed::{Version, releases};
+
+#[derive(Debug)]
+pub struct ApiRemoved;
+#[derive(Debug)]
+pub struct ApiDeprecated;
+
+impl Rule for ApiRemoved {
+    fn id(&self) -> &'static str {
+        "api-removed"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "an object's apiVersion is no longer served by the Kubernetes, the Flux or the CRD its cluster runs"
+    }
+    fn example(&self) -> &'static str {
+        "Kustomization/flux-system/apps in flux-system uses kustomize.toolkit.fluxcd.io/v1beta2, which Flux v2.9.4 no longer serves (removed in v2.8.0); use kustomize.toolkit.fluxcd.io/v1"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller server-side applies every object (fluxcd/pkg ssa ApplyAllStaged); an apiVersion \
+the API server does not serve fails the dry-run ('no matches for kind … in version …'), the stage aborts, and the \
+tier never becomes Ready. Built-in APIs are removed on Kubernetes' schedule (the Deprecated API Migration Guide: \
+extensions/v1beta1 and apps/v1beta1|2 in 1.16, the v1beta1 webhooks, CRDs, Ingress and RBAC in 1.22, batch/v1beta1 \
+CronJob, policy/v1beta1 and autoscaling/v2beta1 in 1.25, …): the cluster's minor comes from conformance.yaml \
+(clusters.<name>.kubernetes, kubernetes:) or what the repository pins for Talos or k3s. Flux removes an API version by \
+dropping it from its CRD (v2.7 dropped every v1beta1 and helm v2beta1, v2.8 source and kustomize v1beta2 and helm \
+v2beta2, v2.9 notification and image v1beta2): the release comes from gotk-components.yaml (its CRDs, its '# Flux \
+Version:' header) or a FluxInstance's distribution.version; `flux migrate -f .` (Flux v2.7.1 and later) rewrites the \
+files. Any other CRD in the repository: versions it does not list, or lists with served: false. An unpinned version \
+(2.x, latest, or none shown) is judged against the newest release the tables know."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        findings(cx, self, true)
+    }
+}
+
+impl Rule for ApiDeprecated {
+    fn id(&self) -> &'static str {
+        "api-deprecated"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn summary(&self) -> &'static str {
+        "an object's apiVersion is deprecated in what its cluster runs: it still works, and the next upgrade removes it"
+    }
+    fn example(&self) -> &'static str {
+        "HelmRelease/apps/web in apps uses helm.toolkit.fluxcd.io/v2beta2, deprecated since Flux v2.3.0 (removed in v2.8.0); use helm.toolkit.fluxcd.io/v2"
+    }
+    fn explain(&self) -> &'static str {
+        "A deprecated API version is still served, so nothing fails today, but the release that removes it is \
+known (Kubernetes' migration guide, the Flux CRDs' deprecated: true, or a CRD's own deprecated flag and \
+deprecationWarning), and an upgrade of the cluster then fails every tier that still uses it (see api-removed). Move \
+to the replacement before upgrading; for Flux kinds `flux migrate -f .` rewrites the files."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        findings(cx, self, false)
+    }
+}
+
+/// One row of a version table.
+#[derive(Debug, Clone)]
+struct Row {
+    group: String,
+    version: String,
+    kind: String,
+    deprecated: Option<String>,
+    removed: Option<String>,
+    replacement: String,
+}
+
+fn parse(text: &str) -> Vec<Row> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let opt = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_string());
+            Some(Row {
+                group: f.first()?.to_string(),
+                version: f.get(1)?.to_string(),
+                kind: f.get(2)?.to_string(),
+                deprecated: opt(f.get(3)?),
+                removed: opt(f.get(4)?),
+                replacement: f.get(5)?.to_string(),
+            })
+        })
+        .collect()
+}
+
+fn kubernetes_rows() -> &'static [Row] {
+    static TABLE: OnceLock<Vec<Row>> = OnceLock::new();
+    TABLE.get_or_init(|| parse(include_str!("kubernetes-apis.txt")))
+}
+
+fn flux_rows() -> &'static [Row] {
+    static TABLE: OnceLock<Vec<Row>> = OnceLock::new();
+    TABLE.get_or_init(|| parse(include_str!("flux-apis.txt")))
+}
+
+/// What an object's apiVersion is, for its cluster.
+#[derive(Debug, Clone)]
+enum Status {
+    Removed {
+        /// "Flux v2.9.4 (gotk-components.yaml:3)", "Kubernetes 1.36".
+        by: String,
+        since: String,
+        replacement: String,
+        flux: bool,
+        at: Option<Span>,
+    },
+    Deprecated {
+        by: String,
+        since: String,
+        removed: Option<String>,
+        replacement: String,
+        flux: bool,
+        at: Option<Span>,
+        warning: Option<String>,
+    },
+}
+
+/// The CRDs a cluster renders, by (group, kind).
+fn crds<'a>(a: &'a ClusterAnalysis) -> BTreeMap<(String, String), &'a Object> {
+    let mut out = BTreeMap::new();
+    for tier in a
+        .cluster
+        .tiers
+        .values()
+        .filter(|t| t.remote_target().is_none())
+    {
+        for o in tier.objects() {
+            if o.id.group == "apiextensions.k8s.io"
+                && o.id.kind == "CustomResourceDefinition"
+                && let (Some(group), Some(kind)) = (
+                    o.body.str_at(&["spec", "group"]),
+                    o.body.str_at(&["spec", "names", "kind"]),
+                )
+            {
+                out.entry((group, kind)).or_insert(o);
+            }
+        }
+    }
+    out
+}
+
+fn minor_text(m: (u32, u32)) -> String {
+    format!("{}.{}", m.0, m.1)
+}
+
+/// A table's minor (`1.25`) or release (`v2.8.0`, `<=v2.0.0`).
+fn table_minor(s: &str) -> Option<(u32, u32)> {
+    crate::config::minor_version(s.trim_start_matches("<="))
+}
+
+fn status(
+    a: &ClusterAnalysis,
+    crds: &BTreeMap<(String, String), &Object>,
+    kube: &Option<KubeVersion>,
+    o: &Object,
+) -> Option<Status> {
+    let id = &o.id;
+    // A CRD the cluster has in git says which versions it serves.
+    if let Some(crd) = crds.get(&(id.group.clone(), id.kind.clone())) {
+        let versions = crd
+            .body
+            .path(&["spec", "versions"])
+            .map(crate::yaml::Node::as_seq)
+            .unwrap_or_default();
+        let name = |v: &crate::yaml::Node| v.str_at(&["name"]).unwrap_or_default();
+        let storage = versions
+            .iter()
+            .find(|v| v.path(&["storage"]).and_then(crate::yaml::Node::as_bool) == Some(true))
+            .map(name)
+            .or_else(|| versions.first().map(name))
+            .unwrap_or_default();
+        let crd_name = crd.id.name.clone();
+        let by = format!("its CRD {crd_name}");
+        let flux = id.group.ends_with(".toolkit.fluxcd.io");
+        let mine = versions.iter().find(|v| name(v) == id.version);
+        return match mine {
+            None => Some(Status::Removed {
+                by,
+                since: "it does not list it".into(),
+                replacement: format!("{}/{storage}", id.group),
+                flux,
+                at: crd.source.clone(),
+            }),
+            Some(v) if v.path(&["served"]).and_then(crate::yaml::Node::as_bool) == Some(false) => {
+                Some(Status::Removed {
+                    by,
+                    since: "served: false".into(),
+                    replacement: format!("{}/{storage}", id.group),
+                    flux,
+                    at: crd.source.clone(),
+                })
+            }
+            Some(v)
+                if v.path(&["deprecated"]).and_then(crate::yaml::Node::as_bool) == Some(true) =>
+            {
+                Some(Status::Deprecated {
+                    by,
+                    since: "deprecated: true".into(),
+                    removed: None,
+                    replacement: format!("{}/{storage}", id.group),
+                    flux,
+                    at: crd.source.clone(),
+                    warning: v.str_at(&["deprecationWarning"]),
+                })
+            }
+            Some(_) => None,
+        };
+    }
+    let row = |rows: &'static [Row]| {
+        rows.iter()
+            .find(|r| r.group == id.group && r.version == id.version && r.kind == id.kind)
+    };
+    if id.group.ends_with(".toolkit.fluxcd.io") {
+        let r = row(flux_rows())?;
+        let newest = releases().last().map(|r| r.flux)?;
+        let (flux, by, at) = match &a.installed {
+            Some(i) if i.pinned && i.flux.is_some() => {
+                let v = i.flux.expect("checked");
+                (v, format!("Flux {v} ({})", i.at), Some(i.at.clone()))
+            }
+            Some(i) => {
+                let v = i.flux.unwrap_or(newest);
+                (
+                    v,
+                    format!(
+                        "Flux {v} (the repository installs `{}`, a range: judged against the newest release it admits)",
+                        i.written
+                    ),
+                    Some(i.at.clone()),
+                )
+            }
+            None => (
+                newest,
+                format!(
+                    "Flux {newest} (the repository does not show which Flux it installs: judged against the newest release)"
+                ),
+                None,
+            ),
+        };
+        let at_least = |s: &Option<String>| {
+            s.as_deref()
+                .and_then(|s| Version::parse(s.trim_start_matches("<=")))
+                .is_some_and(|v| flux >= v)
+        };
+        if at_least(&r.removed) {
+            return Some(Status::Removed {
+                by,
+                since: r.removed.clone().unwrap_or_default(),
+                replacement: r.replacement.clone(),
+                flux: true,
+                at,
+            });
+        }
+        if at_least(&r.deprecated) {
+            return Some(Status::Deprecated {
+                by,
+                since: r
+                    .deprecated
+                    .clone()
+                    .unwrap_or_default()
+                    .trim_start_matches("<=")
+                    .to_string(),
+                removed: r.removed.clone(),
+                replacement: r.replacement.clone(),
+                flux: true,
+                at,
+                warning: None,
+            });
+        }
+        return None;
+    }
+    let r = row(kubernetes_rows())?;
+    let (minor, by, at) = match kube {
+        Some(k) => (
+            k.minor,
+            match &k.at {
+                Some(at) => format!("Kubernetes {} ({at})", minor_text(k.minor)),
+                None => format!("Kubernetes {}", minor_text(k.minor)),
+            },
+            k.at.clone(),
+        ),
+        None => (
+            distribution::NEWEST,
+            format!(
+                "Kubernetes {} (the repository does not pin the cluster's version: judged against the newest minor)",
+                minor_text(distribution::NEWEST)
+            ),
+            None,
+        ),
+    };
+    let reached = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(table_minor)
+            .is_some_and(|m| minor >= m)
+    };
+    if reached(&r.removed) {
+        return Some(Status::Removed {
+            by,
+            since: r.removed.clone().unwrap_or_default(),
+            replacement: r.replacement.clone(),
+            flux: false,
+            at,
+        });
+    }
+    if reached(&r.deprecated) {
+        return Some(Status::Deprecated {
+            by,
+            since: r.deprecated.clone().unwrap_or_default(),
+            removed: r.removed.clone(),
+            replacement: r.replacement.clone(),
+            flux: false,
+            at,
+            warning: None,
+        });
+    }
+    None
+}
+
+fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for a in &cx.analyses {
+        let crds = crds(a);
+        let kube = distribution::kubernetes(a.cluster, cx.config, cx.index, a.bootstrap);
+        for tier in a
+            .cluster
+            .tiers
+            .values()
+            .filter(|t| t.remote_target().is_none())
+        {
+            for o in tier.objects() {
+                let Some(s) = status(a, &crds, &kube, o) else {
+                    continue;
+                };
+                match (&s, removed) {
+                    (Status::Removed { .. }, true) | (Status::Deprecated { .. }, false) => {
+                        out.push(finding(rule, a, tier, o, &s));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+fn finding(rule: &dyn Rule, a: &ClusterAnalysis, tier: &Tier, o: &Object, s: &Status) -> Finding {
+    let label = a.cluster.tier_label(&tier.id);
+    let api = o.id.api_version();
+    let migrate = |flux: bool, replacement: &str| {
+        if flux {
+            format!(
+                "use {replacement} (`flux migrate -f <path>`, Flux v2.7.1 and later, rewrites the files)"
+            )
+        } else if replacement.is_empty() {
+            "remove it: the API has no replacement (PodSecurityPolicy: use Pod Security Admission)"
+                .to_string()
+        } else {
+            format!("use {replacement}, and move to its schema")
+        }
+    };
+    let (message, why, fix, at, cause) = match s {
+        Status::Removed {
+            by,
+            since,
+            replacement,
+            flux,
+            at,
+        } => (
+            format!(
+                "{} in {label} uses {api}, which {by} no longer serves ({})",
+                o.id,
+                if since.starts_with('v') || since.contains('.') {
+                    format!("removed in {since}")
+                } else {
+                    since.clone()
+                }
+            ),
+            format!(
+                "the API server rejects {api} at the dry-run ('no matches for kind'), the stage aborts, and {label} never becomes Ready on a cold start"
+            ),
+            migrate(*flux, replacement),
+            at.clone(),
+            format!("{api}/{} is no longer served", o.id.kind),
+        ),
+        Status::Deprecated {
+            by,
+            since,
+            removed,
+            replacement,
+            flux,
+            at,
+            warning,
+        } => (
+            format!(
+                "{} in {label} uses {api}, deprecated in {by}{}{}",
+                o.id,
+                if since.starts_with('v') || since.contains('.') {
+                    format!(" since {since}")
+                } else {
+                    String::new()
+                },
+                removed
+                    .as_ref()
+                    .map(|r| format!(" (removed in {r})"))
+                    .unwrap_or_default()
+            ),
+            warning.clone().unwrap_or_else(|| {
+                "it is still served, but the release that removes it fails every tier that uses it".into()
+            }),
+            migrate(*flux, replacement),
+            at.clone(),
+            format!("{api}/{} is deprecated", o.id.kind),
+        ),
+    };
+    let mut f = Finding::new(rule, a.cluster.name.clone(), label.clone(), message)
+        .object(o.id.to_string())
+        .at(o.source.clone().or_else(|| Some(tier.defined_at.clone())))
+        .related(tier.defined_at.clone(), format!("Kustomization {label}"))
+        .why(why)
+        .fix(fix.clone())
+        .cause(super::Cause {
+            key: format!("api:{api}/{}", o.id.kind),
+            text: cause,
+            fix,
+        });
+    if let Some(at) = at {
+        f = f.related(at, "where the cluster's version is written");
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_parse_with_their_replacements() {
+        let k = kubernetes_rows();
+        assert!(k.iter().any(|r| r.group == "batch"
+            && r.version == "v1beta1"
+            && r.kind == "CronJob"
+            && r.removed.as_deref() == Some("1.25")
+            && r.replacement == "batch/v1"));
+        let f = flux_rows();
+        assert!(f.iter().any(|r| r.group == "kustomize.toolkit.fluxcd.io"
+            && r.version == "v1beta2"
+            && r.removed.as_deref() == Some("v2.8.0")));
+        assert!(
+            f.iter()
+                .all(|r| !(r.kind == "Alert" && r.version == "v1beta3"))
+        );
+    }
+}

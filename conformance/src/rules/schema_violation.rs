@@ -1,0 +1,208 @@
+//! `schema-violation`: a rendered object, after postBuild, breaks the schema
+//! the API server validates it against on server-side apply (see
+//! [`crate::schema`]).
+
+use std::collections::BTreeMap;
+
+use super::{Context, Finding, Rule, Severity};
+use crate::model::{Object, Span};
+use crate::provenance::distribution;
+use crate::schema::{self, Schema, Validator, kubernetes};
+
+#[derive(Debug)]
+pub struct SchemaViolation;
+
+/// Violations reported per object, at most.
+const PER_OBJECT: usize = 20;
+
+impl Rule for SchemaViolation {
+    fn id(&self) -> &'static str {
+        "schema-violation"
+    }
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+    fn summary(&self) -> &'static str {
+        "a rendered object breaks its schema: a built-in kind's Kubernetes OpenAPI for the cluster's minor, or a custom resource's CRD in the repository"
+    }
+    fn example(&self) -> &'static str {
+        "Deployment/apps/web in apps: spec.template.spec.containers[0].env[0].value: expected string, got integer 8080"
+    }
+    fn explain(&self) -> &'static str {
+        "kustomize-controller applies every object with server-side apply (fluxcd/pkg ssa ApplyAllStaged), which \
+converts it to the kind's typed schema first: a value of the wrong type (a number where a string goes, an env var's \
+value: 8080), a missing required field, a value outside an enum or a pattern fails the dry-run, the stage aborts, and \
+the tier never becomes Ready. Built-in kinds are checked against the Kubernetes OpenAPI of the cluster's minor \
+(embedded for 1.30 to 1.37, from the kubernetes-validate package's conversion of each release's OpenAPI), where a \
+field the schema does not declare is rejected ('field not declared in schema'). Custom resources are checked against \
+the openAPIV3Schema of their CRD when the repository has it (Flux's own kinds through gotk-components.yaml): types, \
+required, enums, patterns, lengths, bounds, int-or-string, preserve-unknown-fields; an undeclared field there is \
+pruned by the API server, so it is a warning (the setting is silently lost). Values still holding ${VAR} are left to \
+the substitution rules. Each finding points at the value's line and at the schema's line in the CRD."
+    }
+    fn check(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for a in &cx.analyses {
+            let kube = distribution::kubernetes(a.cluster, cx.config, cx.index, a.bootstrap);
+            let table = kubernetes::table(kube.as_ref().map_or(distribution::NEWEST, |k| k.minor));
+            // CRDs in the cluster's tiers, by (group, kind).
+            let mut crds: BTreeMap<(String, String), &Object> = BTreeMap::new();
+            for tier in a
+                .cluster
+                .tiers
+                .values()
+                .filter(|t| t.remote_target().is_none())
+            {
+                for o in tier.objects() {
+                    if o.id.group == "apiextensions.k8s.io"
+                        && o.id.kind == "CustomResourceDefinition"
+                        && let (Some(g), Some(k)) = (
+                            o.body.str_at(&["spec", "group"]),
+                            o.body.str_at(&["spec", "names", "kind"]),
+                        )
+                    {
+                        crds.entry((g, k)).or_insert(o);
+                    }
+                }
+            }
+            let mut crd_schemas: BTreeMap<(String, String, String), Option<Schema>> =
+                BTreeMap::new();
+            let meta = table.kind("v1", "ConfigMap").and_then(|s| {
+                let s = resolve(table, s);
+                s.properties.get("metadata").cloned()
+            });
+            for tier in a
+                .cluster
+                .tiers
+                .values()
+                .filter(|t| t.remote_target().is_none())
+            {
+                for o in tier.objects() {
+                    let id = &o.id;
+                    let mut v = Validator {
+                        defs: table,
+                        limit: PER_OBJECT,
+                        out: Vec::new(),
+                    };
+                    let builtin = table.kind(&id.api_version(), &id.kind);
+                    // Names and label values, for every kind.
+                    v.out.extend(schema::meta::check(o));
+                    let (schema_file, custom) = match builtin {
+                        Some(s) => {
+                            check_object(&mut v, s, o);
+                            (None, false)
+                        }
+                        None => {
+                            let Some(crd) = crds.get(&(id.group.clone(), id.kind.clone())) else {
+                                // Flux's Kustomization without its CRD in
+                                // the repository: what the model reads.
+                                v.out.extend(schema::meta::flux_kustomization(o));
+                                report(self, a, tier, o, v.out, None, true, &mut out);
+                                continue;
+                            };
+                            let key = (id.group.clone(), id.kind.clone(), id.version.clone());
+                            let s = crd_schemas.entry(key).or_insert_with(|| {
+                                schema::crd::version_schema(&crd.body, &id.version)
+                            });
+                            let Some(s) = s.as_ref() else { continue };
+                            check_object(&mut v, s, o);
+                            // metadata as the API server validates it for
+                            // every kind.
+                            if let (Some(m), Some(node)) = (&meta, o.body.get("metadata")) {
+                                v.check(m, node, "metadata");
+                            }
+                            (crd.source.as_ref().map(|s| s.file.clone()), true)
+                        }
+                    };
+                    report(self, a, tier, o, v.out, schema_file, custom, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The schema a reference names, or itself.
+fn resolve<'t>(table: &'t kubernetes::Table, s: &'t Schema) -> &'t Schema {
+    use crate::schema::Definitions;
+    match s.reference.as_deref().and_then(|r| table.get(r)) {
+        Some(t) => t,
+        None => s,
+    }
+}
+
+/// Validates an object against its kind's schema. `status` is written by
+/// controllers (the API server drops it on apply), and `sops` is SOPS's
+/// envelope, which kustomize-controller strips when it decrypts (without
+/// decryption, sops-decryption reports the object): neither is checked.
+fn check_object<'a>(v: &mut Validator<'a>, schema: &'a Schema, o: &Object) {
+    let mut probe = o.body.clone();
+    if let crate::yaml::Value::Map(entries) = &mut probe.value {
+        entries.retain(|(k, _)| k != "status" && k != "sops");
+    }
+    v.check(schema, &probe, "");
+}
+
+/// The findings of one object's violations. `schema_file`: the CRD's file;
+/// `custom`: a custom resource (its unknown fields are pruned, a warning).
+#[allow(clippy::too_many_arguments)]
+fn report(
+    rule: &SchemaViolation,
+    a: &crate::convergence::ClusterAnalysis,
+    tier: &crate::model::Tier,
+    o: &Object,
+    violations: Vec<schema::Violation>,
+    schema_file: Option<String>,
+    custom: bool,
+    out: &mut Vec<Finding>,
+) {
+    let id = &o.id;
+    let label = a.cluster.tier_label(&tier.id);
+    for violation in violations {
+        let unknown_in_cr = custom && violation.unknown_field;
+        let what = if unknown_in_cr {
+            "the API server prunes it: the setting is silently lost".to_string()
+        } else if violation.unknown_field {
+            format!(
+                "server-side apply rejects a field the {} schema does not declare, the stage aborts, and {label} never becomes Ready",
+                id.kind
+            )
+        } else {
+            format!(
+                "the API server rejects the object, the stage aborts, and {label} never becomes Ready"
+            )
+        };
+        let file = o
+            .source
+            .as_ref()
+            .map(|s| s.file.clone())
+            .unwrap_or_else(|| tier.defined_at.file.clone());
+        let mut f = Finding::new(
+            rule,
+            a.cluster.name.clone(),
+            label.clone(),
+            format!("{id} in {label}: {}: {}", violation.path, violation.message),
+        )
+        .object(id.to_string())
+        .at(Span::new(file, violation.line))
+        .related(tier.defined_at.clone(), format!("Kustomization {label}"))
+        .why(what)
+        .fix(if violation.unknown_field {
+            format!("remove {} or spell it as the schema does", violation.path)
+        } else {
+            format!("give {} a value the schema accepts", violation.path)
+        });
+        if let Some(file) = &schema_file
+            && violation.schema_line > 0
+        {
+            f = f.related(
+                Span::new(file.clone(), violation.schema_line),
+                format!("the schema of {}/{}", id.api_version(), id.kind),
+            );
+        }
+        if unknown_in_cr {
+            f.severity = Severity::Warning;
+        }
+        out.push(f);
+    }
+}
