@@ -97,6 +97,26 @@ pub struct L1 {
     /// The cluster L1 runs (default: the first discovered).
     #[serde(default)]
     pub cluster: Option<String>,
+    /// Repository files L1 replaces with a published copy (operator
+    /// manifests a repository trims or vendors, a trimmed
+    /// `gotk-components.yaml`): downloaded, checked against `sha256`, and
+    /// used in place of the file in the tree Flux is served.
+    #[serde(default)]
+    pub manifests: Vec<L1Manifest>,
+}
+
+/// `l1.manifests[]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1Manifest {
+    /// The repository file it replaces (relative to the repository root).
+    pub file: Spanned<String>,
+    /// Where the published file is (`https://…/releases/download/v1.61.0/cdi-operator.yaml`).
+    pub url: Spanned<String>,
+    /// The published file's SHA-256, 64 hex digits. Without it L1 refuses
+    /// the file and prints the digest of what it downloaded, to pin.
+    #[serde(default)]
+    pub sha256: Option<Spanned<String>>,
 }
 
 /// `parity:`.
@@ -276,6 +296,38 @@ impl Config {
                     format!(
                         "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
                         v.value
+                    ),
+                ));
+            }
+        }
+        for m in &self.l1.manifests {
+            let (path, escapes) = crate::repo::normalize("", &m.file.value);
+            if escapes || path.is_empty() || m.file.value.starts_with('/') {
+                problems.push(error_at(
+                    &m.file,
+                    format!(
+                        "l1.manifests file `{}` must be a path inside the repository",
+                        m.file.value
+                    ),
+                ));
+            }
+            if !m.url.value.starts_with("https://") {
+                problems.push(error_at(
+                    &m.url,
+                    format!(
+                        "l1.manifests url `{}` must be an https:// address",
+                        m.url.value
+                    ),
+                ));
+            }
+            if let Some(sum) = &m.sha256
+                && !(sum.value.len() == 64 && sum.value.bytes().all(|b| b.is_ascii_hexdigit()))
+            {
+                problems.push(error_at(
+                    sum,
+                    format!(
+                        "l1.manifests sha256 `{}` is not 64 hex digits (compute it with `curl -fsSL <url> | sha256sum`)",
+                        sum.value
                     ),
                 ));
             }

@@ -158,7 +158,9 @@ enum Command {
         #[arg(long = "cluster", value_name = "NAME")]
         clusters: Vec<String>,
     },
-    /// Print the live-cluster (l1-cluster) plan: tiers, stages, assertions.
+    /// Print the live-cluster (l1-cluster) plan: the Flux mode's per-tier
+    /// prediction (converges, race, deadlock), then the apply mode's tiers,
+    /// stages and assertions.
     L1Plan {
         #[command(flatten)]
         repo: RepoArgs,
@@ -346,11 +348,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .or_else(|| session.model.clusters.first().map(|c| c.name.clone()))
                 .unwrap_or_default();
             let found = session.cluster(&name)?;
+            let prediction = conformance::l1::predict::predict(
+                found,
+                &session.catalog,
+                &session.index,
+                &session.bootstrap,
+            );
             let analysis = session.analysis(found);
             let plan = conformance::l1::plan(&analysis, &session.config, &session.catalog);
-            print(&conformance::l1::render(
-                &plan,
-                &conformance::l1::k3s_image(&session.config, &name),
+            let image = conformance::l1::k3s_image(&session.config, &name);
+            print(&format!(
+                "{}\nApply mode (L1_MODE=apply): the harness applies tiers itself\n{}",
+                conformance::l1::predict::render(&prediction),
+                conformance::l1::render(&plan, &image)
             ))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -361,6 +371,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             session.check_config()?;
             let config = &session.config;
             let exists = repo.repo.join(conformance::config::FILE_NAME).is_file();
+            for m in config.l1.manifests.iter().filter(|m| m.sha256.is_none()) {
+                eprintln!(
+                    "{}:{}: warning: l1.manifests entry for {} has no sha256: L1 refuses it until it is pinned (`curl -fsSL {} | sha256sum`)",
+                    conformance::config::FILE_NAME,
+                    m.file.referenced.line(),
+                    m.file.value,
+                    m.url.value
+                );
+            }
             print(&if exists {
                 format!(
                     "{}: ok ({} placement and {} field policies, {} waivers, {} clusters discovered)\n",

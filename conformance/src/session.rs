@@ -122,6 +122,18 @@ impl Session {
                 ),
             )));
         }
+        for m in &self.config.l1.manifests {
+            let (path, _) = crate::repo::normalize("", &m.file.value);
+            if !self.index.is_file(&path) {
+                return Err(CheckError::Config(crate::config::error_at(
+                    &m.file,
+                    format!(
+                        "l1.manifests file `{}` is not a file of the repository",
+                        m.file.value
+                    ),
+                )));
+            }
+        }
         Ok(())
     }
 }

@@ -1,439 +1,377 @@
 //! L1: the L0 model's predictions proven against a real API server.
 //!
-//! The plan ([`conformance::l1`]) says which tiers to apply, in which order
-//! and stages, and what to assert. This crate provides the cluster (k3s in a
-//! container through testcontainers, or an existing cluster named by
-//! `L1_KUBECONFIG`/`L1_CONTEXT`, e.g. one made by `k3d cluster create`),
-//! applies each tier the way kustomize-controller does (server-side apply
-//! with field manager `kustomize-controller`, stage by stage, every stage
-//! dry-run first), waits for health, and checks each assertion. Results are
-//! collected in model order by [`execute`]; `tests/l1.rs` reports them as
-//! libtest-mimic trials named `<cluster>::l1::<assertion>`.
+//! Two modes, each a set of libtest-mimic trials run by `tests/l1.rs`:
+//!
+//! * **Flux mode** (the default, [`flux_mode`]): Flux's own controllers
+//!   reconcile the repository from an empty k3s. The repository is served
+//!   by a git server beside the cluster ([`git`]) with only what L1 must
+//!   change ([`serve`]: the sync URL and credentials, files `l1.manifests`
+//!   maps to their published copy ([`manifests`]), optionally shorter
+//!   retry intervals); every Kustomization is watched until Ready or
+//!   `L1_TIMEOUT` ([`flux`]) and compared with the model's prediction
+//!   ([`conformance::l1::predict`], [`conformance::l1::observe`]): one
+//!   trial `<cluster>::l1::flux::<tier>` each. The [`kstatus`] trial shows
+//!   on the same kind of cluster that an operator's trigger reads as
+//!   Current before its CRDs exist, and that a `healthCheckExprs` gate
+//!   holds.
+//! * **Apply mode** (`L1_MODE=apply`, [`apply`]): the harness applies the
+//!   plan's tiers itself, imitating kustomize-controller, for clusters where
+//!   Flux cannot be installed.
+//!
+//! The cluster ([`cluster`]) is k3s in a container through testcontainers,
+//! or an existing one named by `L1_KUBECONFIG`; it is always torn down.
+
+pub mod api;
+pub mod apply;
+pub mod cluster;
+pub mod flux;
+pub mod git;
+pub mod kstatus;
+pub mod manifests;
+pub mod serve;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use conformance::l1::{Assertion, Plan, PlannedTier};
-use conformance::model::Object;
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, ListParams, LogParams, Patch, PatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::core::GroupVersionKind;
-use kube::discovery::{Scope, pinned_kind};
-use kube::{Client, Config};
-use testcontainers::runners::AsyncRunner;
-use testcontainers::{ContainerAsync, ImageExt};
-use testcontainers_modules::k3s::{K3s, KUBE_SECURE_PORT};
+use conformance::l1::observe::{Comparison, Observed, Outcome, compare_all};
+use conformance::l1::predict::{Prediction, TierPrediction, predict};
+use conformance::model::Cluster as ModelCluster;
+use conformance::render::Choice;
+use conformance::session::Session;
 
-/// The field manager Flux's kustomize-controller applies with.
-pub const FIELD_MANAGER: &str = "kustomize-controller";
+pub use apply::{Outcomes, execute};
+pub use cluster::{Cluster, Runtime, detect_runtime};
 
-/// Where the cluster comes from, or why there is none.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Runtime {
-    /// `L1_KUBECONFIG` (and optional `L1_CONTEXT`): an existing cluster.
-    Kubeconfig {
-        path: PathBuf,
-        context: Option<String>,
-    },
-    /// A Docker engine for testcontainers.
-    Docker,
-    /// Nothing to run a cluster with.
-    None(String),
+/// How long things may take, from the environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// `L1_TIMEOUT` (600 s): the whole watch, and each wait.
+    pub timeout: Duration,
+    /// `L1_HOLD` (180 s): how long a tier predicted never to be Ready must
+    /// stay so, and how long the kstatus gate must hold.
+    pub hold: Duration,
 }
 
-/// Decides the runtime from the environment (no cluster is started here).
-pub fn detect_runtime() -> Runtime {
-    if let Some(path) = std::env::var_os("L1_KUBECONFIG") {
-        return Runtime::Kubeconfig {
-            path: PathBuf::from(path),
-            context: std::env::var("L1_CONTEXT").ok(),
-        };
-    }
-    let socket = std::env::var("DOCKER_HOST")
-        .ok()
-        .and_then(|h| h.strip_prefix("unix://").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/var/run/docker.sock"));
-    let remote = std::env::var("DOCKER_HOST").is_ok_and(|h| h.starts_with("tcp://"));
-    if remote || socket.exists() {
-        return Runtime::Docker;
-    }
-    Runtime::None(format!(
-        "no container runtime (no Docker socket at {}, no DOCKER_HOST) and no L1_KUBECONFIG: \
-         start Docker, or create a cluster (k3d cluster create l1) and set L1_KUBECONFIG",
-        socket.display()
-    ))
-}
-
-/// A running cluster; dropping it stops a container that was started.
-pub struct Cluster {
-    pub client: Client,
-    /// Kept alive for the run; `None` for an existing cluster.
-    container: Option<ContainerAsync<K3s>>,
-    /// The private directory k3s writes its kubeconfig to.
-    _conf_dir: Option<tempfile::TempDir>,
-}
-
-impl std::fmt::Debug for Cluster {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.debug_struct("Cluster")
-            .field(
-                "container",
-                &self.container.as_ref().map(|c| c.id().to_string()),
+impl Timing {
+    pub fn from_env() -> Timing {
+        let secs = |name: &str, default: u64| {
+            Duration::from_secs(
+                std::env::var(name)
+                    .ok()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(default),
             )
-            .finish()
-    }
-}
-
-impl Cluster {
-    /// Connects to an existing cluster or starts k3s (`image`, `tag`).
-    pub async fn start(runtime: &Runtime, image: &(String, String)) -> anyhow::Result<Cluster> {
-        install_crypto_provider();
-        match runtime {
-            Runtime::Kubeconfig { path, context } => {
-                let kubeconfig = Kubeconfig::read_from(path)
-                    .with_context(|| format!("reading {}", path.display()))?;
-                let options = KubeConfigOptions {
-                    context: context.clone(),
-                    ..KubeConfigOptions::default()
-                };
-                let config = Config::from_custom_kubeconfig(kubeconfig, &options).await?;
-                Ok(Cluster {
-                    client: Client::try_from(config)?,
-                    container: None,
-                    _conf_dir: None,
-                })
-            }
-            Runtime::Docker => {
-                // A private directory per run: no shared /tmp/k3s.yaml races.
-                let conf_dir = tempfile::Builder::new().prefix("l1-k3s-").tempdir()?;
-                let k3s = K3s::default()
-                    .with_conf_mount(conf_dir.path())
-                    .with_tag(image.1.clone())
-                    .with_privileged(true)
-                    .with_userns_mode("host")
-                    .with_cmd([
-                        "server",
-                        "--snapshotter=native",
-                        "--disable=traefik",
-                        "--disable=servicelb",
-                        "--disable=metrics-server",
-                    ]);
-                let container = k3s.start().await.context("starting k3s")?;
-                let yaml = container
-                    .image()
-                    .read_kube_config()
-                    .context("reading the k3s kubeconfig")?;
-                let mut kubeconfig = Kubeconfig::from_yaml(&yaml)?;
-                let port = container.get_host_port_ipv4(KUBE_SECURE_PORT).await?;
-                for cluster in &mut kubeconfig.clusters {
-                    if let Some(server) = cluster.cluster.as_mut().and_then(|c| c.server.as_mut()) {
-                        *server = format!("https://127.0.0.1:{port}");
-                    }
-                }
-                let config =
-                    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                        .await?;
-                Ok(Cluster {
-                    client: Client::try_from(config)?,
-                    container: Some(container),
-                    _conf_dir: Some(conf_dir),
-                })
-            }
-            Runtime::None(reason) => bail!("{reason}"),
-        }
-    }
-
-    /// Stops the container (if any) before the process exits.
-    pub async fn stop(mut self) {
-        if let Some(container) = self.container.take() {
-            let _ = container.rm().await;
-        }
-    }
-}
-
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
-/// The outcome of each assertion, by trial name suffix.
-pub type Outcomes = BTreeMap<String, Result<(), String>>;
-
-/// Runs the plan against the cluster, in model order. Every assertion gets
-/// an outcome; a failure says the tier, the stage, the object, the API
-/// server's message and the operators' last log lines.
-pub async fn execute(cluster: &Cluster, plan: &Plan, timeout: Duration) -> Outcomes {
-    let mut outcomes = Outcomes::new();
-    let client = &cluster.client;
-    for tier in &plan.tiers {
-        // Negative checks first: before the trigger's tier is applied, its
-        // second-order kinds must not exist.
-        for a in &plan.assertions {
-            if let Assertion::SecondOrderRejected {
-                tier: t,
-                object,
-                crd,
-            } = a
-                && *t == tier.label
-            {
-                let result = expect_no_matches(client, plan, object).await.map_err(|e| {
-                        format!("before {t} was applied, {object} was expected to be rejected (no matches for kind: {crd} should not exist yet): {e}")
-                    });
-                outcomes.insert(a.name(), result);
-            }
-        }
-        let applied = apply_tier(client, tier, timeout).await;
-        let applied = match applied {
-            Ok(()) => Ok(()),
-            Err(e) => Err(format!("{e}{}", operator_logs(client).await)),
         };
-        outcomes.insert(
-            Assertion::TierApplies {
-                tier: tier.label.clone(),
-            }
-            .name(),
-            applied,
-        );
-        for a in &plan.assertions {
-            if let Assertion::RuntimeCrds {
-                tier: t,
-                trigger,
-                operator,
-                crds,
-            } = a
-                && *t == tier.label
-            {
-                let result = match wait_crds(client, crds, timeout).await {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(format!(
-                        "{operator} did not create its CRDs after {}/{} in {t} became healthy: {e}{}",
-                        trigger.kind,
-                        trigger.name,
-                        operator_logs(client).await
-                    )),
-                };
-                outcomes.insert(a.name(), result);
-            }
+        Timing {
+            timeout: secs("L1_TIMEOUT", 600),
+            hold: secs("L1_HOLD", 180),
         }
     }
-    for a in &plan.assertions {
-        outcomes
-            .entry(a.name())
-            .or_insert_with(|| Err("not reached: its tier is not in the plan".to_string()));
+}
+
+/// The cluster L1 runs: `l1.cluster`, else the first discovered.
+pub fn cluster_name(session: &Session) -> anyhow::Result<String> {
+    session
+        .config
+        .l1
+        .cluster
+        .clone()
+        .or_else(|| session.model.clusters.first().map(|c| c.name.clone()))
+        .ok_or_else(|| anyhow!("no cluster was discovered"))
+}
+
+/// The trial name of a tier.
+pub fn flux_trial(cluster: &str, tier: &str) -> String {
+    format!("{cluster}::l1::flux::{tier}")
+}
+
+/// The trial name of a kstatus trigger.
+pub fn kstatus_trial(cluster: &str, trigger: &conformance::model::ObjectId) -> String {
+    format!("{cluster}::l1::kstatus::{}/{}", trigger.kind, trigger.name)
+}
+
+/// Everything a Flux-mode run produced.
+#[derive(Debug, Clone, Default)]
+pub struct FluxReport {
+    pub cluster: String,
+    /// What L1 did that the repository does not say: the Flux manifests
+    /// used, every change to the served tree, the images.
+    pub notes: Vec<String>,
+    pub prediction_outside: Vec<String>,
+    pub comparisons: Vec<(TierPrediction, Observed, Comparison)>,
+    pub helm_releases: BTreeMap<String, String>,
+    pub ended: String,
+    /// The kstatus trials, by trial name.
+    pub kstatus: Vec<(String, kstatus::Result)>,
+}
+
+/// Where Flux's install manifest comes from, and its text.
+fn flux_manifest(
+    repo: &Path,
+    cluster: &ModelCluster,
+    fetched: &[manifests::Fetched],
+) -> anyhow::Result<(String, Vec<u8>, Option<String>)> {
+    let file = serve::components_file(cluster);
+    if let Some(path) = std::env::var_os("L1_FLUX_MANIFEST") {
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("reading L1_FLUX_MANIFEST {}", Path::new(&path).display()))?;
+        return Ok((
+            format!(
+                "L1_FLUX_MANIFEST ({}, sha256 {})",
+                Path::new(&path).display(),
+                manifests::digest(&bytes)
+            ),
+            bytes,
+            file,
+        ));
     }
-    outcomes
-}
-
-/// The dynamic API for an object, or the API server's "no matches" error.
-async fn api_for(client: &Client, object: &Object) -> anyhow::Result<Api<DynamicObject>> {
-    let id = &object.id;
-    let gvk = GroupVersionKind::gvk(&id.group, &id.version, &id.kind);
-    let (resource, caps) = pinned_kind(client, &gvk).await.map_err(|e| {
-        anyhow!(
-            "no matches for kind \"{}\" in version \"{}\": {e}",
-            id.kind,
-            id.api_version()
-        )
-    })?;
-    Ok(match (caps.scope, &id.namespace) {
-        (Scope::Cluster, _) => Api::all_with(client.clone(), &resource),
-        (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client.clone(), ns, &resource),
-        (Scope::Namespaced, None) => Api::default_namespaced_with(client.clone(), &resource),
-    })
-}
-
-async fn apply_one(client: &Client, object: &Object, dry_run: bool) -> anyhow::Result<()> {
-    let api = api_for(client, object).await?;
-    let mut params = PatchParams::apply(FIELD_MANAGER).force();
-    if dry_run {
-        params = params.dry_run();
-    }
-    let body = object.body.to_json();
-    api.patch(&object.id.name, &params, &Patch::Apply(&body))
-        .await?;
-    Ok(())
-}
-
-/// Flux's staged apply of one tier, then health.
-pub async fn apply_tier(
-    client: &Client,
-    tier: &PlannedTier,
-    timeout: Duration,
-) -> anyhow::Result<()> {
-    for stage in &tier.stages {
-        // One dry-run error aborts the stage before anything in it is applied.
-        for object in &stage.objects {
-            apply_one(client, object, true).await.map_err(|e| {
-                anyhow!(
-                    "tier {}, stage {}, dry-run of {}: {e}",
-                    tier.label,
-                    stage.name,
-                    object.id
-                )
-            })?;
+    if let Some(f) = &file {
+        if let Some(published) = fetched.iter().find(|m| m.file == *f) {
+            return Ok((
+                format!(
+                    "{} (sha256 {}), in place of {f}",
+                    published.url, published.sha256
+                ),
+                published.bytes.clone(),
+                None,
+            ));
         }
-        for object in &stage.objects {
-            apply_one(client, object, false).await.map_err(|e| {
-                anyhow!(
-                    "tier {}, stage {}, apply of {}: {e}",
-                    tier.label,
-                    stage.name,
-                    object.id
-                )
-            })?;
-        }
-        // CRDs must be Established before the next stage.
-        let crds: Vec<String> = stage
-            .objects
-            .iter()
-            .filter(|o| o.id.kind == "CustomResourceDefinition")
-            .map(|o| o.id.name.clone())
-            .collect();
-        wait_crds(client, &crds, timeout)
-            .await
-            .map_err(|e| anyhow!("tier {}, stage {}: {e}", tier.label, stage.name))?;
+        let bytes = std::fs::read(repo.join(f)).with_context(|| format!("reading {f}"))?;
+        return Ok((format!("the repository's {f}"), bytes, None));
     }
-    if tier.wait {
-        for object in tier.stages.iter().flat_map(|s| &s.objects) {
-            wait_healthy(client, object, timeout).await.map_err(|e| {
-                anyhow!(
-                    "tier {} (wait: true): {} not healthy: {e}",
-                    tier.label,
-                    object.id
-                )
-            })?;
-        }
-    }
-    Ok(())
+    bail!(
+        "cluster {} has no gotk-components.yaml in git: set L1_FLUX_MANIFEST to Flux's install manifest (`flux install --export > flux.yaml` with the Flux version the cluster runs)",
+        cluster.name
+    )
 }
 
-async fn expect_no_matches(
-    client: &Client,
-    plan: &Plan,
-    object: &conformance::model::ObjectId,
-) -> anyhow::Result<()> {
-    let found = plan
+/// The branch the sync GitRepository follows (`main` when it names none a
+/// test server can serve).
+fn sync_branch(cluster: &ModelCluster, source: &serve::SyncSource) -> String {
+    cluster
         .tiers
-        .iter()
-        .flat_map(|t| t.stages.iter().flat_map(|s| &s.objects))
-        .find(|o| o.id == *object)
-        .ok_or_else(|| anyhow!("{object} is not in any planned tier"))?;
-    match apply_one(client, found, true).await {
-        Err(e) if e.to_string().contains("no matches for kind") => Ok(()),
-        Err(e) => bail!("it failed, but not with \"no matches for kind\": {e}"),
-        Ok(()) => bail!(
-            "the dry-run succeeded: the kind already exists, so the model's prediction is wrong"
-        ),
-    }
+        .values()
+        .flat_map(|t| t.objects())
+        .find(|o| {
+            o.id.kind == "GitRepository"
+                && o.id.name == source.id.name
+                && o.id.namespace.as_deref() == Some(source.id.namespace.as_str())
+        })
+        .and_then(|o| o.body.str_at(&["spec", "ref", "branch"]))
+        .unwrap_or_else(|| "main".to_string())
 }
 
-/// Waits until every CRD is Established and served by discovery.
-pub async fn wait_crds(client: &Client, names: &[String], timeout: Duration) -> anyhow::Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let deadline = Instant::now() + timeout;
-    for name in names {
-        loop {
-            let established = match api.get_opt(name).await? {
-                Some(crd) => crd
-                    .status
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True"),
-                None => false,
+/// Runs the Flux mode on `repo`.
+pub async fn flux_mode(
+    repo: &Path,
+    runtime: &Runtime,
+    timing: Timing,
+) -> anyhow::Result<FluxReport> {
+    let original = Session::open(repo, Some(Choice::Native)).map_err(|e| anyhow!("{e}"))?;
+    let name = cluster_name(&original)?;
+    let cluster0 = original
+        .cluster(&name)
+        .map_err(|e| anyhow!("l1.cluster `{name}`: {e}"))?;
+    let source = serve::sync_source(cluster0).map_err(|e| anyhow!(e))?;
+    let fetched = manifests::fetch_all(&original.config.l1.manifests, &manifests::cache_dir())
+        .map_err(|e| anyhow!(e))?;
+    let (flux_from, flux_bytes, replace_components) = flux_manifest(repo, cluster0, &fetched)?;
+    let flux_text =
+        String::from_utf8(flux_bytes.clone()).context("Flux's manifest is not UTF-8")?;
+    let flux_objects = flux::objects(&flux_text, &flux_from)?;
+    let mut report = FluxReport {
+        cluster: name.clone(),
+        ..FluxReport::default()
+    };
+    report
+        .notes
+        .push(format!("Flux installed from {flux_from}"));
+    let image = conformance::l1::k3s_image(&original.config, &name);
+    report
+        .notes
+        .push(format!("k3s image {}:{}", image.0, image.1));
+
+    let cluster = Cluster::start(runtime, &image, std::env::var("L1_NETWORK").ok()).await?;
+    let result = async {
+        let network = cluster.network.clone().ok_or_else(|| {
+            anyhow!("the Flux mode needs the Docker network the cluster's nodes are on, for its git server: set L1_NETWORK (k3d: k3d-<cluster>)")
+        })?;
+        let git = git::GitServer::start(&network).await?;
+        report.notes.push(format!("git server {} at {}", git.image, git.internal));
+        let outcome = async {
+            let branch = sync_branch(cluster0, &source);
+            let mut replace: Vec<(String, Vec<u8>, String)> = fetched
+                .iter()
+                .map(|f| (f.file.clone(), f.bytes.clone(), format!("{} (sha256 {})", f.url, f.sha256)))
+                .collect();
+            if let Some(file) = &replace_components {
+                replace.push((file.clone(), flux_bytes.clone(), flux_from.clone()));
+            }
+            let retry = match std::env::var("L1_RETRY_INTERVAL").as_deref() {
+                Ok("off") => None,
+                Ok(v) => Some(v.to_string()),
+                Err(_) => Some("20s".to_string()),
             };
-            if established {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "CustomResourceDefinition {name} is not Established after {}s",
-                    timeout.as_secs()
-                );
-            }
-            tokio::time::sleep(Duration::from_secs(2)).await;
-        }
-    }
-    Ok(())
-}
-
-/// Deployments: Available; custom resources with conditions: Ready or
-/// Available; everything else: present.
-async fn wait_healthy(client: &Client, object: &Object, timeout: Duration) -> anyhow::Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let healthy = if object.id.kind == "Deployment" && object.id.group == "apps" {
-            let api: Api<Deployment> = Api::namespaced(
-                client.clone(),
-                object.id.namespace.as_deref().unwrap_or("default"),
-            );
-            api.get_opt(&object.id.name).await?.is_some_and(|d| {
-                d.status
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
+            let dir = tempfile::Builder::new().prefix("l1-served-").tempdir()?;
+            let changes = serve::Changes {
+                replace,
+                url: git.clone_url("repo"),
+                branch: branch.clone(),
+                retry,
+            };
+            let served = serve::serve(repo, dir.path(), cluster0, &changes).map_err(|e| anyhow!(e))?;
+            report.notes.extend(served.notes.iter().cloned());
+            git.push(dir.path(), "repo", &branch, served.tag.as_deref())?;
+            let session = Session::open(dir.path(), Some(Choice::Native)).map_err(|e| anyhow!("the served tree: {e}"))?;
+            let served_cluster = session.cluster(&name).map_err(|e| anyhow!("the served tree: {e}"))?;
+            let prediction: Prediction = predict(served_cluster, &session.catalog, &session.index, &session.bootstrap);
+            report.prediction_outside = prediction.outside.clone();
+            flux::install(&cluster.client, &flux_objects, timing.timeout).await?;
+            // The repository's own sync objects, as served.
+            let git_repository = served_cluster
+                .tiers
+                .values()
+                .flat_map(|t| t.objects())
+                .find(|o| {
+                    o.id.kind == "GitRepository"
+                        && o.id.name == source.id.name
+                        && o.id.namespace.as_deref() == Some(source.id.namespace.as_str())
+                })
+                .map(|o| o.body.to_json())
+                .unwrap_or_else(|| flux::git_repository(&source.id, &git.clone_url("repo"), &branch));
+            api::apply_json(&cluster.client, &git_repository, api::HARNESS_MANAGER, false)
+                .await
+                .context("applying the sync GitRepository")?;
+            let conformance::model::Entry::SyncKustomization { tier, .. } = &served_cluster.entry else {
+                bail!("the served tree has no sync Kustomization");
+            };
+            api::apply_json(&cluster.client, &served_cluster.tiers[tier].spec.to_json(), api::HARNESS_MANAGER, false)
+                .await
+                .context("applying the sync Kustomization")?;
+            let watched = flux::watch(&cluster.client, &prediction.tiers, timing.timeout, timing.hold).await?;
+            report.ended = watched.ended.clone();
+            report.helm_releases = watched.helm_releases.clone();
+            let seen = |id: &conformance::model::TierId| watched.kustomizations.get(id).cloned().unwrap_or_default();
+            report.comparisons = compare_all(&prediction.tiers, &seen, timing.timeout.as_secs());
+            // The kstatus trials, on a cluster of their own beside the same
+            // git server.
+            if std::env::var("L1_KSTATUS").as_deref() != Ok("0") {
+                let analysis = session.analysis(served_cluster);
+                let plan = conformance::l1::plan(&analysis, &session.config, &session.catalog);
+                let subjects: Vec<(String, Result<kstatus::Subject, String>)> = plan
+                    .assertions
                     .iter()
-                    .any(|c| {
-                        c.type_.as_deref() == Some("Available")
-                            && c.status.as_deref() == Some("True")
+                    .filter_map(|a| match a {
+                        conformance::l1::Assertion::RuntimeCrds {
+                            trigger,
+                            crds,
+                            operator,
+                            ..
+                        } => Some((
+                            kstatus_trial(&name, trigger),
+                            kstatus::subject(served_cluster, trigger, operator, crds),
+                        )),
+                        _ => None,
                     })
-            })
-        } else {
-            let api = api_for(client, object).await?;
-            match api.get_opt(&object.id.name).await? {
-                None => false,
-                Some(found) => {
-                    let conditions = found
-                        .data
-                        .pointer("/status/conditions")
-                        .and_then(|c| c.as_array())
-                        .cloned();
-                    match conditions {
-                        None => true,
-                        Some(list) => list.iter().any(|c| {
-                            matches!(c["type"].as_str(), Some("Ready" | "Available"))
-                                && c["status"] == "True"
-                        }),
+                    // A trigger the repository deploys no operator for
+                    // has no kstatus trial (tests/l1.rs lists none).
+                    .filter(|(_, s)| s.is_ok())
+                    .collect();
+                if !subjects.is_empty() {
+                    let second = Cluster::start(runtime, &image, Some(network.clone())).await?;
+                    let run = async {
+                        flux::install(&second.client, &flux_objects, timing.timeout).await?;
+                        for (trial, subject) in subjects {
+                            let result = match subject {
+                                Ok(s) => kstatus::run(&second.client, &git, &s, timing.timeout, timing.hold).await,
+                                Err(e) => kstatus::Result::Fail(e),
+                            };
+                            report.kstatus.push((trial, result));
+                        }
+                        anyhow::Ok(())
                     }
+                    .await;
+                    second.stop().await;
+                    run?;
                 }
             }
-        };
-        if healthy {
-            return Ok(());
+            anyhow::Ok(())
         }
-        if Instant::now() > deadline {
-            bail!("not healthy after {}s", timeout.as_secs());
-        }
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        .await;
+        git.stop().await;
+        outcome
     }
+    .await;
+    cluster.stop().await;
+    result?;
+    Ok(report)
 }
 
-/// The last log lines of every pod whose name says operator.
-async fn operator_logs(client: &Client) -> String {
-    let pods: Api<Pod> = Api::all(client.clone());
-    let Ok(list) = pods.list(&ListParams::default()).await else {
-        return String::new();
-    };
+/// The per-tier report, for the log and the nightly artifact.
+pub fn render_report(r: &FluxReport) -> String {
+    use std::fmt::Write as _;
     let mut out = String::new();
-    for pod in list.items {
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let ns = pod.metadata.namespace.clone().unwrap_or_default();
-        if !name.contains("operator") {
-            continue;
+    let _ = writeln!(out, "L1 Flux mode, cluster {}", r.cluster);
+    for n in &r.notes {
+        let _ = writeln!(out, "  {n}");
+    }
+    if !r.prediction_outside.is_empty() {
+        let _ = writeln!(
+            out,
+            "not on the L1 cluster (the repository installs them outside Flux):"
+        );
+        for o in &r.prediction_outside {
+            let _ = writeln!(out, "  {o}");
         }
-        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
-        let params = LogParams {
-            tail_lines: Some(20),
-            ..LogParams::default()
+    }
+    let _ = writeln!(out, "watch: {}", r.ended);
+    let _ = writeln!(out, "| tier | predicted | outcome | Flux |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (p, o, c) in &r.comparisons {
+        let flux = match o.first_ready() {
+            Some(t) => format!(
+                "Ready after {t}s, {} failure(s) before",
+                o.failures_before_ready().len()
+            ),
+            None => o
+                .last()
+                .map(|l| format!("not Ready: {}", l.reason))
+                .unwrap_or_else(|| {
+                    if o.exists {
+                        "no Ready condition".into()
+                    } else {
+                        "never created".into()
+                    }
+                }),
         };
-        if let Ok(logs) = api.logs(&name, &params).await {
-            out.push_str(&format!("\n--- last log lines of {ns}/{name}:\n{logs}"));
+        let outcome = match c.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "FAIL",
+            Outcome::Inconclusive => "inconclusive",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {outcome} | {flux} |",
+            p.label,
+            p.expect.word()
+        );
+    }
+    for (p, _, c) in &r.comparisons {
+        let _ = writeln!(out, "{}: {}", p.label, c.summary);
+        for n in &c.notes {
+            let _ = writeln!(out, "    {n}");
         }
+    }
+    if !r.helm_releases.is_empty() {
+        let _ = writeln!(out, "HelmReleases at the end:");
+        for (name, state) in &r.helm_releases {
+            let _ = writeln!(out, "  {name}: {state}");
+        }
+    }
+    for (trial, result) in &r.kstatus {
+        let _ = writeln!(out, "{trial}: {result:?}");
     }
     out
 }

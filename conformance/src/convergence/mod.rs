@@ -24,7 +24,7 @@ pub mod verdict;
 use std::collections::BTreeMap;
 
 pub use order::{Order, TierSet};
-pub use simulate::{Phase, Requirement, Simulation, Step};
+pub use simulate::{Blocked, Mode, Need, Phase, Requirement, Simulation, Step};
 pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 
 use crate::graph::{Cycle, TierGraph};
@@ -145,6 +145,8 @@ pub struct ClusterAnalysis<'m> {
     pub live: Simulation,
     /// The cold start with suspended tiers resumed.
     pub resumed: Simulation,
+    /// What each tier's cold start must meet (the simulations' input).
+    pub requirements: BTreeMap<TierId, Vec<Requirement>>,
     /// Tiers not checked (another source) or not built.
     pub unchecked: Vec<TierId>,
     /// Namespaces that exist before any tier: the initial ones, Flux's, the
@@ -240,18 +242,36 @@ impl<'m> ClusterAnalysis<'m> {
         // distinct need).
         let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
         for p in &pending {
-            let (phase, what) = match &p.what {
+            let (phase, what, need, required) = match &p.what {
                 What::Kind { initial: Some(_) } => continue,
                 What::Kind { initial: None } => {
                     let id = &p.object.expect("a kind need has an object").id;
-                    (Phase::Apply, kind_text(&id.group, &id.kind))
+                    (
+                        Phase::Apply,
+                        kind_text(&id.group, &id.kind),
+                        Need::Kind {
+                            group: id.group.clone(),
+                            kind: id.kind.clone(),
+                        },
+                        true,
+                    )
                 }
-                What::Namespace { name, .. } => (Phase::Apply, format!("namespace {name}")),
+                What::Namespace { name, .. } => (
+                    Phase::Apply,
+                    format!("namespace {name}"),
+                    Need::Namespace(name.clone()),
+                    true,
+                ),
                 // An object's references do not stop its tier applying;
                 // what the Kustomization reads before it builds does.
                 What::Reference { reference, .. } if p.object.is_none() => (
                     Phase::Build,
                     format!("{} ({})", reference.target(), reference.via),
+                    Need::Reference {
+                        kind: reference.kind.to_string(),
+                        name: reference.name.clone(),
+                    },
+                    reference.required,
                 ),
                 What::Reference { .. } => continue,
             };
@@ -262,6 +282,8 @@ impl<'m> ClusterAnalysis<'m> {
                 .or_insert_with(|| Requirement {
                     phase,
                     what,
+                    need,
+                    required,
                     suppliers: p.suppliers.clone(),
                 });
         }
@@ -276,7 +298,13 @@ impl<'m> ClusterAnalysis<'m> {
             &cycles,
             false,
         );
-        let resumed = Simulation::run(cluster, &order.sequence, requirements, &cycles, true);
+        let resumed = Simulation::run(
+            cluster,
+            &order.sequence,
+            requirements.clone(),
+            &cycles,
+            true,
+        );
         let judge = Judge {
             cluster,
             order: &order,
@@ -355,9 +383,23 @@ impl<'m> ClusterAnalysis<'m> {
             references,
             live,
             resumed,
+            requirements,
             unchecked,
             initial_namespaces,
         }
+    }
+
+    /// The cold start as the API server will have it, with nothing taken as
+    /// met that nothing supplies ([`Mode::Strict`]): what L1 predicts.
+    pub fn strict(&self) -> Simulation {
+        Simulation::run_mode(
+            self.cluster,
+            &self.order.sequence,
+            self.requirements.clone(),
+            &self.cycles,
+            false,
+            Mode::Strict,
+        )
     }
 
     /// The tiers kept from starting only by a suspended tier above them

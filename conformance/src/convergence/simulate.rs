@@ -45,7 +45,38 @@ pub struct Requirement {
     pub phase: Phase,
     /// What is needed, in words ("external-secrets.io/ExternalSecret").
     pub what: String,
+    /// The same, as data (what an API server's error names).
+    pub need: Need,
+    /// Whether a target nobody provides fails the tier (`false`: an
+    /// optional `substituteFrom`, skipped when absent).
+    pub required: bool,
     pub suppliers: Vec<Supplier>,
+}
+
+/// What a requirement is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Need {
+    /// A kind: its CRD must be served.
+    Kind { group: String, kind: String },
+    /// A namespace must exist.
+    Namespace(String),
+    /// An object the Kustomization reads before it builds (its source, a
+    /// `substituteFrom`): `Kind/namespace/name`.
+    Reference { kind: String, name: String },
+}
+
+/// How a cold start treats what it cannot see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Optimistic (the rules): a need nothing supplies, a missing
+    /// dependency and the edges of a cycle are taken as met, so one problem
+    /// reported on its own does not cascade.
+    Rules,
+    /// As the API server will have it (L1's prediction): a need nothing
+    /// supplies is never met, a dependency that does not exist is never
+    /// Ready, a cycle never starts. Only what cannot be seen (a tier not
+    /// checked, a probable supplier) stays optimistic.
+    Strict,
 }
 
 /// One reason in a chain: why a tier never gets further.
@@ -53,6 +84,8 @@ pub struct Requirement {
 pub enum Step {
     /// `spec.suspend: true`.
     Suspended { tier: TierId },
+    /// Its build fails (strict mode only: the rules report it on its own).
+    BuildFails { tier: TierId },
     /// Its Kustomization is applied by `parent`, which never applies.
     RenderedBy { tier: TierId, parent: TierId },
     /// It depends on `on`, which never becomes Ready.
@@ -79,6 +112,7 @@ impl Step {
     pub fn tier(&self) -> &TierId {
         match self {
             Step::Suspended { tier }
+            | Step::BuildFails { tier }
             | Step::RenderedBy { tier, .. }
             | Step::DependsOn { tier, .. }
             | Step::Needs { tier, .. }
@@ -95,7 +129,7 @@ impl Step {
             | Step::Needs { from: t, .. }
             | Step::WaitsFor { child: t, .. }
             | Step::ReleaseAfter { on: t, .. } => Some(t),
-            Step::Suspended { .. } => None,
+            Step::Suspended { .. } | Step::BuildFails { .. } => None,
         }
     }
 
@@ -110,6 +144,7 @@ impl Step {
         let l = |t: &TierId| cluster.tier_label(t);
         match self {
             Step::Suspended { .. } => "is suspended (spec.suspend: true)".into(),
+            Step::BuildFails { .. } => "fails to build".into(),
             Step::RenderedBy { parent, .. } => format!("is applied by {}", l(parent)),
             Step::DependsOn { on, .. } => format!("depends on {}", l(on)),
             Step::Needs { what, from, .. } => format!("needs {what} from {}", l(from)),
@@ -148,6 +183,30 @@ enum Blocker {
     /// A requirement (its index) with no supplier that gets there.
     Needs(usize),
     WaitsFor(usize),
+    /// A `dependsOn` that names no Kustomization of the cluster (strict).
+    Missing(TierId),
+    /// Its build fails (strict).
+    Build,
+}
+
+/// Why a tier gets no further, as [`Simulation::blocked_by`] tells it.
+#[derive(Debug, Clone, Copy)]
+pub enum Blocked<'s> {
+    /// `spec.suspend: true`.
+    Suspended,
+    /// The tier that applies its Kustomization never applies.
+    Parent(&'s TierId),
+    /// A dependency never becomes Ready.
+    DependsOn(&'s TierId),
+    /// A dependency names no Kustomization of the cluster (strict mode).
+    Missing(&'s TierId),
+    /// A need nothing meets: before the build ([`Phase::Build`]) or at the
+    /// dry-run ([`Phase::Apply`]).
+    Needs(&'s Requirement),
+    /// Its health check waits for a tier that never becomes Ready.
+    WaitsFor(&'s TierId),
+    /// Its build fails (strict mode).
+    BuildFails,
 }
 
 /// The outcome of one cold start.
@@ -160,6 +219,7 @@ pub struct Simulation {
     ready: Vec<bool>,
     blockers: Vec<Option<Blocker>>,
     requirements: Vec<Vec<Requirement>>,
+    strict: bool,
 }
 
 impl Simulation {
@@ -168,10 +228,23 @@ impl Simulation {
     pub fn run(
         cluster: &Cluster,
         sequence: &[TierId],
-        mut requirements: BTreeMap<TierId, Vec<Requirement>>,
+        requirements: BTreeMap<TierId, Vec<Requirement>>,
         cycles: &[crate::graph::Cycle],
         resume: bool,
     ) -> Simulation {
+        Simulation::run_mode(cluster, sequence, requirements, cycles, resume, Mode::Rules)
+    }
+
+    /// [`Self::run`] in a chosen [`Mode`].
+    pub fn run_mode(
+        cluster: &Cluster,
+        sequence: &[TierId],
+        mut requirements: BTreeMap<TierId, Vec<Requirement>>,
+        cycles: &[crate::graph::Cycle],
+        resume: bool,
+        mode: Mode,
+    ) -> Simulation {
+        let strict = mode == Mode::Strict;
         let ids: Vec<TierId> = cluster.tiers.keys().cloned().collect();
         let index: BTreeMap<TierId, usize> = ids
             .iter()
@@ -193,7 +266,18 @@ impl Simulation {
                 }
             }
         }
-        let inside = |i: usize, j: usize| component[i].is_some() && component[i] == component[j];
+        let inside =
+            |i: usize, j: usize| !strict && component[i].is_some() && component[i] == component[j];
+        // Strict: a dependsOn on a Kustomization that does not exist.
+        let missing: Vec<Option<TierId>> = tiers
+            .iter()
+            .map(|t| {
+                t.depends_on
+                    .iter()
+                    .find(|d| strict && !index.contains_key(&d.target))
+                    .map(|d| d.target.clone())
+            })
+            .collect();
         let parent: Vec<Option<usize>> = tiers
             .iter()
             .map(|t| t.parent.as_ref().and_then(|p| index.get(p).copied()))
@@ -227,6 +311,11 @@ impl Simulation {
             .iter()
             .map(|t| !matches!(t.state, TierState::Rendered(_)))
             .collect();
+        // Strict: a build that fails as Flux's would never applies.
+        let fails: Vec<bool> = tiers
+            .iter()
+            .map(|t| strict && matches!(t.state, TierState::RenderFailed(_)))
+            .collect();
         let suspended: Vec<bool> = tiers.iter().map(|t| t.suspend && !resume).collect();
         let order: Vec<usize> = sequence
             .iter()
@@ -240,12 +329,14 @@ impl Simulation {
             ready: vec![false; n],
             blockers: vec![None; n],
             requirements,
+            strict,
         };
         loop {
             let mut changed = false;
             for &i in &order {
                 if !sim.started[i]
                     && !suspended[i]
+                    && missing[i].is_none()
                     && parent[i].is_none_or(|p| sim.applied[p])
                     && deps[i].iter().all(|&d| sim.ready[d])
                     && sim.unmet(i, Phase::Build).is_none()
@@ -255,6 +346,7 @@ impl Simulation {
                 }
                 if sim.started[i]
                     && !sim.applied[i]
+                    && !fails[i]
                     && (opaque[i] || sim.unmet(i, Phase::Apply).is_none())
                 {
                     sim.applied[i] = true;
@@ -275,6 +367,8 @@ impl Simulation {
             } else if !sim.started[i] {
                 if suspended[i] {
                     Some(Blocker::Suspended)
+                } else if let Some(t) = &missing[i] {
+                    Some(Blocker::Missing(t.clone()))
                 } else if let Some(p) = parent[i].filter(|&p| !sim.applied[p]) {
                     Some(Blocker::Parent(p))
                 } else if let Some(&d) = deps[i].iter().find(|&&d| !sim.ready[d]) {
@@ -283,7 +377,11 @@ impl Simulation {
                     sim.unmet(i, Phase::Build).map(Blocker::Needs)
                 }
             } else if !sim.applied[i] {
-                sim.unmet(i, Phase::Apply).map(Blocker::Needs)
+                if fails[i] {
+                    Some(Blocker::Build)
+                } else {
+                    sim.unmet(i, Phase::Apply).map(Blocker::Needs)
+                }
             } else {
                 waits[i]
                     .iter()
@@ -308,7 +406,21 @@ impl Simulation {
         // Only probable suppliers (matched by name): no ground to block.
         let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || s.probable;
         if r.suppliers.iter().all(own) {
-            return true;
+            if !r.required {
+                return true;
+            }
+            // Strict: only a probable supplier, or the tier's own objects
+            // applied before the stage that needs them, can meet it.
+            return !self.strict
+                || r.suppliers.iter().any(|s| {
+                    s.probable
+                        || (self.index.get(&s.tier) == Some(&i)
+                            && match s.level {
+                                Level::Stage1 => true,
+                                Level::Applied => r.phase == Phase::Apply,
+                                Level::Runtime(_) => false,
+                            })
+                });
         }
         r.suppliers.iter().any(|s| {
             let Some(&j) = self.index.get(&s.tier) else {
@@ -376,6 +488,11 @@ impl Simulation {
                     tier,
                     child: self.ids[*c].clone(),
                 },
+                Some(Blocker::Missing(on)) => Step::DependsOn {
+                    tier,
+                    on: on.clone(),
+                },
+                Some(Blocker::Build) => Step::BuildFails { tier },
                 Some(Blocker::Needs(r)) => {
                     let r = &self.requirements[i][*r];
                     // A requirement only the tier itself supplies is taken
@@ -398,6 +515,21 @@ impl Simulation {
             }
         }
         out
+    }
+
+    /// The immediate reason `id` never gets to Ready (`None` when it does,
+    /// or is not in the cluster).
+    pub fn blocked_by(&self, id: &TierId) -> Option<Blocked<'_>> {
+        let i = self.at(id)?;
+        Some(match self.blockers[i].as_ref()? {
+            Blocker::Suspended => Blocked::Suspended,
+            Blocker::Parent(p) => Blocked::Parent(&self.ids[*p]),
+            Blocker::DependsOn(d) => Blocked::DependsOn(&self.ids[*d]),
+            Blocker::Missing(t) => Blocked::Missing(t),
+            Blocker::Build => Blocked::BuildFails,
+            Blocker::Needs(r) => Blocked::Needs(&self.requirements[i][*r]),
+            Blocker::WaitsFor(c) => Blocked::WaitsFor(&self.ids[*c]),
+        })
     }
 
     /// Tiers that never start, with the first step of their chain.

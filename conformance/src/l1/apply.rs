@@ -1,7 +1,6 @@
-//! The L1 plan: what a live-cluster run (the `l1-cluster` crate) applies, in
-//! which order and stages, and what it asserts. Pure data, computed from the
-//! convergence model, so it is unit-tested without a cluster and printed by
-//! `conformance l1-plan`.
+//! The apply mode's plan (`L1_MODE=apply`, for clusters where Flux cannot
+//! be installed): what the `l1-cluster` harness applies itself, in which
+//! order and stages, imitating kustomize-controller, and what it asserts.
 //!
 //! * **Tiers**: `l1.tiers` in conformance.yaml, or by default the tiers that
 //!   hold a runtime-catalog trigger (a CDI or KubeVirt CR, a Crossplane XRD,
@@ -285,32 +284,6 @@ pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
         selection,
     }
 }
-
-/// The k3s image for a cluster: `rancher/k3s` with the tag of its Kubernetes
-/// version (`v1.36.4+k3s1` → `v1.36.4-k3s1`), or the pinned default.
-pub fn k3s_image(config: &Config, cluster: &str) -> (String, String) {
-    if let Some(image) = &config.l1.image {
-        return match image.rsplit_once(':') {
-            Some((name, tag)) => (name.to_string(), tag.to_string()),
-            None => (image.clone(), DEFAULT_K3S_TAG.to_string()),
-        };
-    }
-    let version = config
-        .clusters
-        .get(cluster)
-        .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.clone()));
-    let tag = match version {
-        Some(v) if v.contains("+k3s") => {
-            format!("v{}", v.trim_start_matches('v').replace('+', "-"))
-        }
-        Some(v) if v.matches('.').count() == 2 => format!("v{}-k3s1", v.trim_start_matches('v')),
-        _ => DEFAULT_K3S_TAG.to_string(),
-    };
-    ("rancher/k3s".to_string(), tag)
-}
-
-/// The k3s release used when the configuration names none.
-pub const DEFAULT_K3S_TAG: &str = "v1.33.4-k3s1";
 
 /// The plan as text (`conformance l1-plan`).
 pub fn render(plan: &Plan, image: &(String, String)) -> String {
