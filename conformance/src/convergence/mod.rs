@@ -358,6 +358,12 @@ impl<'m> ClusterAnalysis<'m> {
                         verdict,
                     });
                 }
+                // Kept for the strict cold start only (see `reference_need`).
+                What::Reference { reference, targets }
+                    if targets.is_empty() && !reference.required =>
+                {
+                    continue;
+                }
                 What::Reference { reference, targets } => {
                     let verdict = judge.judge(&p.tier.id, &p.suppliers, p.object.is_some());
                     references.push(ReferenceUse {
@@ -632,8 +638,13 @@ fn reference_need<'m>(
     }
     let targets = objects.get(&reference).to_vec();
     // Not defined in the repository: left alone, unless a missing target
-    // fails the referrer and nothing before Flux creates it either.
-    if targets.is_empty() && (!reference.required || outside(&reference.target())) {
+    // fails the referrer and nothing before Flux creates it either. What
+    // a Kustomization reads before it builds (its source, its SOPS key) is
+    // kept, unmet, for the strict cold start ([`simulate::Mode::Strict`]): the live
+    // model takes it as created outside the repository.
+    if targets.is_empty()
+        && (outside(&reference.target()) || (!reference.required && object.is_some()))
+    {
         return None;
     }
     Some(Pending {

@@ -406,7 +406,11 @@ impl Simulation {
         // Only probable suppliers (matched by name): no ground to block.
         let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || s.probable;
         if r.suppliers.iter().all(own) {
-            if !r.required {
+            // Not required: nothing fails for want of it, except, on the
+            // strict cold start, what a Kustomization reads before it
+            // builds (no source, no SOPS key: the build never starts).
+            let fails_without = r.required || (self.strict && r.phase == Phase::Build);
+            if !fails_without {
                 return true;
             }
             // Strict: only a probable supplier, or the tier's own objects

@@ -168,7 +168,31 @@ pub fn predict(
             .iter()
             .map(|o| format!("{o} (catalog.preinstalled_objects)")),
     );
-    let env = environment(catalog);
+    // SOPS keys: kustomize-controller reads the decryption Secret before
+    // it builds (`internal/decryptor` `ImportKeys`); the repository never
+    // holds it, so on the L1 cluster such a tier cannot build.
+    let mut keys: Vec<String> = cluster
+        .tiers
+        .values()
+        .filter_map(|t| {
+            let name = t
+                .spec
+                .str_at(&["spec", "decryption", "secretRef", "name"])?;
+            Some(format!(
+                "Secret {}/{name} (the SOPS key, created outside the repository)",
+                t.id.namespace
+            ))
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    outside.extend(keys);
+    let mut env = environment(catalog);
+    // The harness creates the entry's source itself (`l1-cluster` serves the
+    // repository to it).
+    for t in cluster.tiers.values().filter(|t| t.parent.is_none()) {
+        env.preinstalled_objects.push(t.source_ref.to_string());
+    }
     let none = Bootstrap::default();
     let analysis = ClusterAnalysis::of(cluster, &env, index, &none);
     let tiers = predict_tiers(&analysis);
@@ -589,6 +613,52 @@ spec: {interval: 10m, path: ./clusters/prod, prune: true, sourceRef: {kind: GitR
         assert_eq!(
             p.outside,
             vec!["example.com (catalog.preinstalled)".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_tier_without_its_sops_key_or_its_source_never_builds() {
+        let tiers = format!(
+            "{}{}{}",
+            ks(
+                "secrets",
+                "./secrets",
+                "  decryption: {provider: sops, secretRef: {name: sops-age}}\n"
+            ),
+            ks("after", "./after", "  dependsOn: [{name: secrets}]\n"),
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: other, namespace: flux-system}\nspec: {interval: 10m, path: ./, prune: true, sourceRef: {kind: OCIRepository, name: made-by-terraform}}\n"
+        );
+        let cm = |n: &str| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, namespace: default}}\n"
+            )
+        };
+        let p = prediction(&[
+            ("clusters/prod/flux-system/gotk-sync.yaml", SYNC),
+            ("clusters/prod/tiers.yaml", &tiers),
+            ("secrets/cm.yaml", &cm("s")),
+            ("after/cm.yaml", &cm("a")),
+        ]);
+        // The entry's own source is the harness's: it converges.
+        assert_eq!(expect_of(&p, "flux-system"), &Expect::Converges);
+        assert!(
+            matches!(expect_of(&p, "secrets"), Expect::Deadlock { symptom: Symptom::MissingObject { name, .. } } if name == "sops-age"),
+            "{p:?}"
+        );
+        assert!(matches!(
+            expect_of(&p, "after"),
+            Expect::Deadlock { symptom: Symptom::Dependency(t) } if t.name == "secrets"
+        ));
+        assert!(
+            matches!(expect_of(&p, "other"), Expect::Deadlock { symptom: Symptom::MissingObject { name, .. } } if name == "made-by-terraform"),
+            "{p:?}"
+        );
+        assert!(
+            p.outside
+                .iter()
+                .any(|o| o.starts_with("Secret flux-system/sops-age (the SOPS key")),
+            "{:?}",
+            p.outside
         );
     }
 }
