@@ -754,3 +754,51 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
     );
     assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
 }
+
+#[test]
+fn an_azure_flux_configuration_creates_its_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: cluster-config\ndata: {}\n",
+    );
+    // Nothing creates cluster-config: a true finding.
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule == "namespace-missing"),
+        "{}",
+        all(&outcome)
+    );
+    // AKS's microsoft.flux extension creates the configuration's namespace.
+    write(
+        root,
+        "infra/flux.bicep",
+        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  scope: aks\n  properties: {\n    scope: 'cluster'\n    namespace: 'cluster-config'\n  }\n}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // Computed namespaces excuse nothing.
+    write(
+        root,
+        "infra/flux.bicep",
+        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  properties: {\n    namespace: ns\n  }\n}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule == "namespace-missing"),
+        "{}",
+        all(&outcome)
+    );
+}

@@ -17,7 +17,10 @@
 //!   `extraManifests`, Talos API access, which makes `talos.dev` kinds
 //!   exist);
 //! * [`terraform`]: Kubernetes namespaces, ConfigMaps, Secrets, Helm
-//!   releases and inline manifests that Terraform creates.
+//!   releases and inline manifests that Terraform creates;
+//! * [`azure`]: the namespace (and source) of an Azure GitOps
+//!   `fluxConfigurations` resource, which the `microsoft.flux` extension
+//!   creates (Bicep, ARM, Terraform, `az k8s-configuration flux create`).
 //!
 //! What none of these can show is declared in conformance.yaml
 //! (`catalog.preinstalled`, `catalog.preinstalled_namespaces`). Every item
@@ -25,6 +28,7 @@
 //! `conformance crds`, in messages and in the JSON report. A bootstrap never
 //! excuses what it does not install.
 
+pub mod azure;
 pub mod helmfile;
 pub mod k3s;
 pub mod manifests;
@@ -128,6 +132,7 @@ impl Bootstrap {
         items.extend(k3s::read(index, catalog));
         items.extend(talos::read(index, catalog));
         items.extend(terraform::read(index));
+        items.extend(azure::read(index));
         items.sort_by(|a, b| (&a.at, &a.via).cmp(&(&b.at, &b.via)));
         items.dedup();
         Bootstrap {

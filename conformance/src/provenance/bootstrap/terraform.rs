@@ -82,14 +82,14 @@ pub fn read(index: &RepoIndex) -> Vec<Item> {
 }
 
 /// One `resource "kind" "name" { … }` block.
-struct Block {
-    kind: String,
-    name: String,
-    line: u32,
-    body: String,
+pub(super) struct Block {
+    pub(super) kind: String,
+    pub(super) name: String,
+    pub(super) line: u32,
+    pub(super) body: String,
 }
 
-fn blocks(text: &str) -> Vec<Block> {
+pub(super) fn blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -126,7 +126,7 @@ fn blocks(text: &str) -> Vec<Block> {
 }
 
 /// The first `key = "literal"` of a block (`None` when it is computed).
-fn attribute(body: &str, key: &str) -> Option<String> {
+pub(super) fn attribute(body: &str, key: &str) -> Option<String> {
     for line in body.lines() {
         let t = line.trim();
         let Some(rest) = t.strip_prefix(key) else {
