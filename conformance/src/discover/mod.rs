@@ -15,12 +15,13 @@
 //! run in parallel (rayon, one worker per core). A Kustomization whose source
 //! is not this repository is kept in the graph but not built, with the reason.
 //!
-//! The parts, by idea: [`entries`] finds each cluster's entry (sync
-//! Kustomizations, directories nothing builds), with [`operator`] for the
-//! Flux Operator's FluxInstance entries and their OCI sources, and
-//! [`reach`] for the static view of what each path builds; [`walk`] builds
-//! the tiers wave by wave; [`tier`] reads a Flux Kustomization into a tier;
-//! [`artifacts`] places ExternalArtifacts of ArtifactGenerators.
+//! The parts, by idea (private modules, named as files): `entries.rs` finds
+//! each cluster's entry (sync Kustomizations, directories nothing builds),
+//! with `operator.rs` for the Flux Operator's FluxInstance entries and their
+//! OCI sources, and `reach.rs` for the static view of what each path builds;
+//! `walk.rs` builds the tiers wave by wave; `tier.rs` reads a Flux
+//! Kustomization into a tier; [`artifacts`] places ExternalArtifacts of
+//! ArtifactGenerators.
 
 pub mod artifacts;
 mod entries;

@@ -2,7 +2,7 @@
 //!
 //! Each source of kinds is one module, listed once in [`SOURCES`]:
 //!
-//! * [`builtin`]: built in to Kubernetes (a complete table of 1.30 to 1.37);
+//! * [`builtin`](mod@builtin): built in to Kubernetes (a complete table of 1.30 to 1.37);
 //! * [`flux`]: Flux's own kinds (and the Flux Operator's where it syncs);
 //! * [`preinstalled`]: declared installed outside Flux in conformance.yaml;
 //! * [`bootstrap`]: installed before Flux by the repository's own bootstrap

@@ -89,7 +89,9 @@ pub fn render(a: &ClusterAnalysis) -> String {
         if matches!(
             u.provenance,
             Provenance::Runtime {
-                how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                how: RuntimeHow::Operator { .. }
+                    | RuntimeHow::Crossplane
+                    | RuntimeHow::Package { .. },
                 ..
             }
         ) {

@@ -14,10 +14,10 @@
 //! applied).
 //!
 //! Builtin transformer and generator configs under `transformers:` and
-//! `generators:` run after the kustomization's own fields ([`plugins`]).
+//! `generators:` run after the kustomization's own fields (`plugins.rs`).
 //! Anything it does not implement (helmCharts, vars, validators, external
-//! plugins' kinds, `crds`, `openapi`, …) is an error "unsupported: <field>
-//! in <file>:<line>", so a run never silently differs from kustomize. Every
+//! plugins' kinds, `crds`, `openapi`, …) is an error `unsupported: <field>
+//! in <file>:<line>`, so a run never silently differs from kustomize. Every
 //! file is read through the build's [`Tree`]: the artifact, never the disk
 //! directly.
 
