@@ -802,3 +802,62 @@ fn an_azure_flux_configuration_creates_its_namespace() {
         all(&outcome)
     );
 }
+
+#[test]
+fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
+    // Talos applies the CNI manifests at bootstrap; this repository renders
+    // them from the chart its Flux HelmRelease later adopts (Helm's
+    // ownership annotations), so Cilium's kinds exist before Flux.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("cilium", "flux-system", "./kubernetes/cilium", ""),
+    );
+    write(
+        root,
+        "kubernetes/cilium/hr.yaml",
+        &hr("cilium", "kube-system", "cilium", ""),
+    );
+    write(
+        root,
+        "kubernetes/cilium/pool.yaml",
+        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec: {}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule == "second-order-crd"),
+        "{}",
+        all(&outcome)
+    );
+    write(
+        root,
+        "talos/integrations/cni/cilium.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cilium-operator\n  namespace: kube-system\n  annotations:\n    meta.helm.sh/release-name: cilium\n    meta.helm.sh/release-namespace: kube-system\nspec: {}\n",
+    );
+    write(
+        root,
+        "talos/controlplane.yaml",
+        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/integrations/cni/cilium.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // A URL to a file the repository does not hold excuses nothing.
+    write(
+        root,
+        "talos/controlplane.yaml",
+        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/elsewhere/cilium.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule == "second-order-crd"),
+        "{}",
+        all(&outcome)
+    );
+}

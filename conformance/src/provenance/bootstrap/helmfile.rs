@@ -93,7 +93,7 @@ fn field(text: &str, r: &mut Release) {
 }
 
 /// The chart of the Flux HelmRelease `namespace/name`, if the model has it.
-fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> Option<String> {
+pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> Option<String> {
     for cluster in &model.clusters {
         for tier in cluster.tiers.values() {
             for o in tier.objects() {

@@ -6,7 +6,7 @@
 //! HelmChart and HelmChartConfig, `k3s.cattle.io` Addon) once the
 //! repository shows it runs k3s.
 
-use super::{Item, Provides, manifests, url_provides};
+use super::{Item, Provides, manifests};
 use crate::model::Span;
 use crate::provenance::Catalog;
 use crate::repo::{Kind, RepoIndex};
@@ -67,7 +67,7 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
                         .trim()
                         .trim_matches(|c| c == '"' || c == '\'');
                     if url.starts_with("http") {
-                        for provides in url_provides(catalog, url) {
+                        for provides in super::fetched(index, catalog, url) {
                             out.push(Item {
                                 at: at.clone(),
                                 via: format!("k3s manifest {url}"),

@@ -1,6 +1,7 @@
 //! What a directory or file applied before Flux installs: its
 //! CustomResourceDefinitions, Namespaces, ConfigMaps and Secrets, k3s
-//! `HelmChart`s, and, for a
+//! `HelmChart`s, the chart a rendered chart came from (`helm.sh/chart`),
+//! and, for a
 //! kustomization (`kubectl apply -k`, `kustomize build --enable-helm`), its
 //! `helmCharts` (the chart's CRDs and namespace) and the resources it lists,
 //! followed through their own kustomizations. Templated files (`.j2`,
@@ -126,9 +127,49 @@ pub fn objects_of(docs: &[Node]) -> Vec<Provides> {
     out
 }
 
+/// The chart a rendered chart's object came from: Helm's standard
+/// `helm.sh/chart: NAME-VERSION` label (what `helm template` and
+/// `kustomize --enable-helm` output carries), else the release Helm's
+/// ownership annotations name (`meta.helm.sh/release-name`, which
+/// [`super::Bootstrap::read`] turns into the chart of the Flux HelmRelease
+/// of that namespace and name), with the release namespace of
+/// `meta.helm.sh/release-namespace`.
+fn rendered_chart(doc: &Node) -> Option<Provides> {
+    let namespace = doc.str_at(&["metadata", "annotations", "meta.helm.sh/release-namespace"]);
+    if let Some(label) = doc.str_at(&["metadata", "labels", "helm.sh/chart"]) {
+        // NAME-VERSION: the version is the first `-` part that starts with
+        // a digit (or `v` and a digit); chart names may hold dashes.
+        let cut = label
+            .char_indices()
+            .filter(|&(_, c)| c == '-')
+            .find(|&(i, _)| {
+                let rest = &label[i + 1..];
+                let rest = rest.strip_prefix('v').unwrap_or(rest);
+                rest.starts_with(|c: char| c.is_ascii_digit())
+            })?;
+        let chart = &label[..cut.0];
+        return (!chart.is_empty()).then(|| Provides::Chart {
+            chart: chart.to_string(),
+            namespace,
+            crds_only: false,
+        });
+    }
+    let release = doc.str_at(&["metadata", "annotations", "meta.helm.sh/release-name"])?;
+    Some(Provides::Chart {
+        chart: release,
+        namespace,
+        crds_only: false,
+    })
+}
+
 /// What the objects of a file install.
 fn objects(docs: &[Node], out: &mut Vec<Provides>) {
     for doc in docs {
+        if let Some(chart) = rendered_chart(doc)
+            && !out.contains(&chart)
+        {
+            out.push(chart);
+        }
         let kind = doc.str_at(&["kind"]).unwrap_or_default();
         let api = doc.str_at(&["apiVersion"]).unwrap_or_default();
         match (api.rsplit_once('/').map_or("", |(g, _)| g), kind.as_str()) {

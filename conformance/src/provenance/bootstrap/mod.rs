@@ -133,6 +133,19 @@ impl Bootstrap {
         items.extend(talos::read(index, catalog));
         items.extend(terraform::read(index));
         items.extend(azure::read(index));
+        // A chart known only by its release (rendered manifests carrying
+        // Helm's ownership annotations): the chart of the Flux HelmRelease
+        // of that namespace and name, which will adopt it.
+        for item in &mut items {
+            if let Provides::Chart {
+                chart, namespace, ..
+            } = &mut item.provides
+                && catalog.chart(chart).is_none()
+                && let Some(flux) = helmfile::flux_chart(model, namespace.as_deref(), chart)
+            {
+                *chart = flux;
+            }
+        }
         items.sort_by(|a, b| (&a.at, &a.via).cmp(&(&b.at, &b.via)));
         items.dedup();
         Bootstrap {
@@ -240,6 +253,44 @@ fn distinctive(model: &Model) -> Vec<(String, Vec<String>)> {
         })
         .filter(|_| paths.len() > 1)
         .collect()
+}
+
+/// What the manifest at `url` installs: when the URL names a file of this
+/// repository on GitHub (`raw.githubusercontent.com/OWNER/REPO/REF/PATH`,
+/// `github.com/OWNER/REPO/raw|blob/REF/PATH`, REF possibly
+/// `refs/heads/NAME`) and the repository holds PATH, that file as read
+/// from the repository; otherwise what [`url_provides`] knows of the URL.
+pub fn fetched(index: &RepoIndex, catalog: &Catalog, url: &str) -> Vec<Provides> {
+    match local_file(index, url) {
+        Some(path) => manifests::read(index, &path),
+        None => url_provides(catalog, url),
+    }
+}
+
+/// The repository file a GitHub URL names, when the repository has it.
+fn local_file(index: &RepoIndex, url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://raw.githubusercontent.com/")
+        .map(|r| r.splitn(3, '/').nth(2).map(str::to_string))
+        .or_else(|| {
+            url.strip_prefix("https://github.com/").map(|r| {
+                let parts: Vec<&str> = r.splitn(4, '/').collect();
+                match parts.as_slice() {
+                    [_, _, "raw" | "blob", rest] => Some(rest.to_string()),
+                    _ => None,
+                }
+            })
+        })
+        .flatten()?;
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    // REF is one segment, or `refs/heads/NAME` / `refs/tags/NAME`.
+    let path = match rest.strip_prefix("refs/") {
+        Some(r) => r.splitn(3, '/').nth(2)?,
+        None => rest.split_once('/')?.1,
+    };
+    let (normal, escapes) = crate::repo::normalize("", path);
+    (!escapes && !normal.is_empty() && index.kind(&normal) == Some(&crate::repo::Kind::File))
+        .then_some(normal)
 }
 
 /// What a manifest URL installs: a URL naming one CRD file

@@ -11,7 +11,7 @@
 //!   kubectl apply`: the file;
 //! * `helmfile … -f FILE sync|apply`, and `helmfile … -f FILE template | …
 //!   CustomResourceDefinition … | kubectl apply` (that file's CRDs only);
-//! * `kubectl create namespace NS`;
+//! * `kubectl create namespace NS`, `kubectl create configmap|secret NAME -n NS`;
 //! * in a file that runs `kubectl apply`, any URL of a manifest the catalog
 //!   knows (an array of CRD URLs looped over).
 //!
@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Item, Provides, manifests, url_provides};
+use super::{Item, Provides, manifests};
 use crate::model::Span;
 use crate::provenance::Catalog;
 use crate::repo::{Kind, RepoIndex};
@@ -55,6 +55,9 @@ pub enum Target {
     Path(String),
     Url(String),
     Namespace(String),
+    /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
+    /// -n NS`: `Kind/namespace/name`.
+    Object(String),
 }
 
 impl Command {
@@ -74,10 +77,14 @@ impl Command {
                 .into_iter()
                 .map(|p| item(p, format!("kubectl apply -f {path}")))
                 .collect(),
-            Target::Url(url) => url_provides(catalog, url)
+            Target::Url(url) => super::fetched(index, catalog, url)
                 .into_iter()
                 .map(|p| item(p, format!("kubectl apply -f {url}")))
                 .collect(),
+            Target::Object(object) => vec![item(
+                Provides::Object(object.clone()),
+                format!("kubectl create {object}"),
+            )],
             Target::Namespace(ns) => vec![item(
                 Provides::Namespace(ns.clone()),
                 format!("kubectl create namespace {ns}"),
@@ -454,6 +461,35 @@ fn scan(
                 {
                     push(out, Target::Namespace(ns.clone()));
                 }
+                // kubectl create configmap|secret [TYPE] NAME [-n NS]
+                if let Some(i) = stage.iter().position(|w| w == "create")
+                    && stage.iter().any(|w| w.ends_with("kubectl"))
+                    && let Some(kind) = stage.get(i + 1).and_then(|w| match w.as_str() {
+                        "configmap" | "cm" => Some("ConfigMap"),
+                        "secret" => Some("Secret"),
+                        _ => None,
+                    })
+                {
+                    let mut rest = i + 2;
+                    if kind == "Secret"
+                        && stage.get(rest).is_some_and(|w| {
+                            ["generic", "tls", "docker-registry"].contains(&w.as_str())
+                        })
+                    {
+                        rest += 1;
+                    }
+                    let name = stage.get(rest).filter(|w| !w.starts_with('-'));
+                    let ns =
+                        flag(stage, &["-n"], "--namespace").unwrap_or_else(|| "default".into());
+                    if let Some(name) = name
+                        && !name.contains('$')
+                        && !name.contains("{{")
+                        && !ns.contains('$')
+                        && !ns.contains("{{")
+                    {
+                        push(out, Target::Object(format!("{kind}/{ns}/{name}")));
+                    }
+                }
                 if kubectl_apply(stage) {
                     if let Some(dir) = flag(stage, &["-k"], "--kustomize")
                         && let Some(p) = resolve(index, rel, &dir, vars)
@@ -632,7 +668,7 @@ mod tests {
             ("bootstrap/helmfile.d/00-crds.yaml", "releases: []\n"),
             (
                 "bootstrap/mod.just",
-                "base:\n    if ! kustomize build {{ source_directory() }}/crds | just template - | kubectl apply --server-side -f -; then\n        exit 1\n    fi\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n",
+                "base:\n    if ! kustomize build {{ source_directory() }}/crds | just template - | kubectl apply --server-side -f -; then\n        exit 1\n    fi\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n    kubectl create secret generic sops-age -n flux-system --from-file=age.agekey=/dev/stdin\n    kubectl -n flux-system create configmap cluster-info --from-literal=a=b\n    kubectl create secret generic \"$NAME\" -n flux-system\n",
             ),
         ];
         let out = scan_text(&files, "bootstrap/mod.just");
@@ -647,6 +683,19 @@ mod tests {
         );
         assert!(
             targets.contains(&&Target::Namespace("flux-system".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Object("Secret/flux-system/sops-age".into())),
+            "{targets:?}"
+        );
+        assert!(targets.contains(&&Target::Object(
+            "ConfigMap/flux-system/cluster-info".into()
+        )));
+        assert!(
+            !targets
+                .iter()
+                .any(|t| matches!(t, Target::Object(o) if o.contains('$'))),
             "{targets:?}"
         );
         assert_eq!(out.crds_only, ["bootstrap/helmfile.d/00-crds.yaml"]);

@@ -1,11 +1,13 @@
 //! Talos machine configuration in the repository (`talconfig.yaml`,
 //! machine-config templates and patches): `cluster.inlineManifests` (their
-//! `contents`), `cluster.extraManifests` (URLs), and Talos API access
+//! `contents`), `cluster.extraManifests` and a custom CNI's
+//! `cluster.network.cni.urls` (URLs; one that names a file of this
+//! repository on GitHub is read from the repository), and Talos API access
 //! (`machine.features.kubernetesTalosAPIAccess`, or a
 //! `KubeTalosAPIAccessConfig` document), which makes Talos install its
 //! `talos.dev` kinds (`ServiceAccount`).
 
-use super::{Item, Provides, untemplate, url_provides};
+use super::{Item, Provides, untemplate};
 use crate::model::Span;
 use crate::provenance::Catalog;
 use crate::repo::{Kind, RepoIndex};
@@ -52,7 +54,20 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
                     provides: Provides::Group("talos.dev".into()),
                 });
             }
-            if t.starts_with("extraManifests:") {
+            // `cluster.extraManifests`, and the manifests of a custom CNI
+            // (`cluster.network.cni.urls`, applied by Talos at bootstrap).
+            let cni = t.starts_with("urls:")
+                && lines[..n]
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .any(|l| l.trim_start().starts_with("cni:"));
+            if t.starts_with("extraManifests:") || cni {
+                let what = if cni {
+                    "Talos custom CNI"
+                } else {
+                    "Talos extraManifests"
+                };
                 let indent = line.len() - line.trim_start().len();
                 for (m, item) in lines[n + 1..].iter().enumerate() {
                     let it = item.trim();
@@ -68,10 +83,10 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
                         .trim()
                         .trim_matches(|c| c == '"' || c == '\'');
                     if url.starts_with("http") {
-                        for provides in url_provides(catalog, url) {
+                        for provides in super::fetched(index, catalog, url) {
                             out.push(Item {
                                 at: Span::new(&rel, (n + m) as u32 + 2),
-                                via: format!("Talos extraManifests {url}"),
+                                via: format!("{what} {url}"),
                                 provides,
                             });
                         }
