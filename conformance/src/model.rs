@@ -317,6 +317,9 @@ pub struct Model {
     /// The repository root as given.
     pub repo: std::path::PathBuf,
     pub clusters: Vec<Cluster>,
+    /// What discovery inferred that the report should say (a source's
+    /// root read from the layout).
+    pub notes: Vec<String>,
 }
 
 /// What the substitution of one tier found.

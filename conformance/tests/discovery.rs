@@ -873,17 +873,37 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
         &configmap("app"),
     );
     // Unmapped: the cluster is found (kubernetes/apps/app is part of the
-    // apps overlay, not a second cluster) and the OCI tier says why it is
-    // not checked and how to map it.
+    // apps overlay, not a second cluster), and since every path the
+    // artifact's Kustomizations name exists only below kubernetes/, that is
+    // taken as its root, and the report says so.
     let outcome = run(root);
     let names = cluster_names(&outcome);
     assert_eq!(names, ["prod"]);
+    let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "cluster")];
+    assert!(
+        matches!(&tier.state, TierState::Rendered(_)),
+        "{:?}",
+        tier.state
+    );
+    assert!(
+        outcome.model.notes.iter().any(|n| n.contains(
+            "source OCIRepository/flux-system/flux-system is read as directory kubernetes/"
+        )),
+        "{:?}",
+        outcome.model.notes
+    );
+    // A path that exists at the root too: the root might be the artifact,
+    // so nothing is guessed, and the OCI tier says why it is not checked
+    // and how to map it.
+    write(root, "apps/cm.yaml", &configmap("root"));
+    let outcome = run(root);
     let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "cluster")];
     assert!(
         matches!(&tier.state, TierState::NotChecked(why) if why.contains("OCIRepository/flux-system") && why.contains("`sources`")),
         "{:?}",
         tier.state
     );
+    std::fs::remove_dir_all(root.join("apps")).unwrap();
     write(
         root,
         "conformance.yaml",
@@ -1205,4 +1225,68 @@ fn a_flux_instance_patch_that_does_not_apply_fails_the_entry_at_its_line() {
         "{:#?}",
         outcome.findings
     );
+}
+
+#[test]
+fn a_gitops_subtree_pushed_as_its_own_repository_is_its_source_root() {
+    // The setup pushes gitops/ as the repository Flux syncs: every
+    // spec.path is relative to gitops/.
+    for with_sync in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        if with_sync {
+            write(
+                root,
+                "gitops/clusters/prod/flux-system/gotk-sync.yaml",
+                &format!(
+                    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://git.example.com/platform/gitops\n  ref:\n    branch: main\n---\n{}",
+                    ks("flux-system", "flux-system", "./clusters/prod", "")
+                ),
+            );
+        }
+        write(
+            root,
+            "gitops/clusters/prod/apps.yaml",
+            &ks(
+                "apps",
+                "flux-system",
+                "./apps/prod",
+                "  dependsOn:\n    - name: infra\n",
+            ),
+        );
+        write(
+            root,
+            "gitops/clusters/prod/infra.yaml",
+            &ks("infra", "flux-system", "./infrastructure", ""),
+        );
+        write(root, "gitops/apps/prod/cm.yaml", &configmap("app"));
+        write(root, "gitops/infrastructure/cm.yaml", &configmap("infra"));
+        let outcome = run(root);
+        assert!(
+            outcome.findings.is_empty(),
+            "with_sync={with_sync}: {:#?}",
+            outcome.findings
+        );
+        assert_eq!(cluster_names(&outcome), ["prod"]);
+        let prod = &outcome.model.clusters[0];
+        for name in ["apps", "infra"] {
+            assert!(
+                matches!(
+                    &prod.tiers[&TierId::new("flux-system", name)].state,
+                    TierState::Rendered(objects) if objects.len() == 1
+                ),
+                "{name}: {:?}",
+                prod.tiers[&TierId::new("flux-system", name)].state
+            );
+        }
+        assert!(
+            outcome
+                .model
+                .notes
+                .iter()
+                .any(|n| n.contains("directory gitops/")),
+            "{:?}",
+            outcome.model.notes
+        );
+    }
 }

@@ -21,12 +21,14 @@
 //! OCI sources, and `reach.rs` for the static view of what each path builds;
 //! `walk.rs` builds the tiers wave by wave; `tier.rs` reads a Flux
 //! Kustomization into a tier; [`artifacts`] places ExternalArtifacts of
-//! ArtifactGenerators.
+//! ArtifactGenerators; [`subtree`] infers the root of a source whose tree
+//! is a subdirectory pushed as its own repository.
 
 pub mod artifacts;
 mod entries;
 mod operator;
 mod reach;
+pub mod subtree;
 mod tier;
 mod walk;
 
@@ -127,6 +129,11 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
             local.0.push(source);
         }
     }
+    // A GitOps tree kept in a subdirectory that is pushed as its own
+    // repository: its source's root is that subdirectory.
+    let inferred = subtree::infer(index, &local);
+    let notes: Vec<String> = inferred.iter().map(subtree::Inferred::note).collect();
+    local.0.extend(inferred.into_iter().map(|i| i.source));
     let local = &local;
     let mut entries = find_entries(index, local, &instances);
     // Declared clusters come first and keep their names; a discovered entry
@@ -225,6 +232,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     Model {
         repo: index.root().to_path_buf(),
         clusters: walks.into_iter().map(Walk::finish).collect(),
+        notes,
     }
 }
 

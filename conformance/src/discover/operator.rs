@@ -216,7 +216,19 @@ pub(super) fn directory_entry(
     metadata.set("name", s(&names.name));
     metadata.set("namespace", s(&names.namespace));
     let spec = doc.map_entry("spec");
-    spec.set("path", s(&format!("./{dir}")));
+    // `dir` is a repository path; spec.path is relative to the source's
+    // root, which a configured or inferred source may place below it.
+    let root = local
+        .dir_for("GitRepository", &names.name, Some(&names.namespace))
+        .unwrap_or_default();
+    let relative = if root.is_empty() {
+        dir
+    } else if dir == root {
+        ""
+    } else {
+        dir.strip_prefix(&format!("{root}/")).unwrap_or(dir)
+    };
+    spec.set("path", s(&format!("./{relative}")));
     spec.set("prune", Node::new(Value::Bool(true)));
     let source = spec.map_entry("sourceRef");
     source.set("kind", s("GitRepository"));

@@ -45,6 +45,9 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     for line in &outcome.fallbacks {
         let _ = writeln!(out, "renderer: {line}");
     }
+    for note in &outcome.model.notes {
+        let _ = writeln!(out, "discovery: {note}");
+    }
     if let Some(line) = parity_line(outcome) {
         let _ = writeln!(out, "{line}");
     }
