@@ -74,9 +74,9 @@ pub fn group_size(members: &[&Finding]) -> String {
         .collect();
     let what = match (kinds.len(), members.iter().all(|f| f.object.is_some())) {
         (1, true) => format!(
-            "{} {}s",
+            "{} {}",
             members.len(),
-            kinds.iter().next().expect("one kind")
+            plural_kind(kinds.iter().next().expect("one kind"))
         ),
         _ => format!("{} findings", members.len()),
     };
@@ -86,6 +86,30 @@ pub fn group_size(members: &[&Finding]) -> String {
         format!("in {} Kustomizations", tiers.len())
     };
     format!("{what} {where_}")
+}
+
+/// A kind in the plural, as the API server names its resource (`Policy`
+/// → `Policies`, `Ingress` → `Ingresses`, `Endpoints` stays).
+fn plural_kind(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if lower.ends_with("endpoints") {
+        kind.to_string()
+    } else if lower.ends_with('y')
+        && !lower.ends_with("ay")
+        && !lower.ends_with("ey")
+        && !lower.ends_with("oy")
+        && !lower.ends_with("uy")
+    {
+        format!("{}ies", &kind[..kind.len() - 1])
+    } else if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+    {
+        format!("{kind}es")
+    } else {
+        format!("{kind}s")
+    }
 }
 
 /// Counts of what a run covered, for summary lines.
@@ -123,5 +147,22 @@ impl Coverage {
             }
         }
         c
+    }
+}
+
+#[cfg(test)]
+mod plural_tests {
+    #[test]
+    fn kinds_in_the_plural() {
+        for (k, p) in [
+            ("HelmRepository", "HelmRepositories"),
+            ("ImagePolicy", "ImagePolicies"),
+            ("Gateway", "Gateways"),
+            ("Ingress", "Ingresses"),
+            ("ExternalSecret", "ExternalSecrets"),
+            ("Endpoints", "Endpoints"),
+        ] {
+            assert_eq!(super::plural_kind(k), p);
+        }
     }
 }
