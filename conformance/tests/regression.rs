@@ -1114,3 +1114,39 @@ fn names_and_label_values_the_api_server_refuses_are_reported() {
         "{text}"
     );
 }
+
+/// Real-repository sweep (a company fleet): a `${VAR}` in a child
+/// Kustomization's `spec.patches` is for the child's postBuild (Flux applies
+/// the patches while building the child, then substitutes), not something
+/// the parent ships literally.
+#[test]
+fn variables_in_a_child_kustomizations_patches_are_the_childs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let child = ks(
+        "app",
+        "flux-system",
+        "./app",
+        "  postBuild:\n    substitute:\n      zone: example.com\n  patches:\n    - patch: |-\n        apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: app\n        data:\n          host: app.${zone}\n      target:\n        kind: ConfigMap\n",
+    );
+    write(root, "clusters/prod/app.yaml", &child);
+    write(root, "app/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    // The same reference in the parent's own object still ships literally.
+    write(
+        root,
+        "clusters/prod/literal.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: literal\n  namespace: default\ndata:\n  host: app.${zone}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule == "substitution-unaudited"),
+        "{}",
+        messages(&outcome)
+    );
+}

@@ -44,6 +44,49 @@ pub fn apply(cluster: &mut Cluster) {
                 ..Audit::default()
             },
         };
+        let child_lines = child_patch_lines(tier);
+        tier.substitution.unaudited.retain(|(id, at, _)| {
+            !at.as_ref()
+                .is_some_and(|at| child_lines.contains(&(id.clone(), at.line)))
+        });
+    }
+}
+
+/// Lines of the `spec.patches` of the Flux Kustomizations a tier renders.
+/// kustomize-controller applies a Kustomization's `spec.patches` while it
+/// builds that Kustomization's path, before that Kustomization's own
+/// postBuild (`kustomize_generator.go`, then `postBuild` in `build`): a
+/// `${VAR}` in them is meant for the child's substitution, and when this
+/// tier runs no pass it is the child's audit that judges it, not ours.
+fn child_patch_lines(tier: &Tier) -> std::collections::BTreeSet<(ObjectId, u32)> {
+    let mut out = std::collections::BTreeSet::new();
+    for o in tier
+        .objects()
+        .iter()
+        .filter(|o| o.id.group == "kustomize.toolkit.fluxcd.io" && o.id.kind == "Kustomization")
+    {
+        if let Some(patches) = o.body.path(&["spec", "patches"]) {
+            collect_lines(patches, &mut |line| {
+                out.insert((o.id.clone(), line));
+            });
+        }
+    }
+    out
+}
+
+fn collect_lines(node: &Node, f: &mut dyn FnMut(u32)) {
+    f(node.line);
+    match &node.value {
+        Value::String(s) => {
+            // A block scalar's lines follow its first.
+            for k in 0..s.lines().count() as u32 {
+                f(node.line + k);
+                f(node.line + k + 1);
+            }
+        }
+        Value::Seq(items) => items.iter().for_each(|i| collect_lines(i, f)),
+        Value::Map(entries) => entries.iter().for_each(|(_, v)| collect_lines(v, f)),
+        _ => {}
     }
 }
 
