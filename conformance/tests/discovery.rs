@@ -1290,3 +1290,26 @@ fn a_gitops_subtree_pushed_as_its_own_repository_is_its_source_root() {
         );
     }
 }
+
+#[test]
+fn an_archived_whole_repository_kustomization_is_not_a_cluster() {
+    // A Kustomization without a path, kept in `.archive/` from an old
+    // cluster, builds "the whole repository" trivially; nothing syncs it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    write(
+        root,
+        ".archive/crds.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: crds\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/crds.git\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: old-crds\n  namespace: flux-system\nspec:\n  interval: 1h\n  prune: false\n  sourceRef:\n    kind: GitRepository\n    name: crds\n",
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["prod"]);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+}

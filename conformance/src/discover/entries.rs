@@ -64,7 +64,12 @@ pub(super) fn find_entries(
         }
         search.orphan_entries();
     }
-    for k in whole_repo {
+    // Like directories nothing builds, a whole-repository Kustomization in
+    // a hidden directory (`.archive/`) is kept, not synced.
+    for k in whole_repo
+        .into_iter()
+        .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
+    {
         search.accept_sync(k);
     }
     search.entries
@@ -80,6 +85,22 @@ fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
         .filter_map(|i| i.url.as_deref())
         .map(super::normalize_url)
         .collect();
+    // The repository's own sync source, by Flux's convention
+    // (`flux bootstrap` writes GitRepository flux-system/flux-system with
+    // this repository's URL).
+    urls.extend(
+        index
+            .files()
+            .filter_map(|(_, f)| f.docs.as_ref().ok())
+            .flatten()
+            .filter(|d| {
+                d.str_at(&["kind"]).as_deref() == Some("GitRepository")
+                    && d.str_at(&["metadata", "name"]).as_deref() == Some("flux-system")
+                    && d.str_at(&["metadata", "namespace"]).as_deref() == Some("flux-system")
+            })
+            .filter_map(|d| d.str_at(&["spec", "url"]))
+            .map(|u| super::normalize_url(&u)),
+    );
     if let Ok(config) = std::fs::read_to_string(index.root().join(".git/config")) {
         urls.extend(
             config
@@ -94,7 +115,7 @@ fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
 
 /// The URLs of the GitRepositories the repository defines, by (name,
 /// namespace); the first definition wins.
-fn git_urls(index: &RepoIndex) -> BTreeMap<(String, String), String> {
+pub(super) fn git_urls(index: &RepoIndex) -> BTreeMap<(String, String), String> {
     let mut out = BTreeMap::new();
     for d in index
         .files()

@@ -14,8 +14,9 @@
 //! ancestor directory of each Kustomization's own file, that ancestor is
 //! taken as the source's root, exactly as if `sources:` in conformance.yaml
 //! said so, and the report says it was inferred. One path that resolves at
-//! the root, one that two ancestors would fit, or two different ancestors,
-//! and nothing is inferred; a path that exists nowhere (a typo, a template
+//! the root, one that two ancestors would fit, two different ancestors, or
+//! a GitRepository the repository defines with the URL of a repository not
+//! named like the directory, and nothing is inferred; a path that exists nowhere (a typo, a template
 //! placeholder) says nothing either way and stays `render-failed`.
 
 use std::collections::BTreeMap;
@@ -94,11 +95,33 @@ pub fn infer(index: &RepoIndex, configured: &super::LocalSources) -> Vec<Inferre
             votes.entry((kind, namespace, name)).or_default().push(vote);
         }
     }
+    let urls = super::entries::git_urls(index);
     let mut out = Vec::new();
     for ((kind, namespace, name), roots) in votes {
         let Some(Some(first)) = roots.first() else {
             continue;
         };
+        // A GitRepository the repository defines names its repository: the
+        // subtree only when that repository is named like it
+        // (`…/gitops-system` for `repos/gitops-system/`); one that names
+        // another repository is another repository, whatever its paths.
+        if kind == "GitRepository"
+            && let Some(url) = urls.get(&(name.clone(), namespace.clone()))
+        {
+            let repo_name = super::normalize_url(url)
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let dir_name = first
+                .rsplit('/')
+                .next()
+                .unwrap_or(first)
+                .to_ascii_lowercase();
+            if repo_name != dir_name {
+                continue;
+            }
+        }
         if roots.iter().all(|r| r.as_ref() == Some(first)) {
             out.push(Inferred {
                 source: LocalSource {
@@ -188,6 +211,22 @@ mod tests {
         let found = infer(&index, &Default::default());
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].kustomizations, 1);
+        // A GitRepository of another repository is not a subtree of this one.
+        let other = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {interval: 1m, url: 'https://github.com/example/other-repo'}\n";
+        let index = RepoIndex::from_memory(&[
+            ("gitops/clusters/prod/infra.yaml", a.as_str()),
+            ("gitops/clusters/prod/source.yaml", other),
+            ("gitops/infrastructure/prod/cm.yaml", CM),
+        ]);
+        assert!(infer(&index, &Default::default()).is_empty());
+        // One named like the subtree is the subtree pushed on its own.
+        let same = other.replace("other-repo", "gitops.git");
+        let index = RepoIndex::from_memory(&[
+            ("gitops/clusters/prod/infra.yaml", a.as_str()),
+            ("gitops/clusters/prod/source.yaml", same.as_str()),
+            ("gitops/infrastructure/prod/cm.yaml", CM),
+        ]);
+        assert_eq!(infer(&index, &Default::default()).len(), 1);
         // Nothing but typos: nothing inferred.
         let index = RepoIndex::from_memory(&[
             ("gitops/clusters/prod/typo.yaml", c.as_str()),
