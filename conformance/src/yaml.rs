@@ -73,6 +73,14 @@ impl Node {
         }
     }
 
+    /// The value at `key` of a mapping, to change it in place.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        match &mut self.value {
+            Value::Map(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
     /// Follows a path of mapping keys.
     pub fn path(&self, keys: &[&str]) -> Option<&Node> {
         keys.iter().try_fold(self, |node, key| node.get(key))

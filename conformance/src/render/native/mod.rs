@@ -205,6 +205,7 @@ impl Res {
 
     /// The finished object, with kustomize's origin annotation when asked.
     fn finish(mut self, annotate: bool) -> Node {
+        stringify_annotations(&mut self.node);
         if annotate {
             let text = match &self.origin {
                 Origin::File(path) => format!("path: {path}\n"),
@@ -224,6 +225,33 @@ impl Res {
                 );
         }
         self.node
+    }
+}
+
+/// kustomize writes every annotation back through its string map (it sets
+/// and removes its own build annotations on every resource), so a scalar
+/// annotation value comes out as a string: `true` as `"true"`, `10` as
+/// `"10"` (`kubectl kustomize` prints `b: "true"`). Labels are left as
+/// written. The original text of floats and octals is not kept by the
+/// loader; they come out as the number's own text.
+fn stringify_annotations(node: &mut Node) {
+    let Some(metadata) = node.get_mut("metadata") else {
+        return;
+    };
+    let Some(annotations) = metadata.get_mut("annotations") else {
+        return;
+    };
+    if let Value::Map(entries) = &mut annotations.value {
+        for (_, value) in entries.iter_mut() {
+            let text = match &value.value {
+                Value::Bool(b) => b.to_string(),
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) => f.to_string(),
+                Value::Null => String::new(),
+                _ => continue,
+            };
+            value.value = Value::String(text);
+        }
     }
 }
 
