@@ -200,6 +200,9 @@ pub struct Tier {
     /// Remote bases the build needs (never fetched): where each is written
     /// and its address. A tier with remote bases is not built.
     pub remote_bases: Vec<(Span, String)>,
+    /// configMapGenerator/secretGenerator inputs that are URLs: kustomize
+    /// fetches them on every build; the tier is built with them empty.
+    pub remote_inputs: Vec<(Span, String)>,
     /// Files the build feeds to configMapGenerator/secretGenerator.
     pub generator_inputs: Vec<GeneratorInput>,
     /// Fields of the path's kustomization file that are not kustomization

@@ -1150,3 +1150,37 @@ fn variables_in_a_child_kustomizations_patches_are_the_childs() {
         messages(&outcome)
     );
 }
+
+/// Real-repository sweep (a k3s home lab): a configMapGenerator input that
+/// is a URL is fetched by kustomize's file loader; it was "does not exist",
+/// a false render-failed that hid every Kustomization behind the tier.
+#[test]
+fn a_generator_input_url_is_a_remote_input_not_a_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - child.yaml\nconfigMapGenerator:\n  - name: dashboard\n    namespace: default\n    files:\n      - board.json=https://raw.githubusercontent.com/example/dashboards/main/board.json\n",
+    );
+    write(
+        root,
+        "apps/child.yaml",
+        &ks("child", "flux-system", "./child", ""),
+    );
+    write(root, "child/cm.yaml", &configmap("child"));
+    let outcome = run(root);
+    let f: Vec<_> = outcome.findings.iter().collect();
+    assert_eq!(f.len(), 1, "{}", messages(&outcome));
+    assert_eq!(f[0].rule, "remote-base");
+    assert_eq!(f[0].severity, conformance::rules::Severity::Warning);
+    assert!(f[0].message.contains("generator input"), "{}", f[0].message);
+    // The child behind the tier is found and built.
+    let prod = &outcome.model.clusters[0];
+    assert!(
+        prod.tiers.keys().any(|t| t.name == "child"),
+        "{:?}",
+        prod.tiers.keys().collect::<Vec<_>>()
+    );
+}

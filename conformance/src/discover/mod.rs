@@ -199,6 +199,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                 Ok(built) => {
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {
                         tier.generator_inputs = built.generator_inputs;
+                        tier.remote_inputs = built.remote_inputs;
                         tier.files_read = built.files_read;
                         tier.dropped_fields = built.dropped;
                     }

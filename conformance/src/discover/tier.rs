@@ -79,6 +79,7 @@ pub fn tier_from(
         parent,
         spec: doc.clone(),
         remote_bases: Vec::new(),
+        remote_inputs: Vec::new(),
         generator_inputs: Vec::new(),
         dropped_fields: Vec::new(),
         files_read: 0,

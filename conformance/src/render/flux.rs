@@ -130,6 +130,7 @@ pub fn build(
         objects,
         files_read: reach.reads.len(),
         generator_inputs: reach.generator_inputs,
+        remote_inputs: reach.remote_inputs,
         dropped: written.dropped,
     })
 }
@@ -143,6 +144,9 @@ pub struct Built {
     /// Files read by configMapGenerator/secretGenerator, with where the
     /// kustomization names them.
     pub generator_inputs: Vec<crate::model::GeneratorInput>,
+    /// Generator inputs that are URLs (read as empty), with where they are
+    /// written.
+    pub remote_inputs: Vec<(Span, String)>,
     /// Fields of the path's kustomization file that Flux drops when it
     /// rewrites it (not kustomization fields), with where they are.
     pub dropped: Vec<(Span, String)>,

@@ -21,6 +21,9 @@ pub struct Reach {
     pub reads: BTreeSet<String>,
     /// Remote references (URL or git address), with where they are written.
     pub remotes: Vec<(Span, String)>,
+    /// Generator inputs that are http(s) URLs, with where they are written:
+    /// kustomize fetches them; here they are read as empty.
+    pub remote_inputs: Vec<(Span, String)>,
     /// References that climb out of the repository.
     pub escapes: Vec<(Span, String)>,
     /// Directories whose kustomization file refers back to an ancestor.
@@ -139,6 +142,13 @@ fn reach_kustomization(
                 // `files` entries may be `key=path`.
                 let rel = text.split_once('=').map_or(text.as_str(), |(_, p)| p);
                 let at = Span::new(file.to_string(), input.line);
+                // kustomize's file loader fetches an http(s) URL
+                // (`FileLoader.Load`, `httpClientGetContent`): a remote
+                // input, fetched on every reconcile, like a remote base.
+                if is_url(rel) {
+                    out.remote_inputs.push((at, rel.to_string()));
+                    continue;
+                }
                 match tree.resolve(dir, rel) {
                     Err(_) => out.escapes.push((at, rel.to_string())),
                     Ok(target) => {
@@ -211,4 +221,9 @@ fn generated_walk(tree: &Tree, dir: &str, out: &mut Vec<String>) {
             out.push(child);
         }
     }
+}
+
+/// An http(s) URL, which kustomize's file loader fetches.
+pub fn is_url(path: &str) -> bool {
+    path.starts_with("https://") || path.starts_with("http://")
 }

@@ -25,7 +25,9 @@ the network on every reconcile. When the remote is slow the fetch exceeds the bu
 ('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
 result can also change under you when a ref moves. This check never fetches anything: every remote reference in any \
 kustomization file reachable from the tier is reported at its file and line, and the tier itself is left unbuilt \
-(not reported as render-failed). A git reference (a remote kustomization, cloned with its history on every \
+(not reported as render-failed). A configMapGenerator or secretGenerator input that is an http(s) URL is \
+fetched by kustomize's file loader (`FileLoader.Load`) the same way: a warning, and the tier is built with that input \
+empty, so the rest of it is still checked. A git reference (a remote kustomization, cloned with its history on every \
 build) is an error; a plain HTTP(S) URL of one file is a warning (one small GET, but still a network dependency of \
 every build). Vendor the remote content into the repository (build it once with `kubectl \
 kustomize` and commit the output, keeping an images transformer to pin versions), or serve it as a Flux source \
@@ -66,6 +68,27 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
                     if is_single_file(url) {
                         f.severity = Severity::Warning;
                     }
+                    out.push(f);
+                }
+                for (at, url) in &tier.remote_inputs {
+                    let mut f = Finding::new(
+                        self,
+                        cluster.name.clone(),
+                        label.clone(),
+                        format!(
+                            "{label} reads the generator input `{url}`, fetched over the network on every reconcile (its content is not checked here: it is rendered empty)"
+                        ),
+                    )
+                    .at(at.clone())
+                    .related_all(vec![(
+                        tier.defined_at.clone(),
+                        format!("Kustomization {label} builds {}", tier.display_path()),
+                    )])
+                    .why(format!(
+                        "kustomize's file loader fetches the URL during the build; when it is slow or gone the build of {label} fails, and {label} and everything that depends on it stall"
+                    ))
+                    .fix("commit the file into the repository next to the kustomization and name it by its path");
+                    f.severity = Severity::Warning;
                     out.push(f);
                 }
             }

@@ -48,6 +48,11 @@ pub fn run(
 /// Reads a generator input (an env file, a file), relative to the
 /// kustomization's directory and inside the source.
 fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Result<Vec<u8>, String> {
+    // kustomize fetches an http(s) input (`FileLoader.Load`); this tool
+    // never does: the content is empty, and remote-base says so.
+    if crate::render::reach::is_url(path) {
+        return Ok(Vec::new());
+    }
     let resolved = tree
         .resolve(dir, path)
         .map_err(|m| format!("{at}: {what} {}", m.describe(path)))?;
