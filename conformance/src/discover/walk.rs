@@ -79,7 +79,29 @@ impl Walk {
             .get(&self.local_source)
             .map(|u| normalize_url(u));
         let mut still_waiting = BTreeSet::new();
-        for id in std::mem::take(&mut self.undecided) {
+        let mut deferred = BTreeSet::new();
+        let undecided = std::mem::take(&mut self.undecided);
+        // A path still holding `${VAR}` after the parent's early
+        // substitution: the variable may come from a tier not built yet
+        // (the cluster-settings ConfigMap of a sibling); try again with the
+        // sources seen so far, and wait while other tiers still build.
+        let waiting: Vec<TierId> = undecided
+            .iter()
+            .filter(|id| self.tiers[*id].path.contains("${"))
+            .cloned()
+            .collect();
+        for id in &waiting {
+            self.resubstitute(id);
+            if self.tiers[id].path.contains("${") {
+                deferred.insert(id.clone());
+            }
+        }
+        let others_ready = undecided.iter().any(|id| !deferred.contains(id));
+        for id in undecided {
+            if deferred.contains(&id) && others_ready {
+                still_waiting.insert(id);
+                continue;
+            }
             let source = self.tiers[&id].source_ref.clone();
             let this_repo = self.is_this_repo(&source, local_url.as_deref());
             let configured = self
@@ -104,6 +126,26 @@ impl Walk {
             }
         } else {
             self.undecided = still_waiting;
+        }
+    }
+
+    /// Substitutes a tier's Kustomization again with its parent's
+    /// postBuild and the sources seen so far.
+    fn resubstitute(&mut self, id: &TierId) {
+        let Some(tier) = self.tiers.get(id) else {
+            return;
+        };
+        let Some(parent) = tier.parent.clone() else {
+            return;
+        };
+        let Some(post_build) = self.tiers.get(&parent).and_then(|p| p.post_build.clone()) else {
+            return;
+        };
+        let body =
+            postbuild::substitute_early(&tier.spec, &parent.namespace, &post_build, &self.sources);
+        let fresh = tier_from(&body, tier.defined_at.clone(), Some(parent), &self.local);
+        if fresh.id == *id {
+            self.tiers.insert(id.clone(), fresh);
         }
     }
 
