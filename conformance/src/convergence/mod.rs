@@ -21,7 +21,7 @@ pub mod references;
 pub mod simulate;
 pub mod verdict;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use order::{Order, TierSet};
 pub use simulate::{Blocked, Mode, Need, Phase, Requirement, Simulation, Step};
@@ -636,6 +636,13 @@ fn reference_need<'m>(
     if reference.name.contains("${") {
         return None;
     }
+    // A SOPS key the repository holds only encrypted cannot be the one
+    // Flux decrypts it with: it was created outside Flux first (`sops -d
+    // … | kubectl apply`), and the Kustomization that renders it only
+    // adopts it.
+    if reference.via == "spec.decryption.secretRef" && objects.encrypted(&reference) {
+        return None;
+    }
     let targets = objects.get(&reference).to_vec();
     // Not defined in the repository: left alone, unless a missing target
     // fails the referrer and nothing before Flux creates it either. What
@@ -759,7 +766,11 @@ impl Releases {
 }
 
 /// Objects by (group, kind, namespace, name) → the tiers that render them.
-struct ObjectIndex(BTreeMap<ObjectKey, Vec<(TierId, Option<crate::model::Span>)>>);
+struct ObjectIndex(
+    BTreeMap<ObjectKey, Vec<(TierId, Option<crate::model::Span>)>>,
+    /// Objects written SOPS-encrypted (some copy of them).
+    BTreeSet<ObjectKey>,
+);
 
 /// (group, kind, namespace, name).
 type ObjectKey = (String, String, Option<String>, String);
@@ -767,6 +778,7 @@ type ObjectKey = (String, String, Option<String>, String);
 impl ObjectIndex {
     fn of(cluster: &Cluster) -> ObjectIndex {
         let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
+        let mut encrypted = BTreeSet::new();
         for tier in cluster
             .tiers
             .values()
@@ -774,14 +786,18 @@ impl ObjectIndex {
         {
             for o in tier.objects() {
                 let id = &o.id;
-                map.entry((
+                let key = (
                     id.group.clone(),
                     id.kind.clone(),
                     id.namespace.clone(),
                     id.name.clone(),
-                ))
-                .or_default()
-                .push((tier.id.clone(), o.source.clone()));
+                );
+                if crate::rules::sops_decryption::is_sops_encrypted(&o.body) {
+                    encrypted.insert(key.clone());
+                }
+                map.entry(key)
+                    .or_default()
+                    .push((tier.id.clone(), o.source.clone()));
                 // What its controller makes of it, applied with it.
                 for key in references::produced(o) {
                     let entry = map.entry(key).or_default();
@@ -791,7 +807,17 @@ impl ObjectIndex {
                 }
             }
         }
-        ObjectIndex(map)
+        ObjectIndex(map, encrypted)
+    }
+
+    /// Whether the repository holds the object only SOPS-encrypted.
+    fn encrypted(&self, r: &Reference) -> bool {
+        self.1.contains(&(
+            r.group.to_string(),
+            r.kind.to_string(),
+            r.namespace.clone(),
+            r.name.clone(),
+        ))
     }
 
     fn get(&self, r: &Reference) -> &[(TierId, Option<crate::model::Span>)] {

@@ -23,7 +23,7 @@ mod prune_transient;
 mod remote_base;
 mod render_failed;
 mod schema_violation;
-mod sops_decryption;
+pub(crate) mod sops_decryption;
 mod substitution;
 mod unresolved_reference;
 pub mod waivers;
