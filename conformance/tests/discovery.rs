@@ -1313,3 +1313,43 @@ fn an_archived_whole_repository_kustomization_is_not_a_cluster() {
     assert_eq!(cluster_names(&outcome), ["prod"]);
     assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
 }
+
+#[test]
+fn a_child_path_uses_a_variable_from_a_sibling_tiers_configmap() {
+    // `apps` substitutes from cluster-settings, which `vars` (built in the
+    // same wave) renders; a child's path names ${CLUSTER_NAME}.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("vars", "flux-system", "./vars", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: vars\n  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-settings\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "vars/settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  CLUSTER_NAME: prod\n",
+    );
+    write(
+        root,
+        "apps/secret.yaml",
+        &ks("secret", "flux-system", "./secret/${CLUSTER_NAME}", ""),
+    );
+    write(root, "secret/prod/cm.yaml", &configmap("prod"));
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let prod = &outcome.model.clusters[0];
+    let tier = &prod.tiers[&TierId::new("flux-system", "secret")];
+    assert_eq!(tier.path, "secret/prod");
+    assert!(matches!(&tier.state, TierState::Rendered(o) if o.len() == 1));
+}

@@ -861,3 +861,63 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
         all(&outcome)
     );
 }
+
+#[test]
+fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("openshift-config", "flux-system", "./config", ""),
+            ks("metallb", "flux-system", "./metallb", "  wait: true\n"),
+            ks(
+                "metallb-config",
+                "flux-system",
+                "./metallb-config",
+                "  dependsOn:\n    - name: metallb\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "config/ca.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: custom-ca\n  namespace: openshift-config\ndata: {}\n",
+    );
+    write(
+        root,
+        "metallb/subscription.yaml",
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: metallb-operator-sub\n  namespace: openshift-operators\nspec:\n  channel: stable\n  name: metallb-operator\n  source: community-operators\n  sourceNamespace: openshift-marketplace\n",
+    );
+    write(
+        root,
+        "metallb-config/pool.yaml",
+        "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: pool\n  namespace: openshift-operators\nspec:\n  addresses: [10.0.0.0/28]\n",
+    );
+    // Nothing shows OpenShift: its namespaces and OLM's kinds are missing.
+    let outcome = run(root);
+    let rules: Vec<&str> = errors(&outcome).iter().map(|f| f.rule).collect();
+    assert!(rules.contains(&"namespace-missing"), "{}", all(&outcome));
+    assert!(rules.contains(&"crd-unavailable"), "{}", all(&outcome));
+    // The repository configures the cluster through config.openshift.io.
+    write(
+        root,
+        "config/oauth.yaml",
+        "apiVersion: config.openshift.io/v1\nkind: OAuth\nmetadata:\n  name: cluster\nspec: {}\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    // OLM creates metallb.io once the Subscription is processed; the
+    // Subscription's Ready (there is none kstatus reads) does not say so.
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule == "health-gate" && f.message.contains("metallb.io")),
+        "{}",
+        all(&outcome)
+    );
+}

@@ -142,6 +142,10 @@ pub struct TriggerMatch {
     /// the object.
     #[serde(default)]
     pub image: Option<String>,
+    /// The package an Operator Lifecycle Manager `Subscription` installs
+    /// (its `spec.name`).
+    #[serde(default)]
+    pub package: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

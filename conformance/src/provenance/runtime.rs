@@ -34,7 +34,10 @@ impl ProviderSource for Operators {
                     .trigger
                     .image
                     .as_ref()
-                    .is_none_or(|image| mentions(&o.body, image));
+                    .is_none_or(|image| mentions(&o.body, image))
+                && entry.trigger.package.as_ref().is_none_or(|p| {
+                    o.body.str_at(&["spec", "name"]).as_deref() == Some(p.as_str())
+                });
             if !matches {
                 continue;
             }

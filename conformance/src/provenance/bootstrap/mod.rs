@@ -20,7 +20,10 @@
 //!   releases and inline manifests that Terraform creates;
 //! * [`azure`]: the namespace (and source) of an Azure GitOps
 //!   `fluxConfigurations` resource, which the `microsoft.flux` extension
-//!   creates (Bicep, ARM, Terraform, `az k8s-configuration flux create`).
+//!   creates (Bicep, ARM, Terraform, `az k8s-configuration flux create`);
+//! * [`openshift`]: what an OpenShift/OKD cluster serves from installation
+//!   (its API groups, OLM, monitoring, OVN-Kubernetes, `openshift-*`
+//!   namespaces), once the repository shows it runs OpenShift.
 //!
 //! What none of these can show is declared in conformance.yaml
 //! (`catalog.preinstalled`, `catalog.preinstalled_namespaces`). Every item
@@ -32,6 +35,7 @@ pub mod azure;
 pub mod helmfile;
 pub mod k3s;
 pub mod manifests;
+pub mod openshift;
 pub mod scripts;
 pub mod talos;
 pub mod terraform;
@@ -133,6 +137,7 @@ impl Bootstrap {
         items.extend(talos::read(index, catalog));
         items.extend(terraform::read(index));
         items.extend(azure::read(index));
+        items.extend(openshift::read(index, model));
         // A chart known only by its release (rendered manifests carrying
         // Helm's ownership annotations): the chart of the Flux HelmRelease
         // of that namespace and name, which will adopt it.
