@@ -105,8 +105,15 @@ pub fn infer(index: &RepoIndex, configured: &super::LocalSources) -> Vec<Inferre
         // subtree only when that repository is named like it
         // (`…/gitops-system` for `repos/gitops-system/`); one that names
         // another repository is another repository, whatever its paths.
+        // (A GitRepository written without a namespace gets one from its
+        // kustomization: any definition of the name counts.)
+        let defined = urls.get(&(name.clone(), namespace.clone())).or_else(|| {
+            urls.iter()
+                .find(|((n, _), _)| *n == name)
+                .map(|(_, url)| url)
+        });
         if kind == "GitRepository"
-            && let Some(url) = urls.get(&(name.clone(), namespace.clone()))
+            && let Some(url) = defined
         {
             let repo_name = super::normalize_url(url)
                 .rsplit('/')
@@ -216,6 +223,15 @@ mod tests {
         let index = RepoIndex::from_memory(&[
             ("gitops/clusters/prod/infra.yaml", a.as_str()),
             ("gitops/clusters/prod/source.yaml", other),
+            ("gitops/infrastructure/prod/cm.yaml", CM),
+        ]);
+        assert!(infer(&index, &Default::default()).is_empty());
+        // Written without a namespace (its kustomization sets one): the
+        // same.
+        let bare = other.replace(", namespace: flux-system}", "}");
+        let index = RepoIndex::from_memory(&[
+            ("gitops/clusters/prod/infra.yaml", a.as_str()),
+            ("gitops/clusters/prod/source.yaml", bare.as_str()),
             ("gitops/infrastructure/prod/cm.yaml", CM),
         ]);
         assert!(infer(&index, &Default::default()).is_empty());
