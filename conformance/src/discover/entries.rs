@@ -257,7 +257,8 @@ impl<'a> Search<'a> {
                 k.is_git_sourced()
                     && (self.reach.files(&path).contains(k.file)
                         || (k.from_patch && self.reach.reads(&path).contains(k.file))
-                        || (inside(k.file, &path) && broken_kustomization(self.index, &path)))
+                        || (inside(k.file, &path)
+                            && (broken_kustomization(self.index, &path) || bootstrapped(k))))
             })
             .collect();
         candidates.sort_by_key(|k| {
@@ -391,6 +392,17 @@ impl<'a> Search<'a> {
             self.entries.push(entry);
         }
     }
+}
+
+/// Whether a Kustomization is the sync object `flux bootstrap` writes: the
+/// `flux-system` Kustomization in namespace `flux-system`, in a
+/// `gotk-sync.yaml`. It is a cluster's entry when its path holds its file,
+/// even if the path's kustomization leaves `flux-system/` out (Flux's own
+/// components then are not managed from git, but the path is synced).
+fn bootstrapped(k: &RawKustomization) -> bool {
+    k.file.rsplit('/').next() == Some("gotk-sync.yaml")
+        && k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system")
+        && k.doc.str_at(&["metadata", "namespace"]).as_deref() == Some("flux-system")
 }
 
 /// Whether `file` lies below the directory `dir`.

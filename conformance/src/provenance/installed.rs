@@ -143,6 +143,31 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
             pinned: true,
         });
     }
+    // The gotk-components.yaml `flux bootstrap` wrote beside the sync file:
+    // bootstrap applied it, even when the sync path leaves it out of its
+    // build (then git does not manage Flux, but it runs that version).
+    if let crate::model::Entry::SyncKustomization { tier, .. } = &cluster.entry
+        && let Some(t) = cluster.tiers.get(tier)
+    {
+        let dir = t.defined_at.file.rsplit_once('/').map_or("", |(d, _)| d);
+        let file = crate::repo::join(dir, "gotk-components.yaml");
+        if let Ok(text) = index.read_text(&file)
+            && let Some((n, header)) = text.lines().take(10).enumerate().find_map(|(n, l)| {
+                l.trim()
+                    .strip_prefix("# Flux Version:")
+                    .map(|v| (n, v.trim().to_string()))
+            })
+            && let Some(flux) = Version::parse(&header)
+        {
+            return Some(Installed {
+                flux: Some(flux),
+                kustomize_controller: kustomize_controller_of(flux),
+                written: header,
+                at: Span::new(&file, n as u32 + 1),
+                pinned: true,
+            });
+        }
+    }
     // The Flux Operator: a FluxInstance's distribution version, in the
     // cluster or (for the instance that syncs it) in the repository.
     let instance = objects()
