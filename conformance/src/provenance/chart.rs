@@ -356,8 +356,12 @@ pub fn plausible(chart: &str, repository: Option<&str>, group: &str) -> bool {
     false
 }
 
-/// HelmReleases whose chart the catalog does not know, with their chart
-/// and where it comes from, for [`plausible`] matches.
+/// HelmReleases with their chart and where it comes from, for
+/// [`plausible`] matches of groups nothing the catalog knows provides.
+/// Catalogued charts are included: chart names are not unique across
+/// vendors (`keycloak-operator` is both Keycloak's, `k8s.keycloak.org`, and
+/// others'), and a group the catalog entry does not list may still be the
+/// chart's when its name or address says so.
 pub fn uncatalogued<'c>(
     cx: &SourceCx,
     cluster: &'c Cluster,
@@ -375,9 +379,6 @@ pub fn uncatalogued<'c>(
             let Some(chart) = chart_of(cx, o) else {
                 continue;
             };
-            if cx.catalog.chart(&chart).is_some() {
-                continue;
-            }
             let repository = repository_of(cluster, o);
             out.push((tier, o, chart, repository));
         }

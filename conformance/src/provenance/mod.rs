@@ -131,7 +131,9 @@ impl RuntimeHow {
             RuntimeHow::Chart {
                 chart,
                 probable: true,
-            } => format!("helm-controller probably installs (chart {chart}, not in the catalog)"),
+            } => format!(
+                "helm-controller probably installs (chart {chart}, whose name or address matches; the catalog does not list the group for it)"
+            ),
             RuntimeHow::Operator { operator, .. } => format!("{operator} creates"),
             RuntimeHow::Crossplane => "Crossplane creates".to_string(),
             RuntimeHow::Package { package } => {
@@ -355,6 +357,14 @@ impl<'a> Providers<'a> {
     pub fn probable(&self, group: &str) -> Vec<Provider> {
         self.uncatalogued
             .iter()
+            // A catalogued chart that lists the group has had its say (it
+            // installs it, or, under its CRD policy or values, does not).
+            .filter(|u| {
+                self.cx
+                    .catalog
+                    .chart(&u.chart)
+                    .is_none_or(|e| !e.groups.iter().any(|g| g == group))
+            })
             .filter(|u| chart::plausible(&u.chart, u.repository.as_deref(), group))
             .map(|u| Provider {
                 group: group.to_string(),

@@ -192,7 +192,7 @@ fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {
                 RuntimeHow::Chart {
                     chart,
                     probable: true,
-                } => format!("probably chart {chart} (not in the catalog)"),
+                } => format!("probably chart {chart} (by name; not catalogued for this group)"),
                 RuntimeHow::Operator { operator, .. } => operator.clone(),
                 RuntimeHow::Crossplane => "Crossplane".into(),
                 RuntimeHow::Package { package } => format!("package {package}"),
