@@ -921,3 +921,53 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
         all(&outcome)
     );
 }
+
+#[test]
+fn a_substitute_from_configmap_the_bootstrap_applies_first_is_there_even_if_a_tier_renders_it() {
+    // cluster-template layout: the bootstrap script applies cluster-settings
+    // (a bash array looped over, per cluster argument); the tier that
+    // substitutes from it also renders it, to manage it afterwards.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/main/flux");
+    write(
+        root,
+        "kubernetes/main/flux/apps.yaml",
+        &ks(
+            "cluster-apps",
+            "flux-system",
+            "./kubernetes/main/apps",
+            "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-settings\n",
+        ),
+    );
+    write(
+        root,
+        "kubernetes/main/apps/kustomization.yaml",
+        "resources:\n  - ../vars/cluster-settings.yaml\n  - cm.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/main/vars/cluster-settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  ZONE: example.com\n",
+    );
+    write(
+        root,
+        "kubernetes/main/apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  host: app.${ZONE}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule == "unresolved-reference"),
+        "{}",
+        all(&outcome)
+    );
+    write(
+        root,
+        "scripts/bootstrap-apps.sh",
+        "#!/usr/bin/env bash\nexport ROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nreadonly CLUSTER=\"${1:?}\"\nlocal -r configmaps=(\n    \"${ROOT_DIR}/kubernetes/${CLUSTER}/vars/cluster-settings.yaml\"\n)\nfor configmap in \"${configmaps[@]}\"; do\n    kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename \"${configmap}\"\ndone\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}

@@ -643,6 +643,11 @@ fn reference_need<'m>(
     if reference.via == "spec.decryption.secretRef" && objects.encrypted(&reference) {
         return None;
     }
+    // Applied before Flux (a bootstrap script, Terraform, declared): there
+    // on the cold start, whoever renders it later.
+    if outside(&reference.target()) {
+        return None;
+    }
     let targets = objects.get(&reference).to_vec();
     // Not defined in the repository: left alone, unless a missing target
     // fails the referrer and nothing before Flux creates it either. What

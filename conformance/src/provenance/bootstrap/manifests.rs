@@ -13,9 +13,15 @@ use crate::yaml::Node;
 
 /// Everything `rel` (a directory or a file) installs.
 pub fn read(index: &RepoIndex, rel: &str) -> Vec<Provides> {
+    read_in(index, rel, "default")
+}
+
+/// As [`read`], with objects that name no namespace placed in `namespace`
+/// (`kubectl apply --namespace NS -f FILE`).
+pub fn read_in(index: &RepoIndex, rel: &str, namespace: &str) -> Vec<Provides> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
-    walk(index, rel, &mut out, &mut seen, 0);
+    walk(index, rel, namespace, &mut out, &mut seen, 0);
     out.dedup();
     out
 }
@@ -23,6 +29,7 @@ pub fn read(index: &RepoIndex, rel: &str) -> Vec<Provides> {
 fn walk(
     index: &RepoIndex,
     rel: &str,
+    ns: &str,
     out: &mut Vec<Provides>,
     seen: &mut Vec<String>,
     depth: usize,
@@ -44,8 +51,8 @@ fn walk(
                 Some(k) => {
                     match crate::render::build_directory(&crate::render::native::Native, index, rel)
                     {
-                        Ok(built) => objects(&built, out),
-                        Err(_) => kustomization_file(index, rel, &k, out, seen, depth),
+                        Ok(built) => objects(&built, ns, out),
+                        Err(_) => kustomization_file(index, rel, &k, ns, out, seen, depth),
                     }
                 }
                 None => {
@@ -60,12 +67,12 @@ fn walk(
                         .map(|(p, _)| p.to_string())
                         .collect();
                     for f in files {
-                        objects(&docs(index, &f), out);
+                        objects(&docs(index, &f), ns, out);
                     }
                 }
             }
         }
-        Some(Kind::File) => objects(&docs(index, rel), out),
+        Some(Kind::File) => objects(&docs(index, rel), ns, out),
         _ => {}
     }
 }
@@ -87,6 +94,7 @@ fn kustomization_file(
     index: &RepoIndex,
     dir: &str,
     file: &str,
+    ns: &str,
     out: &mut Vec<Provides>,
     seen: &mut Vec<String>,
     depth: usize,
@@ -114,7 +122,7 @@ fn kustomization_file(
             }
             let (normal, escapes) = crate::repo::normalize(dir, &path);
             if !escapes {
-                walk(index, &normal, out, seen, depth + 1);
+                walk(index, &normal, ns, out, seen, depth + 1);
             }
         }
     }
@@ -123,7 +131,7 @@ fn kustomization_file(
 /// What these objects install.
 pub fn objects_of(docs: &[Node]) -> Vec<Provides> {
     let mut out = Vec::new();
-    objects(docs, &mut out);
+    objects(docs, "default", &mut out);
     out
 }
 
@@ -163,7 +171,7 @@ fn rendered_chart(doc: &Node) -> Option<Provides> {
 }
 
 /// What the objects of a file install.
-fn objects(docs: &[Node], out: &mut Vec<Provides>) {
+fn objects(docs: &[Node], default_ns: &str, out: &mut Vec<Provides>) {
     for doc in docs {
         if let Some(chart) = rendered_chart(doc)
             && !out.contains(&chart)
@@ -192,7 +200,7 @@ fn objects(docs: &[Node], out: &mut Vec<Provides>) {
                 if let Some(name) = doc.str_at(&["metadata", "name"]) {
                     let ns = doc
                         .str_at(&["metadata", "namespace"])
-                        .unwrap_or_else(|| "default".into());
+                        .unwrap_or_else(|| default_ns.into());
                     out.push(Provides::Object(format!("{kind}/{ns}/{name}")));
                 }
             }
@@ -205,9 +213,11 @@ fn objects(docs: &[Node], out: &mut Vec<Provides>) {
                     });
                 }
             }
-            (_, k) if k.ends_with("List") => {
-                objects(doc.get("items").map(Node::as_seq).unwrap_or_default(), out)
-            }
+            (_, k) if k.ends_with("List") => objects(
+                doc.get("items").map(Node::as_seq).unwrap_or_default(),
+                default_ns,
+                out,
+            ),
             _ => {}
         }
     }

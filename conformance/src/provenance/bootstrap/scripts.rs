@@ -53,6 +53,9 @@ pub enum Target {
     Kustomization(String),
     /// A directory or file (`-f`).
     Path(String),
+    /// A directory or file applied with `--namespace NS`: objects that name
+    /// no namespace go there.
+    PathIn(String, String),
     Url(String),
     Namespace(String),
     /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
@@ -76,6 +79,10 @@ impl Command {
             Target::Path(path) => manifests::read(index, path)
                 .into_iter()
                 .map(|p| item(p, format!("kubectl apply -f {path}")))
+                .collect(),
+            Target::PathIn(path, ns) => manifests::read_in(index, path, ns)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -n {ns} -f {path}")))
                 .collect(),
             Target::Url(url) => super::fetched(index, catalog, url)
                 .into_iter()
@@ -289,8 +296,16 @@ fn expand(
             break;
         };
         out.push_str(&rest[..start]);
+        let positional = |v: &str| {
+            let v = v.trim_matches(|c| c == '"' || c == '\'');
+            v.strip_prefix("${")
+                .or_else(|| v.strip_prefix('$'))
+                .and_then(|r| r.chars().next())
+                .is_some_and(|c| c.is_ascii_digit() && c != '0')
+        };
         let value = match name.as_str() {
             "ROOT_DIR" | "ROOT" | "REPO_ROOT" | "GIT_ROOT" => "@root".to_string(),
+            _ if vars.get(&name).is_some_and(|v| positional(v)) => ARGUMENT.to_string(),
             "SCRIPT_DIR" | "DIR" => here.clone(),
             _ if depth < 5 => expand(vars.get(&name)?, script, vars, depth + 1)?,
             _ => return None,
@@ -308,7 +323,63 @@ fn resolve(
     raw: &str,
     vars: &BTreeMap<String, String>,
 ) -> Option<String> {
-    let expanded = expand(raw, script, vars, 0)?;
+    resolve_all(index, script, raw, vars).into_iter().next()
+}
+
+/// Marks a script argument (`CLUSTER="${1:?}"`) in an expanded path.
+const ARGUMENT: char = '\u{2}';
+
+/// Every repository path an argument names: one, or, where it holds a
+/// script argument (`kubernetes/${CLUSTER}/…` with `CLUSTER="${1}"`), one
+/// per directory that makes the path exist (each cluster's).
+fn resolve_all(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let Some(expanded) = expand(raw, script, vars, 0) else {
+        return Vec::new();
+    };
+    if !expanded.contains(ARGUMENT) {
+        return resolve_expanded(index, script, &expanded)
+            .into_iter()
+            .collect();
+    }
+    // The directory names at the argument's place, from what precedes it.
+    let (before, after) = expanded.split_once(ARGUMENT).unwrap_or((&expanded, ""));
+    let Some(parent) = resolve_expanded(index, script, before.trim_end_matches('/')) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = index
+        .below(&parent)
+        .filter(|(p, k)| {
+            **k == Kind::Dir
+                && p[parent.len()..]
+                    .trim_start_matches('/')
+                    .matches('/')
+                    .count()
+                    == 0
+        })
+        .filter_map(|(p, _)| p.rsplit('/').next().map(str::to_string))
+        .filter(|n| !n.is_empty() && !n.starts_with('.'))
+        .collect();
+    let mut out: Vec<String> = names
+        .iter()
+        .filter_map(|n| {
+            let candidate = format!("{before}{n}{after}");
+            (!candidate.contains(ARGUMENT))
+                .then(|| resolve_expanded(index, script, &candidate))
+                .flatten()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn resolve_expanded(index: &RepoIndex, script: &str, expanded: &str) -> Option<String> {
+    let expanded = expanded.to_string();
     let candidates: Vec<String> = if let Some(rest) = expanded.strip_prefix("@root") {
         vec![rest.trim_start_matches('/').to_string()]
     } else if expanded.starts_with('/') {
@@ -422,15 +493,44 @@ fn scan(
     if let Some(p) = pending {
         lines.push(p);
     }
+    let loops = loop_values(text);
+    // A path, with a loop variable standing for each of its values.
+    let each = |raw: &str| -> Vec<String> {
+        let mut raws = vec![raw.to_string()];
+        for (var, values) in &loops {
+            if raw.contains(&format!("${{{var}}}")) || raw.contains(&format!("${var}")) {
+                raws = values
+                    .iter()
+                    .map(|v| {
+                        raw.replace(&format!("${{{var}}}"), v)
+                            .replace(&format!("${var}"), v)
+                    })
+                    .collect();
+                break;
+            }
+        }
+        raws.iter()
+            .flat_map(|r| resolve_all(index, rel, r, vars))
+            .collect()
+    };
     for (line_no, line) in &lines {
         let t = line.trim().trim_start_matches("- ").trim();
         if t.starts_with('#') {
             continue;
         }
         let at = Span::new(rel, *line_no);
+        // `kubectl [global flags] apply|create …` (`kubectl --context c
+        // --namespace ns apply -f …`).
         let kubectl_apply = |w: &[String]| {
-            w.windows(2)
-                .any(|p| p[0].ends_with("kubectl") && (p[1] == "apply" || p[1] == "create"))
+            w.iter()
+                .position(|x| x.ends_with("kubectl"))
+                .is_some_and(|k| {
+                    w[k + 1..]
+                        .iter()
+                        .find(|x| !x.starts_with('-') && !x.contains('$'))
+                        .is_some_and(|x| x == "apply" || x == "create")
+                        || w[k + 1..].iter().any(|x| x == "apply")
+                })
         };
         let push = |out: &mut Scripts, target: Target| {
             let c = Command {
@@ -504,8 +604,37 @@ fn scan(
                             }
                         } else if f.starts_with("https://") || f.starts_with("http://") {
                             push(out, Target::Url(f));
-                        } else if let Some(p) = resolve(index, rel, &f, vars) {
-                            push(out, Target::Path(p));
+                        } else {
+                            let ns = flag(stage, &["-n"], "--namespace")
+                                .filter(|n| !n.contains('$') && !n.contains("{{"));
+                            for p in each(&f) {
+                                match &ns {
+                                    Some(ns) => push(out, Target::PathIn(p, ns.clone())),
+                                    None => push(out, Target::Path(p)),
+                                }
+                            }
+                        }
+                    }
+                }
+                // sops exec-file FILE "kubectl … apply … {}": the decrypted
+                // file is applied.
+                if let Some(i) = stage.iter().position(|w| w == "exec-file")
+                    && stage.iter().any(|w| w.ends_with("sops"))
+                    && let Some(file) = stage.get(i + 1)
+                    && stage[i + 2..]
+                        .iter()
+                        .any(|w| w.contains("kubectl") && w.contains("apply"))
+                {
+                    let command = stage[i + 2..].join(" ");
+                    let ns = words(&command)
+                        .windows(2)
+                        .find(|p| p[0] == "-n" || p[0] == "--namespace")
+                        .map(|p| p[1].clone())
+                        .filter(|n| !n.contains('$') && !n.contains("{{"));
+                    for p in each(file) {
+                        match &ns {
+                            Some(ns) => push(out, Target::PathIn(p, ns.clone())),
+                            None => push(out, Target::Path(p)),
                         }
                     }
                 }
@@ -539,6 +668,70 @@ fn scan(
             }
         }
     }
+}
+
+/// Loop variables and the values they take: `for x in "${list[@]}"` over a
+/// bash array `list=( … )` (one item per word, over several lines), and
+/// `for x in a b c`.
+fn loop_values(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut arrays: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i]
+            .trim()
+            .trim_start_matches("local ")
+            .trim_start_matches("readonly ")
+            .trim_start_matches("declare ")
+            .trim_start_matches("-r ")
+            .trim_start_matches("-a ")
+            .trim_start_matches("-ra ")
+            .trim();
+        if let Some((name, rest)) = t.split_once("=(")
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            let mut body = String::from(rest);
+            while !body.contains(')') && i + 1 < lines.len() {
+                i += 1;
+                let l = lines[i].trim();
+                if !l.starts_with('#') {
+                    body.push(' ');
+                    body.push_str(l);
+                }
+            }
+            let body = body.split(')').next().unwrap_or_default();
+            arrays.insert(name.to_string(), words(body));
+        }
+        i += 1;
+    }
+    let mut out = Vec::new();
+    for line in &lines {
+        let t = line.trim();
+        let Some(rest) = t.strip_prefix("for ") else {
+            continue;
+        };
+        let Some((var, list)) = rest.split_once(" in ") else {
+            continue;
+        };
+        let var = var.trim();
+        let list = list.split(';').next().unwrap_or_default().trim();
+        let inner = list.trim_matches('"');
+        let values = if let Some(name) = inner
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix("[@]}"))
+        {
+            arrays.get(name).cloned().unwrap_or_default()
+        } else if list.contains('$') || list.contains('*') {
+            continue;
+        } else {
+            words(list)
+        };
+        if !values.is_empty() {
+            out.push((var.to_string(), values));
+        }
+    }
+    out
 }
 
 /// A variable name worth following (no further expansion inside).
@@ -734,5 +927,51 @@ mod tests {
         )];
         let out = scan_text(&files, "mod.just");
         assert!(out.commands.is_empty(), "{:?}", out.commands);
+    }
+
+    #[test]
+    fn arrays_loops_and_script_arguments() {
+        let script = "#!/usr/bin/env bash\nexport ROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nreadonly CLUSTER=\"${1:?}\"\nfunction apply_configmaps() {\n    local -r configmaps=(\n        \"${ROOT_DIR}/kubernetes/${CLUSTER}/vars/cluster-settings.yaml\"\n    )\n    for configmap in \"${configmaps[@]}\"; do\n        if kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename \"${configmap}\" &>/dev/null; then\n            echo ok\n        fi\n    done\n}\nfunction apply_secrets() {\n    local -r secrets=(\n        \"${ROOT_DIR}/kubernetes/${CLUSTER}/vars/cluster-secrets.sops.yaml\"\n    )\n    for secret in \"${secrets[@]}\"; do\n        if sops exec-file \"${secret}\" \"kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename {}\" &>/dev/null; then\n            echo ok\n        fi\n    done\n}\n";
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\ndata: {}\n";
+        let files = [
+            ("scripts/bootstrap-apps.sh", script),
+            ("kubernetes/main/vars/cluster-settings.yaml", cm),
+            ("kubernetes/lab/vars/cluster-settings.yaml", cm),
+            (
+                "kubernetes/main/vars/cluster-secrets.sops.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\nstringData:\n  A: ENC[AES256_GCM,data:x]\nsops:\n  mac: ENC[x]\n",
+            ),
+        ];
+        let out = scan_text(&files, "scripts/bootstrap-apps.sh");
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        for cluster in ["main", "lab"] {
+            assert!(
+                targets.contains(&&Target::PathIn(
+                    format!("kubernetes/{cluster}/vars/cluster-settings.yaml"),
+                    "flux-system".into()
+                )),
+                "{targets:?}"
+            );
+        }
+        assert!(
+            targets.contains(&&Target::PathIn(
+                "kubernetes/main/vars/cluster-secrets.sops.yaml".into(),
+                "flux-system".into()
+            )),
+            "{targets:?}"
+        );
+        let index = RepoIndex::from_memory(&files);
+        let provides: Vec<Provides> = out
+            .commands
+            .iter()
+            .flat_map(|c| c.items(&index, Catalog::embedded()))
+            .map(|i| i.provides)
+            .collect();
+        assert!(
+            provides.contains(&Provides::Object(
+                "ConfigMap/flux-system/cluster-settings".into()
+            )),
+            "{provides:?}"
+        );
     }
 }

@@ -41,11 +41,15 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
         for (n, line) in lines.iter().enumerate() {
             let at = Span::new(&rel, n as u32 + 1);
             let t = line.trim();
+            // `enabled: true` anywhere in the block under the key.
+            let indent = line.len() - line.trim_start().len();
             let access = t == "kind: KubeTalosAPIAccessConfig"
                 || (t.starts_with("kubernetesTalosAPIAccess:")
                     && lines[n + 1..]
                         .iter()
-                        .take(6)
+                        .take_while(|l| {
+                            l.trim().is_empty() || l.len() - l.trim_start().len() > indent
+                        })
                         .any(|l| l.trim() == "enabled: true"));
             if access {
                 out.push(Item {
