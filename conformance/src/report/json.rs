@@ -86,6 +86,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         "repo": repo_arg,
         "clusters": clusters,
         "bootstrap": bootstrap,
+        "notes": outcome.model.notes,
         "findings": findings,
         "summary": {"errors": outcome.errors(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
