@@ -228,6 +228,17 @@ impl Tier {
     /// Secret or ConfigMap holding the kubeconfig), `None` for this cluster.
     /// Its objects live in another API server, so the rules that reason
     /// about one cluster's objects leave them out.
+    /// The Flux Operator `ResourceSet`s the tier renders: each generates
+    /// objects from templates and inputs (Kustomizations, HelmReleases,
+    /// namespaces) that this tool does not expand, so what the tier provides
+    /// is not fully known.
+    pub fn resource_sets(&self) -> Vec<&Object> {
+        self.objects()
+            .iter()
+            .filter(|o| o.id.group == "fluxcd.controlplane.io" && o.id.kind == "ResourceSet")
+            .collect()
+    }
+
     pub fn remote_target(&self) -> Option<String> {
         let kube = self.spec.path(&["spec", "kubeConfig"])?;
         // The Secret/ConfigMap lives in the Kustomization's namespace: two

@@ -743,3 +743,59 @@ fn findings_sharing_a_cause_are_one_block_in_the_human_report() {
     let json = conformance::report::json::render(&outcome, "repo", &[]);
     assert_eq!(json["findings"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn a_resource_set_may_generate_what_nothing_else_provides() {
+    // A Flux Operator ResourceSet generates Kustomizations from templates;
+    // they are not expanded, so what they would provide is unknown: a
+    // dependency on one, or a kind one installs, is a warning, not an error.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("platform", "flux-system", "./platform", ""),
+            ks(
+                "restore",
+                "flux-system",
+                "./restore",
+                "  dependsOn:\n    - name: platform\n    - name: velero\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "platform/resourceset.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  inputs:\n    - name: velero\n  resources:\n    - apiVersion: kustomize.toolkit.fluxcd.io/v1\n      kind: Kustomization\n      metadata:\n        name: << inputs.name >>\n        namespace: flux-system\n      spec:\n        interval: 1h\n        path: ./apps/<< inputs.name >>\n        sourceRef:\n          kind: GitRepository\n          name: flux-system\n",
+    );
+    write(
+        root,
+        "restore/restore.yaml",
+        "apiVersion: velero.io/v1\nkind: Restore\nmetadata:\n  name: r\n  namespace: flux-system\nspec: {}\n",
+    );
+    let outcome = run(root);
+    let errors: Vec<_> = outcome.findings.iter().filter(|f| f.is_error()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let missing = outcome
+        .findings
+        .iter()
+        .find(|f| f.rule == "dependency-missing")
+        .expect("a dependency-missing warning");
+    assert!(
+        missing
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.contains("ResourceSet")),
+        "{missing:#?}"
+    );
+    // restore is ordered after platform, which may provide velero.io: no
+    // kind finding at all.
+    assert!(
+        !outcome.findings.iter().any(|f| f.rule == "crd-unavailable"),
+        "{:#?}",
+        outcome.findings
+    );
+}

@@ -1184,3 +1184,26 @@ fn a_generator_input_url_is_a_remote_input_not_a_missing_file() {
         prod.tiers.keys().collect::<Vec<_>>()
     );
 }
+
+/// Real-repository sweep (an organisation's EKS cluster): a
+/// configMapGenerator input named `*.yaml` that is a Go template is data to
+/// kustomize; we decoded it as YAML and failed the tier ("complex mapping
+/// keys are not supported").
+#[test]
+fn a_yaml_named_generator_input_is_data_not_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "configMapGenerator:\n  - name: server-config\n    namespace: default\n    files:\n      - config/config_template.yaml\n",
+    );
+    write(
+        root,
+        "apps/config/config_template.yaml",
+        "global:\n  broadcastAddress: {{ default .Env.POD_IP \"0.0.0.0\" }}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+}

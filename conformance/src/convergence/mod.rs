@@ -224,10 +224,12 @@ impl<'m> ClusterAnalysis<'m> {
         } else {
             initial_namespaces.insert("flux-system".into(), None);
         }
+        // Tiers whose whole output is not known: not built, or rendering
+        // ResourceSets this tool does not expand.
         let unchecked: Vec<TierId> = cluster
             .tiers
             .values()
-            .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+            .filter(|t| !matches!(t.state, TierState::Rendered(_)) || !t.resource_sets().is_empty())
             .map(|t| t.id.clone())
             .collect();
         let pending = needs(
@@ -479,7 +481,7 @@ fn needs<'m>(
     let unchecked: Vec<(TierId, Option<String>)> = cluster
         .tiers
         .values()
-        .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+        .filter(|t| !matches!(t.state, TierState::Rendered(_)) || !t.resource_sets().is_empty())
         .map(|t| {
             let url = cluster
                 .tiers

@@ -715,6 +715,12 @@ fn precheck(tree: &Tree, reach: &Reach) -> Result<(), BuildError> {
         if !repo::is_manifest_name(name) || tree.written.contains_key(file) {
             continue;
         }
+        // A generator input is data (a config file, a Go template): kustomize
+        // never decodes it as Kubernetes YAML.
+        if !reach.resources.contains(file) && reach.generator_inputs.iter().any(|g| g.file == *file)
+        {
+            continue;
+        }
         if let Err(e @ (DocError::Load(..) | DocError::Budget(..))) = tree.documents(file) {
             return Err(doc_error(e, file));
         }

@@ -307,13 +307,23 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     let (message, why, fix, cause) = match need.verdict() {
         Verdict::Race { supplier, possible } => {
             let p = cluster.tier_label(supplier);
+            // Why the supplier's output is not known.
+            let unknown = if cluster
+                .tiers
+                .get(supplier)
+                .is_some_and(|t| matches!(t.state, crate::model::TierState::Rendered(_)))
+            {
+                "whose ResourceSets are not expanded here"
+            } else {
+                "which was not checked"
+            };
             if *possible {
                 let fix = format!(
                     "if {p} provides it, add `dependsOn: {p}` to {label}; otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)"
                 );
                 (
                     format!(
-                        "{} {}, which no checked Kustomization provides; it may come from {p}, which was not checked and which {label} is not ordered after",
+                        "{} {}, which no checked Kustomization provides; it may come from {p}, {unknown}, and which {label} is not ordered after",
                         w.subject, w.wants
                     ),
                     format!(
@@ -326,7 +336,7 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                         supplier,
                         format!("if {p} provides it, add `dependsOn: {p}` to each of them"),
                         format!(
-                            "{} may come from {p}, which was not checked and which none of them is ordered after",
+                            "{} may come from {p}, {unknown}, and which none of them is ordered after",
                             w.thing
                         ),
                     )),

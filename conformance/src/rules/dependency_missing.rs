@@ -38,6 +38,13 @@ the cluster failed to build or was not checked, the missing Kustomization may be
                 .filter(|t| !matches!(t.state, TierState::Rendered(_)))
                 .map(|t| cluster.tier_label(&t.id))
                 .collect();
+            // ResourceSets generate Kustomizations this tool does not expand.
+            let generators: Vec<String> = cluster
+                .tiers
+                .values()
+                .flat_map(|t| t.resource_sets())
+                .map(|o| o.id.to_string())
+                .collect();
             for tier in cluster.tiers.values() {
                 for dep in &tier.depends_on {
                     if cluster.tiers.contains_key(&dep.target) {
@@ -83,24 +90,31 @@ the cluster failed to build or was not checked, the missing Kustomization may be
                             incomplete.join(", ")
                         ));
                     }
-                    out.push(
-                        Finding::new(
-                            self,
-                            cluster.name.clone(),
-                            label.clone(),
-                            format!(
-                                "{label} dependsOn {}, which is not a Kustomization in cluster {}",
-                                dep.target, cluster.name
-                            ),
-                        )
-                        .at(Span::new(tier.defined_at.file.clone(), dep.line))
-                        .related_all(vec![(
-                            tier.defined_at.clone(),
-                            format!("Kustomization {label}"),
-                        )])
-                        .why(why)
-                        .fix(fix),
-                    );
+                    let mut f = Finding::new(
+                        self,
+                        cluster.name.clone(),
+                        label.clone(),
+                        format!(
+                            "{label} dependsOn {}, which is not a Kustomization in cluster {}",
+                            dep.target, cluster.name
+                        ),
+                    )
+                    .at(Span::new(tier.defined_at.file.clone(), dep.line))
+                    .related_all(vec![(
+                        tier.defined_at.clone(),
+                        format!("Kustomization {label}"),
+                    )])
+                    .why(why)
+                    .fix(fix);
+                    if !generators.is_empty() {
+                        f.severity = Severity::Warning;
+                        f = f.detail(format!(
+                            "the cluster renders ResourceSets ({}), whose generated Kustomizations are not expanded here: one of them may be {}",
+                            generators.join(", "),
+                            dep.target
+                        ));
+                    }
+                    out.push(f);
                 }
             }
         }

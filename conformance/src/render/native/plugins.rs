@@ -45,8 +45,14 @@ fn builtin_kind(config: &Node, at: &str) -> Result<String, String> {
 
 /// The field specs a config gives.
 fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
+    specs_at(config, "fieldSpecs")
+}
+
+/// Field specs written under `key` (`fieldSpecs` in a transformer config,
+/// `fields` in a kustomization's `labels` entry).
+pub(super) fn specs_at<'a>(config: &'a Node, key: &str) -> Vec<FieldSpec<'a>> {
     config
-        .get("fieldSpecs")
+        .get(key)
         .map(Node::as_seq)
         .unwrap_or_default()
         .iter()

@@ -57,9 +57,9 @@ pub fn run(
         } else if entry.get("includeTemplates").and_then(Node::as_bool) == Some(true) {
             specs.extend_from_slice(TEMPLATE_LABELS);
         }
-        if entry.get("fields").is_some() {
-            return Err(format!("unsupported: labels[].fields in {}", cx.at(entry)));
-        }
+        // `fields`: more field specs, added to the defaults above
+        // (kustomize's labels entry `FieldSpecs`).
+        specs.extend(super::plugins::specs_at(entry, "fields"));
         set_all(acc, &specs, &pairs);
     }
     if let Some(labels) = &k.common_labels {
