@@ -1399,3 +1399,57 @@ fn a_bootstrap_sync_that_leaves_flux_system_out_of_its_path_is_still_an_entry() 
         api
     );
 }
+
+#[test]
+fn a_flux_instance_cluster_beside_a_bootstrapped_one_and_its_self_containing_tiers() {
+    // dev is bootstrapped with `flux bootstrap` (gotk-sync.yaml); prod by
+    // the Flux Operator (a FluxInstance values file names its sync path).
+    // prod renders an app whose path holds its own ks.yaml: a tier of prod,
+    // not a cluster of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/dev");
+    write(
+        root,
+        "clusters/dev/apps.yaml",
+        &ks("apps", "flux-system", "./apps/dev", ""),
+    );
+    write(root, "apps/dev/cm.yaml", &configmap("dev"));
+    write(
+        root,
+        "platform/flux-instance/prod/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n",
+    );
+    write(
+        root,
+        "clusters/prod/kustomization.yaml",
+        "resources:\n  - ../../apps/prod/dns/ks.yaml\n",
+    );
+    write(
+        root,
+        "apps/prod/dns/ks.yaml",
+        &ks("dns", "flux-system", "./apps/prod/dns", ""),
+    );
+    write(root, "apps/prod/dns/cm.yaml", &configmap("dns"));
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(
+        names,
+        ["dev", "prod"],
+        "{:#?}",
+        outcome
+            .model
+            .clusters
+            .iter()
+            .map(|c| &c.entry)
+            .collect::<Vec<_>>()
+    );
+    let prod = outcome
+        .model
+        .clusters
+        .iter()
+        .find(|c| c.name == "prod")
+        .unwrap();
+    assert!(prod.tiers.contains_key(&TierId::new("flux-system", "dns")));
+}

@@ -52,17 +52,21 @@ pub(super) fn find_entries(
         entry_paths: BTreeSet::new(),
     };
     let (specific, whole_repo) = search.sync_candidates();
+    // A FluxInstance's sync path is an entry beside sync Kustomizations (one
+    // cluster bootstrapped with `flux bootstrap`, another by the Flux
+    // Operator). It goes first: a Kustomization its walk renders (one whose
+    // path holds its own file) is a tier of that cluster, not another.
+    search.instance_entries(instances);
+    let from_instances = search.entries.len();
     for k in specific {
         search.accept_sync(k);
     }
-    // Only a fallback: with a sync Kustomization in git, an unreferenced
-    // directory is not a cluster.
+    // Only a fallback: with a sync Kustomization or a FluxInstance in git, an
+    // unreferenced directory is not a cluster.
     if search.entries.is_empty() {
-        search.instance_entries(instances);
-        if !search.entries.is_empty() {
-            return search.entries;
-        }
         search.orphan_entries();
+    } else if from_instances == search.entries.len() {
+        return search.entries;
     }
     // Like directories nothing builds, a whole-repository Kustomization in
     // a hidden directory (`.archive/`) is kept, not synced.
@@ -315,7 +319,13 @@ impl<'a> Search<'a> {
     /// guessing.
     fn instance_entries(&mut self, instances: &[Instance]) {
         for (dir, instance) in flux_instance_sync_dirs(self.index, self.local, instances) {
-            if self.entry_paths.insert(dir.clone()) {
+            // Built by a cluster already found: part of it, not another.
+            let built = self.covered.iter().any(|f| parent_dir(f) == dir);
+            if !built && self.entry_paths.insert(dir.clone()) {
+                self.covered.extend(
+                    self.reach
+                        .transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())),
+                );
                 self.entries
                     .push(directory_entry(&dir, self.local, Some(instance)));
             }
