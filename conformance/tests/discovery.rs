@@ -1453,3 +1453,45 @@ fn a_flux_instance_cluster_beside_a_bootstrapped_one_and_its_self_containing_tie
         .unwrap();
     assert!(prod.tiers.contains_key(&TierId::new("flux-system", "dns")));
 }
+
+#[test]
+fn a_cluster_that_syncs_another_branch_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(root, ".git/HEAD", "ref: refs/heads/main\n");
+    let outcome = run(root);
+    assert!(outcome.model.notes.is_empty(), "{:?}", outcome.model.notes);
+    // A second cluster on a branch of its own (environment branches).
+    sync(root, "clusters/dev");
+    let sync_file = root.join("clusters/dev/flux-system/gotk-sync.yaml");
+    let text = std::fs::read_to_string(&sync_file).unwrap();
+    std::fs::write(&sync_file, text.replace("branch: main", "branch: dev")).unwrap();
+    // On a feature branch, with both on main, nothing is said.
+    write(
+        root,
+        ".git/HEAD",
+        "ref: refs/heads/feature
+",
+    );
+    let sync_text = text.clone();
+    std::fs::write(&sync_file, &sync_text).unwrap();
+    assert!(run(root).model.notes.is_empty());
+    std::fs::write(&sync_file, sync_text.replace("branch: main", "branch: dev")).unwrap();
+    write(
+        root,
+        ".git/HEAD",
+        "ref: refs/heads/main
+",
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("syncs branch dev") && n.contains("checkout is main")),
+        "{:?}",
+        outcome.model.notes
+    );
+}

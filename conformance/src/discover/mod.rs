@@ -36,7 +36,7 @@ use rayon::prelude::*;
 
 pub use tier::tier_from;
 
-use crate::model::{Model, SourceRef, TierId, TierState};
+use crate::model::{Cluster, Model, SourceRef, TierId, TierState};
 use crate::render::{Kustomize, flux};
 use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
@@ -230,11 +230,67 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
             walks[i].record(&id, state);
         }
     }
+    let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
+    let mut notes = notes;
+    notes.extend(other_branches(index, &clusters));
     Model {
         repo: index.root().to_path_buf(),
-        clusters: walks.into_iter().map(Walk::finish).collect(),
+        clusters,
         notes,
     }
+}
+
+/// Clusters that follow a branch of their own (an environment-branch
+/// layout: one cluster syncs `dev`, another `main`) other than the one
+/// checked out (`.git/HEAD`): source-controller fetches that branch, so what
+/// is checked here is this checkout, not what the cluster runs. A feature
+/// branch checked out while every cluster follows `main` is what a pull
+/// request check is for, and says nothing.
+fn other_branches(index: &RepoIndex, clusters: &[Cluster]) -> Vec<String> {
+    let Ok(head) = std::fs::read_to_string(index.root().join(".git/HEAD")) else {
+        return Vec::new();
+    };
+    let Some(current) = head.trim().strip_prefix("ref: refs/heads/") else {
+        return Vec::new(); // a detached HEAD names no branch
+    };
+    let mut branches: Vec<(&Cluster, String, &SourceRef)> = Vec::new();
+    for cluster in clusters {
+        let Some(entry) = cluster.tiers.values().find(|t| t.parent.is_none()) else {
+            continue;
+        };
+        let source = &entry.source_ref;
+        if source.kind != "GitRepository" {
+            continue;
+        }
+        let branch = cluster
+            .tiers
+            .values()
+            .flat_map(|t| t.objects())
+            .find(|o| {
+                o.id.kind == "GitRepository"
+                    && o.id.name == source.name
+                    && o.id.namespace.as_deref() == Some(source.namespace.as_str())
+            })
+            .and_then(|o| o.body.str_at(&["spec", "ref", "branch"]));
+        if let Some(branch) = branch {
+            branches.push((cluster, branch, source));
+        }
+    }
+    let distinct: std::collections::BTreeSet<&str> =
+        branches.iter().map(|(_, b, _)| b.as_str()).collect();
+    if distinct.len() < 2 {
+        return Vec::new();
+    }
+    branches
+        .iter()
+        .filter(|(_, b, _)| b != current)
+        .map(|(cluster, branch, source)| {
+            format!(
+                "cluster {} syncs branch {branch} ({source}), but the checkout is {current}: what is checked is this checkout, not what the cluster runs",
+                cluster.name
+            )
+        })
+        .collect()
 }
 
 /// The `spec.ignore` of the GitRepository a cluster syncs from, when the
