@@ -93,15 +93,7 @@ fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
     // (`flux bootstrap` writes GitRepository flux-system/flux-system with
     // this repository's URL).
     urls.extend(
-        index
-            .files()
-            .filter_map(|(_, f)| f.docs.as_ref().ok())
-            .flatten()
-            .filter(|d| {
-                d.str_at(&["kind"]).as_deref() == Some("GitRepository")
-                    && d.str_at(&["metadata", "name"]).as_deref() == Some("flux-system")
-                    && d.str_at(&["metadata", "namespace"]).as_deref() == Some("flux-system")
-            })
+        super::git_repositories(index, "flux-system", "flux-system")
             .filter_map(|d| d.str_at(&["spec", "url"]))
             .map(|u| super::normalize_url(&u)),
     );

@@ -299,18 +299,28 @@ fn spec_ignore(index: &RepoIndex, source: &SourceRef) -> Option<String> {
     if source.kind != "GitRepository" {
         return None;
     }
+    git_repositories(index, &source.name, &source.namespace)
+        .find_map(|d| d.str_at(&["spec", "ignore"]))
+}
+
+/// The GitRepository documents the repository defines as `namespace/name`
+/// (no namespace written: `default`).
+pub(super) fn git_repositories<'a>(
+    index: &'a RepoIndex,
+    name: &'a str,
+    namespace: &'a str,
+) -> impl Iterator<Item = &'a crate::yaml::Node> + 'a {
     index
         .files()
         .filter_map(|(_, f)| f.docs.as_ref().ok())
         .flatten()
-        .filter(|d| {
+        .filter(move |d| {
             d.str_at(&["kind"]).as_deref() == Some("GitRepository")
-                && d.str_at(&["metadata", "name"]).as_deref() == Some(source.name.as_str())
+                && d.str_at(&["metadata", "name"]).as_deref() == Some(name)
                 && d.str_at(&["metadata", "namespace"])
                     .unwrap_or_else(|| "default".into())
-                    == source.namespace
+                    == namespace
         })
-        .find_map(|d| d.str_at(&["spec", "ignore"]))
 }
 
 /// Git URLs that name the same repository compare equal: scheme, user,
