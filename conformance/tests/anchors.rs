@@ -11,23 +11,6 @@ use conformance::rules::Severity;
 mod support;
 use support::*;
 
-fn all(outcome: &conformance::check::Outcome) -> String {
-    outcome
-        .findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{} [{}] {}: {}",
-                f.rule,
-                f.severity.as_str(),
-                f.kustomization,
-                f.message
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn of<'o>(
     outcome: &'o conformance::check::Outcome,
     rule: &str,

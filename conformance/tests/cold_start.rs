@@ -66,23 +66,6 @@ fn found<'o>(
     outcome.findings.iter().filter(|f| f.rule == rule).collect()
 }
 
-fn all(outcome: &conformance::check::Outcome) -> String {
-    outcome
-        .findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{} [{}] {}: {}",
-                f.rule,
-                f.severity.as_str(),
-                f.kustomization,
-                f.message
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The widgets CRD in tier `crds`, a Widget in tier `apps`.
 fn widget_repo(root: &Path, crds_extra: &str, apps_extra: &str) {
     sync(root, "clusters/prod");

@@ -28,23 +28,6 @@ fn cr(api: &str, kind: &str, ns: &str, name: &str) -> String {
     )
 }
 
-fn all(outcome: &conformance::check::Outcome) -> String {
-    outcome
-        .findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{} [{}] {}: {}",
-                f.rule,
-                f.severity.as_str(),
-                f.kustomization,
-                f.message
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn errors(outcome: &conformance::check::Outcome) -> Vec<&conformance::rules::Finding> {
     outcome.findings.iter().filter(|f| f.is_error()).collect()
 }

@@ -84,3 +84,22 @@ pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::CheckError
         base: None,
     })
 }
+
+/// Every finding on a line (rule, severity, tier, message), for assertion
+/// messages.
+pub fn all(outcome: &Outcome) -> String {
+    outcome
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{} [{}] {}: {}",
+                f.rule,
+                f.severity.as_str(),
+                f.kustomization,
+                f.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
