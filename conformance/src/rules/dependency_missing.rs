@@ -26,7 +26,10 @@ An entry without namespace means the dependent's own namespace (after kustomize'
 dependency living in another namespace needs `namespace:` in the entry. An entry that matches nothing leaves the \
 dependent in 'dependency not ready' forever: it never applies, and neither does anything that depends on it. The \
 finding suggests the closest existing name and says when the name exists in another namespace. If some tier of \
-the cluster failed to build or was not checked, the missing Kustomization may be defined there; the finding says so."
+the cluster failed to build or was not checked, the missing Kustomization may be defined there; the finding says so. \
+When the cluster renders Flux Operator ResourceSets (which generate Kustomizations from templates and inputs, not \
+expanded here), the finding is a warning naming them: one of them may generate the dependency. Modelled on \
+kustomize-controller's checkDependencies ('dependency … not found')."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
