@@ -119,14 +119,8 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
         let header = index
             .read_text(&at.file)
             .ok()
-            .and_then(|text| {
-                text.lines().take(10).find_map(|l| {
-                    l.trim()
-                        .strip_prefix("# Flux Version:")
-                        .map(str::trim)
-                        .map(str::to_string)
-                })
-            })
+            .and_then(|text| version_header(&text))
+            .map(|(_, v)| v)
             .or_else(|| {
                 o.body
                     .str_at(&["metadata", "labels", "app.kubernetes.io/version"])
@@ -152,18 +146,14 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
         let dir = t.defined_at.file.rsplit_once('/').map_or("", |(d, _)| d);
         let file = crate::repo::join(dir, "gotk-components.yaml");
         if let Ok(text) = index.read_text(&file)
-            && let Some((n, header)) = text.lines().take(10).enumerate().find_map(|(n, l)| {
-                l.trim()
-                    .strip_prefix("# Flux Version:")
-                    .map(|v| (n, v.trim().to_string()))
-            })
+            && let Some((line, header)) = version_header(&text)
             && let Some(flux) = Version::parse(&header)
         {
             return Some(Installed {
                 flux: Some(flux),
                 kustomize_controller: kustomize_controller_of(flux),
                 written: header,
-                at: Span::new(&file, n as u32 + 1),
+                at: Span::new(&file, line),
                 pinned: true,
             });
         }
@@ -221,6 +211,16 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
         at,
         written,
         pinned,
+    })
+}
+
+/// The `# Flux Version: v2.6.4` header `flux install --export` writes at
+/// the top of gotk-components.yaml, with its 1-based line.
+fn version_header(text: &str) -> Option<(u32, String)> {
+    text.lines().take(10).enumerate().find_map(|(n, l)| {
+        l.trim()
+            .strip_prefix("# Flux Version:")
+            .map(|v| (n as u32 + 1, v.trim().to_string()))
     })
 }
 

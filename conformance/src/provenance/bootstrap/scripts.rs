@@ -39,6 +39,19 @@ pub struct Scripts {
     pub synced: Vec<String>,
 }
 
+impl Scripts {
+    /// Records a command once.
+    fn add(&mut self, at: &Span, target: Target) {
+        let c = Command {
+            at: at.clone(),
+            target,
+        };
+        if !self.commands.contains(&c) {
+            self.commands.push(c);
+        }
+    }
+}
+
 /// One applying command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
@@ -524,23 +537,9 @@ fn scan(
         let kubectl_apply = |w: &[String]| {
             w.iter()
                 .position(|x| x.ends_with("kubectl"))
-                .is_some_and(|k| {
-                    w[k + 1..]
-                        .iter()
-                        .find(|x| !x.starts_with('-') && !x.contains('$'))
-                        .is_some_and(|x| x == "apply" || x == "create")
-                        || w[k + 1..].iter().any(|x| x == "apply")
-                })
+                .is_some_and(|k| w[k + 1..].iter().any(|x| x == "apply" || x == "create"))
         };
-        let push = |out: &mut Scripts, target: Target| {
-            let c = Command {
-                at: at.clone(),
-                target,
-            };
-            if !out.commands.contains(&c) {
-                out.commands.push(c);
-            }
-        };
+        let push = |out: &mut Scripts, target: Target| out.add(&at, target);
         // Each command of the line (`;`, `&&`, `||`), each a pipeline.
         let commands = t
             .replace("||", "\u{1}")
@@ -657,13 +656,7 @@ fn scan(
                     && !w.contains("{{")
                     && !w.contains('$')
                 {
-                    let c = Command {
-                        at: at.clone(),
-                        target: Target::Url(w.to_string()),
-                    };
-                    if !out.commands.contains(&c) {
-                        out.commands.push(c);
-                    }
+                    out.add(&at, Target::Url(w.to_string()));
                 }
             }
         }
@@ -749,15 +742,7 @@ fn feed(
     at: &Span,
     out: &mut Scripts,
 ) {
-    let push = |out: &mut Scripts, target: Target| {
-        let c = Command {
-            at: at.clone(),
-            target,
-        };
-        if !out.commands.contains(&c) {
-            out.commands.push(c);
-        }
-    };
+    let push = |out: &mut Scripts, target: Target| out.add(at, target);
     // The program: past shell keywords and variable assignments.
     const KEYWORDS: &[&str] = &[
         "if", "!", "then", "do", "else", "elif", "while", "until", "time", "exec", "sudo",
