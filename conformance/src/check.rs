@@ -3,63 +3,11 @@
 
 use std::path::PathBuf;
 
-use crate::config::ConfigError;
 use crate::model::Model;
 use crate::render::Choice;
-use crate::render::external::MissingRenderer;
-use crate::repo::RepoError;
 use crate::rules::{self, Finding};
+pub use crate::session::SessionError;
 use crate::session::{Session, stat};
-
-/// Why a run could not produce findings (exit status 2).
-#[derive(Debug, thiserror::Error)]
-pub enum CheckError {
-    /// The repository could not be read.
-    #[error(transparent)]
-    Repo(#[from] RepoError),
-    /// No kustomize program to render with.
-    #[error(transparent)]
-    Renderer(#[from] MissingRenderer),
-    /// The repository holds no Flux Kustomization at all.
-    #[error(
-        "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
-    )]
-    NoClusters { repo: String },
-    /// Flux Kustomizations exist, but none is built from this repository.
-    #[error(
-        "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
-    )]
-    NoLocalClusters { repo: String, sources: String },
-    /// The Flux paths resolve below a directory of the checkout, not at its
-    /// root.
-    #[error(
-        "{repo}: no cluster found at this root, but the Flux Kustomizations' paths resolve below {dir}/: the artifact Flux builds from is that directory; try --repo {hint}"
-    )]
-    RootBelow {
-        repo: String,
-        dir: String,
-        hint: String,
-    },
-    /// `conformance.yaml` is invalid.
-    #[error("invalid configuration: {0}")]
-    Config(ConfigError),
-    /// The previous revision (`--base`) could not be read.
-    #[error(transparent)]
-    Base(#[from] crate::base::BaseError),
-    /// `--cluster` named a cluster that discovery did not find.
-    #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
-    UnknownCluster {
-        name: String,
-        repo: String,
-        known: String,
-    },
-}
-
-impl From<ConfigError> for CheckError {
-    fn from(err: ConfigError) -> Self {
-        CheckError::Config(err)
-    }
-}
 
 /// What a check covers.
 #[derive(Debug, Clone, Default)]
@@ -110,13 +58,13 @@ impl Outcome {
 
 /// Opens a session, checks conformance.yaml against discovery, and runs
 /// every rule.
-pub fn check(options: &CheckOptions) -> Result<Outcome, CheckError> {
+pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
     let session = Session::open(&options.repo, options.renderer)?;
     check_session(session, options)
 }
 
 /// As [`check`], on an open session.
-pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome, CheckError> {
+pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome, SessionError> {
     session.check_config()?;
     for wanted in &options.clusters {
         session.cluster(wanted)?;
@@ -128,7 +76,7 @@ pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome
         .transpose()?;
     let started = std::time::Instant::now();
     let mut findings = {
-        let cx = rules::Context::new(&session, base_model.as_ref());
+        let cx = session.rule_context(base_model.as_ref());
         rules::run_all(&cx)
     };
     stat("rules", started);

@@ -4,19 +4,32 @@
 //! file and the line; so is a value of the wrong type, a field path that does
 //! not parse, a regex that does not compile, a date that is not a date. A typo
 //! never silently disables a check.
+//!
+//! This module only aggregates: each section's type, defaults and checks
+//! live with the code that reads it (parity with `graph-parity`,
+//! `substitution` with the substitution rules, `l1` with [`crate::l1`],
+//! `sources` with discovery, `clusters` and `kubernetes` with
+//! [`crate::provenance::distribution`]), and rule ids are checked against
+//! the registry the caller passes ([`RuleIds`]).
 
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+pub use crate::config_error::{ConfigError, FILE_NAME, error_at};
+pub use crate::discover::SourceMapping;
+pub use crate::l1::{L1, L1Manifest};
 use crate::provenance::Catalog;
+pub use crate::provenance::distribution::{ClusterFacts, EntrySource, VersionSource};
 pub use crate::rules::bootstrap::cfg::{Bootstrap, Toolchain};
 pub use crate::rules::placement::cfg::{FieldPath, Policies, Segment, glob, matches_glob};
 pub use crate::rules::waivers::cfg::{Date, Waiver};
+pub use crate::rules::{Parity, Substitution};
 
-/// The file name looked up at the repository root.
-pub const FILE_NAME: &str = "conformance.yaml";
+/// Whether a name is a rule id. The session passes the rule registry's
+/// answer, so this file's parser does not depend on the rules it configures.
+pub type RuleIds<'a> = &'a dyn Fn(&str) -> bool;
 
 /// The repository's configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -67,182 +80,21 @@ pub struct Config {
     pub sources: Vec<SourceMapping>,
 }
 
-/// `sources[]`: a Flux source whose artifact is a directory of this
-/// repository.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceMapping {
-    /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`.
-    pub kind: String,
-    pub name: String,
-    /// Default: any namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// The repository directory the artifact is built from (`kubernetes`).
-    pub path: String,
-}
-
-/// `l1:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct L1 {
-    /// Tiers (by name) a bare k3s can run; default: the runtime triggers'
-    /// tiers, their ancestors and their consumers.
-    #[serde(default)]
-    pub tiers: Vec<String>,
-    /// The k3s image (`rancher/k3s:v1.36.4-k3s1`); default: from the
-    /// cluster's Kubernetes version, else a pinned release.
-    #[serde(default)]
-    pub image: Option<String>,
-    /// The cluster L1 runs (default: the first discovered).
-    #[serde(default)]
-    pub cluster: Option<String>,
-    /// Repository files L1 replaces with a published copy (operator
-    /// manifests a repository trims or vendors, a trimmed
-    /// `gotk-components.yaml`): downloaded, checked against `sha256`, and
-    /// used in place of the file in the tree Flux is served.
-    #[serde(default)]
-    pub manifests: Vec<L1Manifest>,
-}
-
-/// `l1.manifests[]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct L1Manifest {
-    /// The repository file it replaces (relative to the repository root).
-    pub file: Spanned<String>,
-    /// Where the published file is (`https://…/releases/download/v1.61.0/cdi-operator.yaml`).
-    pub url: Spanned<String>,
-    /// The published file's SHA-256, 64 hex digits. Without it L1 refuses
-    /// the file and prints the digest of what it downloaded, to pin.
-    #[serde(default)]
-    pub sha256: Option<Spanned<String>>,
-}
-
-/// `parity:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Parity {
-    /// Groups of cluster names whose graphs must be identical. Absent: every
-    /// discovered cluster is one group. An empty list turns parity off.
-    #[serde(default)]
-    pub groups: Option<Vec<Vec<Spanned<String>>>>,
-}
-
-/// `clusters.<name>:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClusterFacts {
-    /// The Kubernetes version the cluster runs (`1.36`, `v1.36.4+k3s1`).
-    #[serde(default)]
-    pub kubernetes: Option<Spanned<String>>,
-    /// The directory the cluster syncs, when its sync is not in git (a
-    /// managed Flux extension, Terraform, `flux create`): declares the
-    /// cluster.
-    #[serde(default)]
-    pub entry: Option<Spanned<String>>,
-    /// The sync source of a declared entry (default: GitRepository
-    /// flux-system in flux-system).
-    #[serde(default)]
-    pub source: Option<EntrySource>,
-}
-
-/// `clusters.<name>.source`: the Flux source a declared entry syncs from.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EntrySource {
-    #[serde(default = "git_repository")]
-    pub kind: String,
-    pub name: String,
-    #[serde(default = "flux_system")]
-    pub namespace: String,
-}
-
-fn git_repository() -> String {
-    "GitRepository".into()
-}
-
-fn flux_system() -> String {
-    "flux-system".into()
-}
-
-/// `kubernetes:` — a version read from a file of the repository.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VersionSource {
-    /// A `KEY=value` file (versions.env style).
-    pub file: Spanned<String>,
-    /// The key holding the version (`K3S_VERSION`).
-    pub variable: String,
-}
-
-/// `substitution:` settings.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Substitution {
-    /// Strict substitution (an undefined variable fails the build), as the
-    /// cluster's kustomize-controller does it. Absent: read from the Flux
-    /// the repository installs (strict from kustomize-controller 1.9 /
-    /// Flux 2.9; strict when it cannot be told).
-    #[serde(default)]
-    pub strict: Option<bool>,
-}
-
-/// `conformance.yaml` is unreadable or invalid: the first problem, and any
-/// more found in the same run.
-#[derive(Debug)]
-pub struct ConfigError {
-    pub file: String,
-    pub line: u32,
-    pub message: String,
-    /// Further problems, in line order.
-    pub more: Vec<ConfigError>,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
-        for more in &self.more {
-            write!(f, "\n{more}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-impl ConfigError {
-    /// A problem at a line of conformance.yaml (0: the whole file).
-    pub fn new(line: u32, message: String) -> ConfigError {
-        ConfigError {
-            file: FILE_NAME.into(),
-            line,
-            message,
-            more: Vec::new(),
-        }
-    }
-}
-
-/// A problem at the line of a value of conformance.yaml.
-pub(crate) fn error_at<T>(spanned: &Spanned<T>, message: String) -> ConfigError {
-    ConfigError::new(spanned.referenced.line() as u32, message)
-}
-
 impl Config {
     /// Reads `conformance.yaml` from the repository root; the default when
     /// there is none.
-    pub fn load(repo: &Path) -> Result<Config, ConfigError> {
+    pub fn load(repo: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         let path = repo.join(FILE_NAME);
         if !path.is_file() {
             return Ok(Config::default());
         }
         let text =
             std::fs::read_to_string(&path).map_err(|err| ConfigError::new(0, err.to_string()))?;
-        Config::parse(&text)
+        Config::parse(&text, rule_ids)
     }
 
     /// Parses and validates.
-    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+    pub fn parse(text: &str, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
@@ -266,19 +118,19 @@ impl Config {
             };
             ConfigError::new(line, message.to_string())
         })?;
-        config.validate()?;
+        config.validate(rule_ids)?;
         Ok(config)
     }
 
     /// Checks what the types cannot (paths, regexes, dates, rule ids,
     /// versions), every section with its own rules, and reports every
     /// problem at once.
-    fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&self, rule_ids: RuleIds) -> Result<(), ConfigError> {
         let mut problems = Vec::new();
         self.policies.validate(&mut problems);
-        crate::rules::waivers::cfg::validate(&self.waivers, &mut problems);
+        crate::rules::waivers::cfg::validate(&self.waivers, rule_ids, &mut problems);
         for (rule, severity) in &self.severity {
-            if crate::rules::by_id(rule).is_none() {
+            if !rule_ids(rule) {
                 problems.push(error_at(
                     severity,
                     format!(
@@ -287,51 +139,8 @@ impl Config {
                 ));
             }
         }
-        for facts in self.clusters.values() {
-            if let Some(v) = &facts.kubernetes
-                && minor_version(&v.value).is_none()
-            {
-                problems.push(error_at(
-                    v,
-                    format!(
-                        "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
-                        v.value
-                    ),
-                ));
-            }
-        }
-        for m in &self.l1.manifests {
-            let (path, escapes) = crate::repo::normalize("", &m.file.value);
-            if escapes || path.is_empty() || m.file.value.starts_with('/') {
-                problems.push(error_at(
-                    &m.file,
-                    format!(
-                        "l1.manifests file `{}` must be a path inside the repository",
-                        m.file.value
-                    ),
-                ));
-            }
-            if !m.url.value.starts_with("https://") {
-                problems.push(error_at(
-                    &m.url,
-                    format!(
-                        "l1.manifests url `{}` must be an https:// address",
-                        m.url.value
-                    ),
-                ));
-            }
-            if let Some(sum) = &m.sha256
-                && !(sum.value.len() == 64 && sum.value.bytes().all(|b| b.is_ascii_hexdigit()))
-            {
-                problems.push(error_at(
-                    sum,
-                    format!(
-                        "l1.manifests sha256 `{}` is not 64 hex digits (compute it with `curl -fsSL <url> | sha256sum`)",
-                        sum.value
-                    ),
-                ));
-            }
-        }
+        crate::provenance::distribution::validate(&self.clusters, &mut problems);
+        crate::l1::validate(&self.l1, &mut problems);
         problems.sort_by_key(|p| p.line);
         let mut problems = problems.into_iter();
         match problems.next() {
@@ -376,20 +185,38 @@ impl Config {
         crate::discover::Declared { sources, entries }
     }
 
+    /// The sections the rules read.
+    pub fn rule_settings(&self) -> crate::rules::Settings<'_> {
+        crate::rules::Settings {
+            parity: &self.parity,
+            policies: &self.policies,
+            bootstrap: self.bootstrap.as_ref(),
+            toolchain: self.toolchain.as_ref(),
+            substitution: &self.substitution,
+            waivers: &self.waivers,
+            severity: &self.severity,
+            kubernetes: self.kubernetes_declared(),
+        }
+    }
+
+    /// What conformance.yaml declares about Kubernetes versions.
+    pub fn kubernetes_declared(&self) -> crate::provenance::distribution::Declared<'_> {
+        crate::provenance::distribution::Declared {
+            clusters: &self.clusters,
+            file: self.kubernetes.as_ref(),
+        }
+    }
+
+    /// The Kubernetes version `clusters.<name>.kubernetes` declares.
+    pub fn kubernetes_of(&self, cluster: &str) -> Option<&str> {
+        self.clusters
+            .get(cluster)
+            .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.as_str()))
+    }
+
     /// The embedded catalog extended with this repository's additions.
     pub fn catalog(&self) -> Catalog {
         Catalog::embedded().extended(&self.catalog)
-    }
-
-    /// The parity groups over the discovered clusters.
-    pub fn parity_groups(&self, discovered: &[String]) -> Vec<Vec<String>> {
-        match &self.parity.groups {
-            None => vec![discovered.to_vec()],
-            Some(groups) => groups
-                .iter()
-                .map(|g| g.iter().map(|s| s.value.clone()).collect())
-                .collect(),
-        }
     }
 
     /// Names this file uses for clusters that discovery did not find, with
@@ -412,37 +239,35 @@ impl Config {
     }
 }
 
-/// `1.36`, `v1.36.4+k3s1`, `1.36.4` → (1, 36).
-pub fn minor_version(text: &str) -> Option<(u32, u32)> {
-    let t = text.trim().trim_start_matches('v');
-    let mut parts = t.split(['.', '+', '-']);
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn unknown_key_names_key_and_line() {
-        let err = Config::parse("catalog:\n  charts: []\n  preinstaled: [x.io]\n").unwrap_err();
+        let err = Config::parse(
+            "catalog:\n  charts: []\n  preinstaled: [x.io]\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
         assert_eq!(err.line, 3);
         assert!(err.message.contains("preinstaled"), "{}", err.message);
     }
 
     #[test]
     fn wrong_type_says_what_was_expected() {
-        let err = Config::parse("substitution:\n  strict: maybe\n").unwrap_err();
+        let err = Config::parse(
+            "substitution:\n  strict: maybe\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
         assert_eq!(err.line, 2);
     }
 
     #[test]
     fn catalog_extends_the_embedded_one() {
         let cfg = Config::parse(
-            "catalog:\n  preinstalled: [talos.dev]\n  charts:\n    - chart: my-operator\n      groups: [my.example.com]\n",
-        )
+            "catalog:\n  preinstalled: [talos.dev]\n  charts:\n    - chart: my-operator\n      groups: [my.example.com]\n", &crate::rules::is_rule_id)
         .unwrap();
         let catalog = cfg.catalog();
         assert!(catalog.is_preinstalled("talos.dev", "ServiceAccount"));
@@ -454,24 +279,31 @@ mod tests {
     fn bad_field_path_regex_and_date_are_errors_with_lines() {
         let err = Config::parse(
             "policies:\n  fields:\n    - kind: KubeVirt\n      path: spec..x\n      absent: true\n",
+            &crate::rules::is_rule_id,
         )
         .unwrap_err();
         assert_eq!(err.line, 4, "{err}");
         let err = Config::parse(
             "policies:\n  fields:\n    - kind: Pod\n      path: spec.x\n      matches: \"([\"\n",
+            &crate::rules::is_rule_id,
         )
         .unwrap_err();
         assert_eq!(err.line, 5, "{err}");
-        let err = Config::parse("policies:\n  fields:\n    - kind: Pod\n      path: spec.x\n")
-            .unwrap_err();
+        let err = Config::parse(
+            "policies:\n  fields:\n    - kind: Pod\n      path: spec.x\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
         assert!(err.message.contains("exactly one"), "{err}");
         let err = Config::parse(
             "waivers:\n  - rule: graph-parity\n    reason: x\n    expires: 2026-13-01\n",
+            &crate::rules::is_rule_id,
         )
         .unwrap_err();
         assert_eq!(err.line, 4, "{err}");
         let err = Config::parse(
             "waivers:\n  - rule: no-such-rule\n    reason: x\n    expires: 2026-12-01\n",
+            &crate::rules::is_rule_id,
         )
         .unwrap_err();
         assert!(err.message.contains("unknown rule"), "{err}");
@@ -479,18 +311,30 @@ mod tests {
 
     #[test]
     fn severity_overrides_are_strict() {
-        let cfg = Config::parse("severity:\n  cold-start-race: error\n").unwrap();
+        let cfg = Config::parse(
+            "severity:\n  cold-start-race: error\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap();
         assert_eq!(
             cfg.severity["cold-start-race"].value,
             crate::rules::Severity::Error
         );
-        let err = Config::parse("severity:\n  cold-start-rcae: error\n").unwrap_err();
+        let err = Config::parse(
+            "severity:\n  cold-start-rcae: error\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
         assert_eq!(err.line, 2, "{err}");
         assert!(
             err.message.contains("unknown rule `cold-start-rcae`"),
             "{err}"
         );
-        let err = Config::parse("severity:\n  health-gate: fatal\n").unwrap_err();
+        let err = Config::parse(
+            "severity:\n  health-gate: fatal\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
         assert_eq!(err.line, 2, "{err}");
     }
 
@@ -502,14 +346,17 @@ mod tests {
             "substitution:\n  strict: yes\n",
             "substitution:\n  strict: 0\n",
         ] {
-            let err = Config::parse(text).unwrap_err();
+            let err = Config::parse(text, &crate::rules::is_rule_id).unwrap_err();
             assert_eq!(err.line, 2, "{text}: {err}");
         }
         assert_eq!(
-            Config::parse("substitution:\n  strict: false\n")
-                .unwrap()
-                .substitution
-                .strict,
+            Config::parse(
+                "substitution:\n  strict: false\n",
+                &crate::rules::is_rule_id
+            )
+            .unwrap()
+            .substitution
+            .strict,
             Some(false)
         );
     }
@@ -517,8 +364,7 @@ mod tests {
     #[test]
     fn every_problem_is_reported_in_one_run() {
         let err = Config::parse(
-            "policies:\n  fields:\n    - kind: Pod\n      path: spec..x\n      absent: true\nwaivers:\n  - rule: no-such-rule\n    reason: x\n    expires: 2026-13-01\n",
-        )
+            "policies:\n  fields:\n    - kind: Pod\n      path: spec..x\n      absent: true\nwaivers:\n  - rule: no-such-rule\n    reason: x\n    expires: 2026-13-01\n", &crate::rules::is_rule_id)
         .unwrap_err();
         let lines: Vec<u32> = std::iter::once(err.line)
             .chain(err.more.iter().map(|e| e.line))
@@ -530,12 +376,5 @@ mod tests {
             text.contains("unknown rule") && text.contains("YYYY-MM-DD"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn versions_and_dates() {
-        assert_eq!(minor_version("v1.36.4+k3s1"), Some((1, 36)));
-        assert_eq!(minor_version("1.31"), Some((1, 31)));
-        assert_eq!(minor_version("latest"), None);
     }
 }

@@ -69,7 +69,7 @@ impl TierGraph {
                 (t.id.clone(), deps)
             })
             .collect();
-        let waits = crate::convergence::health::wait_edges(cluster)
+        let waits = wait_edges(cluster)
             .into_iter()
             .map(|(t, children)| (t.clone(), children.into_iter().cloned().collect()))
             .collect();
@@ -281,6 +281,55 @@ impl<'g> Tarjan<'g> {
             self.components.push(component);
         }
     }
+}
+
+/// For every tier, the Kustomizations whose Ready its own Ready waits for:
+/// with `wait: true`, every child it applies (kstatus reads a Flux
+/// Kustomization as Current only once it is Ready at its generation);
+/// otherwise those its `healthChecks` name. A Kustomization never waits for
+/// itself (`checkHealth` drops it from the set).
+pub fn wait_edges(cluster: &Cluster) -> BTreeMap<&TierId, Vec<&TierId>> {
+    let mut children: BTreeMap<&TierId, Vec<&TierId>> = BTreeMap::new();
+    for t in cluster.tiers.values() {
+        if let Some(p) = &t.parent {
+            children.entry(p).or_default().push(&t.id);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for tier in cluster.tiers.values() {
+        let waits: Vec<&TierId> = if tier.wait {
+            children
+                .get(&tier.id)
+                .map(|c| c.iter().copied().filter(|c| **c != tier.id).collect())
+                .unwrap_or_default()
+        } else {
+            tier.spec
+                .path(&["spec", "healthChecks"])
+                .map(|n| n.as_seq())
+                .unwrap_or_default()
+                .iter()
+                .filter(|e| {
+                    e.str_at(&["kind"]).as_deref() == Some("Kustomization")
+                        && e.str_at(&["apiVersion"])
+                            .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+                })
+                .filter_map(|e| {
+                    let name = e.str_at(&["name"])?;
+                    let ns = e
+                        .str_at(&["namespace"])
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or_else(|| tier.id.namespace.clone());
+                    cluster
+                        .tiers
+                        .get_key_value(&TierId::new(ns, name))
+                        .map(|(k, _)| k)
+                })
+                .filter(|c| **c != tier.id)
+                .collect()
+        };
+        out.insert(&tier.id, waits);
+    }
+    out
 }
 
 #[cfg(test)]

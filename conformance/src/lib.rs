@@ -42,12 +42,14 @@
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule, finding.cluster, finding.message);
 //! }
-//! # Ok::<(), conformance::check::CheckError>(())
+//! # Ok::<(), conformance::check::SessionError>(())
 //! ```
 
 pub mod base;
+pub mod builtin;
 pub mod check;
 pub mod config;
+pub mod config_error;
 pub mod convergence;
 pub mod discover;
 pub mod graph;
@@ -61,4 +63,5 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod session;
+pub mod versions;
 pub mod yaml;

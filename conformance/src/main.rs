@@ -48,7 +48,7 @@ struct RepoArgs {
 
 impl RepoArgs {
     /// Resolves the run once: configuration, renderer, index and model.
-    fn open(&self) -> Result<Session, conformance::check::CheckError> {
+    fn open(&self) -> Result<Session, conformance::check::SessionError> {
         Session::open(&self.repo, self.renderer.map(Choice::from))
     }
 }
@@ -355,8 +355,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 &session.bootstrap,
             );
             let analysis = session.analysis(found);
-            let plan = conformance::l1::plan(&analysis, &session.config, &session.catalog);
-            let image = conformance::l1::k3s_image(&session.config, &name);
+            let plan = conformance::l1::plan(&analysis, &session.config.l1, &session.catalog);
+            let image =
+                conformance::l1::k3s_image(&session.config.l1, session.config.kubernetes_of(&name));
             print(&format!(
                 "{}\nApply mode (L1_MODE=apply): the harness applies tiers itself\n{}",
                 conformance::l1::predict::render(&prediction),

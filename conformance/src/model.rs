@@ -81,7 +81,7 @@ impl ObjectId {
 /// (`talos.dev/ServiceAccount/runners/runner`), so the two are told apart.
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let shadows_builtin = crate::provenance::builtin()
+        let shadows_builtin = crate::builtin::builtin()
             .iter()
             .any(|b| b.kind == self.kind && b.group != self.group);
         if shadows_builtin && !self.group.is_empty() {
@@ -323,6 +323,17 @@ impl Cluster {
             id.name.clone()
         }
     }
+
+    /// The tiers applied to this cluster itself (not through `kubeConfig`
+    /// to a remote one), in identity order.
+    pub fn local_tiers(&self) -> impl Iterator<Item = &Tier> {
+        self.tiers.values().filter(|t| t.remote_target().is_none())
+    }
+}
+
+/// An object Flux would decrypt: a top-level `sops` mapping with a `mac`.
+pub fn is_sops_encrypted(body: &Node) -> bool {
+    body.get("sops").is_some_and(|s| s.get("mac").is_some())
 }
 
 /// Everything discovered in a repository.

@@ -7,15 +7,66 @@
 use std::path::{Path, PathBuf};
 
 use crate::base::Base;
-use crate::check::CheckError;
 use crate::config::{Config, ConfigError};
 use crate::convergence::ClusterAnalysis;
 use crate::discover;
 use crate::model::{Cluster, Model};
 use crate::provenance::Catalog;
 use crate::provenance::bootstrap::Bootstrap;
+use crate::render::external::MissingRenderer;
 use crate::render::{Choice, Kustomize};
-use crate::repo::RepoIndex;
+use crate::repo::{RepoError, RepoIndex};
+use crate::rules;
+
+/// Why a run could not produce findings (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The repository could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// No kustomize program to render with.
+    #[error(transparent)]
+    Renderer(#[from] MissingRenderer),
+    /// The repository holds no Flux Kustomization at all.
+    #[error(
+        "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
+    )]
+    NoClusters { repo: String },
+    /// Flux Kustomizations exist, but none is built from this repository.
+    #[error(
+        "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
+    )]
+    NoLocalClusters { repo: String, sources: String },
+    /// The Flux paths resolve below a directory of the checkout, not at its
+    /// root.
+    #[error(
+        "{repo}: no cluster found at this root, but the Flux Kustomizations' paths resolve below {dir}/: the artifact Flux builds from is that directory; try --repo {hint}"
+    )]
+    RootBelow {
+        repo: String,
+        dir: String,
+        hint: String,
+    },
+    /// `conformance.yaml` is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(ConfigError),
+    /// The previous revision (`--base`) could not be read.
+    #[error(transparent)]
+    Base(#[from] crate::base::BaseError),
+    /// `--cluster` named a cluster that discovery did not find.
+    #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
+    UnknownCluster {
+        name: String,
+        repo: String,
+        known: String,
+    },
+}
+
+impl From<ConfigError> for SessionError {
+    fn from(err: ConfigError) -> Self {
+        SessionError::Config(err)
+    }
+}
 
 /// Everything a run needs, built once.
 #[derive(Debug)]
@@ -35,8 +86,8 @@ pub struct Session {
 impl Session {
     /// Reads conformance.yaml, picks the renderer (`renderer`, else the
     /// configuration's, else native), indexes, discovers and renders.
-    pub fn open(repo: &Path, renderer: Option<Choice>) -> Result<Session, CheckError> {
-        let config = Config::load(repo)?;
+    pub fn open(repo: &Path, renderer: Option<Choice>) -> Result<Session, SessionError> {
+        let config = Config::load(repo, &rules::is_rule_id)?;
         let backend = renderer.or(config.renderer).unwrap_or_default().backend()?;
         Session::with_renderer(repo, config, backend)
     }
@@ -46,7 +97,7 @@ impl Session {
         repo: &Path,
         config: Config,
         renderer: Box<dyn Kustomize>,
-    ) -> Result<Session, CheckError> {
+    ) -> Result<Session, SessionError> {
         worker_stacks();
         let started = std::time::Instant::now();
         let index = RepoIndex::load(repo)?;
@@ -78,12 +129,12 @@ impl Session {
     }
 
     /// The cluster with this name, or an error listing the discovered ones.
-    pub fn cluster(&self, name: &str) -> Result<&Cluster, CheckError> {
+    pub fn cluster(&self, name: &str) -> Result<&Cluster, SessionError> {
         self.model
             .clusters
             .iter()
             .find(|c| c.name == name)
-            .ok_or_else(|| CheckError::UnknownCluster {
+            .ok_or_else(|| SessionError::UnknownCluster {
                 name: name.to_string(),
                 repo: self.repo.display().to_string(),
                 known: self
@@ -98,23 +149,54 @@ impl Session {
 
     /// The convergence analysis of one cluster.
     pub fn analysis<'s>(&'s self, cluster: &'s Cluster) -> ClusterAnalysis<'s> {
-        ClusterAnalysis::of(cluster, &self.catalog, &self.index, &self.bootstrap)
+        let kubernetes = crate::provenance::distribution::kubernetes(
+            cluster,
+            self.config.kubernetes_declared(),
+            &self.index,
+            &self.bootstrap,
+        );
+        ClusterAnalysis::of(
+            cluster,
+            &self.catalog,
+            &self.index,
+            &self.bootstrap,
+            kubernetes,
+        )
+    }
+
+    /// What the rules read: the model, the configuration's sections, the
+    /// catalog, the index and every cluster's analysis (computed here,
+    /// once); `base` is the previous revision's model when the run compares.
+    pub fn rule_context<'s>(&'s self, base: Option<&'s Model>) -> rules::Context<'s> {
+        rules::Context {
+            model: &self.model,
+            settings: self.config.rule_settings(),
+            catalog: &self.catalog,
+            index: &self.index,
+            analyses: self
+                .model
+                .clusters
+                .iter()
+                .map(|c| self.analysis(c))
+                .collect(),
+            base,
+        }
     }
 
     /// The model of a previous revision, rendered with the same renderer
     /// (and that revision's own conformance.yaml).
-    pub fn base_model(&self, base: &Base) -> Result<Model, CheckError> {
+    pub fn base_model(&self, base: &Base) -> Result<Model, SessionError> {
         let tree = base.materialise(&self.repo)?;
-        let config = Config::load(&tree.root)?;
+        let config = Config::load(&tree.root, &rules::is_rule_id)?;
         let index = RepoIndex::load(&tree.root)?;
         load_model(&tree.root, &index, self.renderer.as_ref(), &config)
     }
 
     /// Checks what conformance.yaml says about clusters against discovery.
-    pub fn check_config(&self) -> Result<(), CheckError> {
+    pub fn check_config(&self) -> Result<(), SessionError> {
         let names: Vec<String> = self.model.clusters.iter().map(|c| c.name.clone()).collect();
         if let Some((name, line)) = self.config.unknown_clusters(&names).into_iter().next() {
-            return Err(CheckError::Config(ConfigError::new(
+            return Err(SessionError::Config(ConfigError::new(
                 line,
                 format!(
                     "no cluster named `{name}` was discovered; clusters: {}",
@@ -125,7 +207,7 @@ impl Session {
         for m in &self.config.l1.manifests {
             let (path, _) = crate::repo::normalize("", &m.file.value);
             if !self.index.is_file(&path) {
-                return Err(CheckError::Config(crate::config::error_at(
+                return Err(SessionError::Config(crate::config::error_at(
                     &m.file,
                     format!(
                         "l1.manifests file `{}` is not a file of the repository",
@@ -144,7 +226,7 @@ pub fn load_model(
     index: &RepoIndex,
     renderer: &dyn Kustomize,
     config: &Config,
-) -> Result<Model, CheckError> {
+) -> Result<Model, SessionError> {
     let started = std::time::Instant::now();
     let mut model = discover::discover_with(index, renderer, &config.declared());
     stat("discover+render", started);
@@ -162,7 +244,7 @@ pub fn load_model(
 /// Why a repository has no cluster: no Flux Kustomization at all, or only
 /// ones built from other sources (which are named, so the user can map an
 /// OCI artifact built from this repository).
-fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
+fn no_clusters(repo: &Path, index: &RepoIndex) -> SessionError {
     let repo = repo.display().to_string();
     let mut sources: Vec<String> = index
         .files()
@@ -185,16 +267,16 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> CheckError {
         sources.push(format!("and {more} more"));
     }
     if let Some(dir) = subdirectory_root(index) {
-        return CheckError::RootBelow {
+        return SessionError::RootBelow {
             hint: format!("{}/{dir}", repo.trim_end_matches('/')),
             repo,
             dir,
         };
     }
     if sources.is_empty() {
-        CheckError::NoClusters { repo }
+        SessionError::NoClusters { repo }
     } else {
-        CheckError::NoLocalClusters {
+        SessionError::NoLocalClusters {
             repo,
             sources: sources.join(", "),
         }

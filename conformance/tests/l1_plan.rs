@@ -13,7 +13,7 @@ use conformance::session::Session;
 fn plan(repo: &Path, cluster: &str) -> l1::Plan {
     let session = Session::open(repo, Some(Choice::Native)).unwrap();
     let c = session.cluster(cluster).unwrap();
-    l1::plan(&session.analysis(c), &session.config, &session.catalog)
+    l1::plan(&session.analysis(c), &session.config.l1, &session.catalog)
 }
 
 fn fixture(rel: &str) -> std::path::PathBuf {
@@ -121,9 +121,9 @@ fn configured_tiers_and_image_win() {
     let tiers: Vec<&str> = p.tiers.iter().map(|t| t.label.as_str()).collect();
     assert_eq!(tiers, ["platform", "platform-config"]);
     assert!(p.selection.contains("l1.tiers"));
-    let config = Config::load(dir.path()).unwrap();
+    let config = Config::load(dir.path(), &conformance::rules::is_rule_id).unwrap();
     assert_eq!(
-        l1::k3s_image(&config, "prod"),
+        l1::k3s_image(&config.l1, config.kubernetes_of("prod")),
         ("rancher/k3s".into(), "v1.36.4-k3s1".into())
     );
 }
@@ -132,11 +132,21 @@ fn configured_tiers_and_image_win() {
 fn k3s_tag_follows_the_cluster_version() {
     let config = Config::parse(
         "clusters:\n  prod:\n    kubernetes: v1.36.4+k3s1\n  dev:\n    kubernetes: 1.35.2\n",
+        &conformance::rules::is_rule_id,
     )
     .unwrap();
-    assert_eq!(l1::k3s_image(&config, "prod").1, "v1.36.4-k3s1");
-    assert_eq!(l1::k3s_image(&config, "dev").1, "v1.35.2-k3s1");
-    assert_eq!(l1::k3s_image(&config, "other").1, l1::DEFAULT_K3S_TAG);
+    assert_eq!(
+        l1::k3s_image(&config.l1, config.kubernetes_of("prod")).1,
+        "v1.36.4-k3s1"
+    );
+    assert_eq!(
+        l1::k3s_image(&config.l1, config.kubernetes_of("dev")).1,
+        "v1.35.2-k3s1"
+    );
+    assert_eq!(
+        l1::k3s_image(&config.l1, config.kubernetes_of("other")).1,
+        l1::DEFAULT_K3S_TAG
+    );
 }
 
 #[test]

@@ -188,7 +188,8 @@ pub async fn flux_mode(
     report
         .notes
         .push(format!("Flux installed from {flux_from}"));
-    let image = conformance::l1::k3s_image(&original.config, &name);
+    let image =
+        conformance::l1::k3s_image(&original.config.l1, original.config.kubernetes_of(&name));
     report
         .notes
         .push(format!("k3s image {}:{}", image.0, image.1));
@@ -259,7 +260,7 @@ pub async fn flux_mode(
             // git server.
             if std::env::var("L1_KSTATUS").as_deref() != Ok("0") {
                 let analysis = session.analysis(served_cluster);
-                let plan = conformance::l1::plan(&analysis, &session.config, &session.catalog);
+                let plan = conformance::l1::plan(&analysis, &session.config.l1, &session.catalog);
                 let subjects: Vec<(String, Result<kstatus::Subject, String>)> = plan
                     .assertions
                     .iter()

@@ -128,7 +128,11 @@ mod tests {
         let text = format!(
             "l1:\n  manifests:\n    - file: platform/cdi/cdi-operator.yaml\n      url: https://example.com/cdi-operator.yaml{sha}\n"
         );
-        Config::parse(&text).expect("valid").l1.manifests.remove(0)
+        Config::parse(&text, &conformance::rules::is_rule_id)
+            .expect("valid")
+            .l1
+            .manifests
+            .remove(0)
     }
 
     #[test]

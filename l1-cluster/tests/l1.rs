@@ -60,8 +60,8 @@ fn apply_plan(repo: &Path) -> anyhow::Result<(Plan, (String, String))> {
         .map_err(|e| anyhow::anyhow!("l1.cluster `{name}`: {e}"))?;
     let analysis = session.analysis(cluster);
     Ok((
-        l1::plan(&analysis, &session.config, &session.catalog),
-        l1::k3s_image(&session.config, &name),
+        l1::plan(&analysis, &session.config.l1, &session.catalog),
+        l1::k3s_image(&session.config.l1, session.config.kubernetes_of(&name)),
     ))
 }
 
@@ -84,7 +84,7 @@ fn flux_trials(repo: &Path) -> anyhow::Result<(String, Vec<String>)> {
         .map(|t| flux_trial(&name, &t.label))
         .collect();
     let analysis = session.analysis(cluster);
-    let plan = l1::plan(&analysis, &session.config, &session.catalog);
+    let plan = l1::plan(&analysis, &session.config.l1, &session.catalog);
     for a in &plan.assertions {
         if let l1::Assertion::RuntimeCrds {
             trigger,

@@ -30,10 +30,31 @@ pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 use crate::graph::{Cycle, TierGraph};
 use crate::model::{Cluster, Entry, Object, Tier, TierId, TierState};
 use crate::provenance::bootstrap::Bootstrap;
+use crate::provenance::distribution::KubeVersion;
 use crate::provenance::installed::Installed;
 use crate::provenance::{Catalog, Provenance, Providers, Scope};
 use crate::repo::RepoIndex;
 use references::Reference;
+
+/// The CRDs a cluster's local tiers render, by (group, kind): the first of
+/// each in tier order.
+fn rendered_crds(cluster: &Cluster) -> BTreeMap<(String, String), &Object> {
+    let mut out = BTreeMap::new();
+    for tier in cluster.local_tiers() {
+        for o in tier.objects() {
+            if o.id.group == "apiextensions.k8s.io"
+                && o.id.kind == "CustomResourceDefinition"
+                && let (Some(group), Some(kind)) = (
+                    o.body.str_at(&["spec", "group"]),
+                    o.body.str_at(&["spec", "names", "kind"]),
+                )
+            {
+                out.entry((group, kind)).or_insert(o);
+            }
+        }
+    }
+    out
+}
 
 /// Namespaces every cluster starts with (Flux's own is added per cluster).
 pub const INITIAL_NAMESPACES: &[&str] =
@@ -157,6 +178,12 @@ pub struct ClusterAnalysis<'m> {
     pub installed: Option<Installed>,
     /// What the repository installs before Flux.
     pub bootstrap: &'m Bootstrap,
+    /// The Kubernetes version the cluster runs, when the repository shows
+    /// it (declared, or pinned by the distribution's configuration).
+    pub kubernetes: Option<KubeVersion>,
+    /// The CRDs the cluster's local tiers render, by (group, kind): the
+    /// first of each.
+    pub crds: BTreeMap<(String, String), &'m Object>,
 }
 
 /// One need before it is judged.
@@ -186,11 +213,15 @@ enum What {
 }
 
 impl<'m> ClusterAnalysis<'m> {
+    /// Analyses `cluster` on a cold start; `kubernetes` is the version it
+    /// runs, when the repository shows it
+    /// ([`crate::provenance::distribution::kubernetes`]).
     pub fn of(
         cluster: &'m Cluster,
         catalog: &'m Catalog,
         index: &RepoIndex,
         bootstrap: &'m Bootstrap,
+        kubernetes: Option<KubeVersion>,
     ) -> ClusterAnalysis<'m> {
         let graph = TierGraph::of(cluster);
         let cycles = graph.cycles();
@@ -394,6 +425,8 @@ impl<'m> ClusterAnalysis<'m> {
             requirements,
             unchecked,
             initial_namespaces,
+            kubernetes,
+            crds: rendered_crds(cluster),
         }
     }
 
@@ -786,11 +819,7 @@ impl ObjectIndex {
     fn of(cluster: &Cluster) -> ObjectIndex {
         let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
         let mut encrypted = BTreeSet::new();
-        for tier in cluster
-            .tiers
-            .values()
-            .filter(|t| t.remote_target().is_none())
-        {
+        for tier in cluster.local_tiers() {
             for o in tier.objects() {
                 let id = &o.id;
                 let key = (
@@ -799,7 +828,7 @@ impl ObjectIndex {
                     id.namespace.clone(),
                     id.name.clone(),
                 );
-                if crate::rules::sops_decryption::is_sops_encrypted(&o.body) {
+                if crate::model::is_sops_encrypted(&o.body) {
                     encrypted.insert(key.clone());
                 }
                 map.entry(key)

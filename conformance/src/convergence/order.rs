@@ -123,7 +123,7 @@ impl Order {
         // waits for its own start and for the Ready of the Kustomizations
         // its health check covers.
         let mut before: Vec<Vec<Event>> = vec![Vec::new(); 2 * n];
-        let waits = super::health::wait_edges(cluster);
+        let waits = crate::graph::wait_edges(cluster);
         for (i, id) in ids.iter().enumerate() {
             let tier = &cluster.tiers[id];
             let start = &mut before[i];

@@ -293,7 +293,7 @@ impl Simulation {
                     .collect()
             })
             .collect();
-        let edges = super::health::wait_edges(cluster);
+        let edges = crate::graph::wait_edges(cluster);
         let waits: Vec<Vec<usize>> = tiers
             .iter()
             .enumerate()

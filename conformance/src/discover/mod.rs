@@ -33,6 +33,7 @@ mod tier;
 mod walk;
 
 use rayon::prelude::*;
+use serde::Deserialize;
 
 pub use tier::tier_from;
 
@@ -43,6 +44,21 @@ use crate::yaml::Node;
 use entries::{cluster_names, find_entries};
 use operator::{flux_instances, self_syncing_artifacts};
 use walk::Walk;
+
+/// `sources[]` in conformance.yaml: a Flux source whose artifact is a directory of this
+/// repository.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceMapping {
+    /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`.
+    pub kind: String,
+    pub name: String,
+    /// Default: any namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// The repository directory the artifact is built from (`kubernetes`).
+    pub path: String,
+}
 
 /// The group of Flux Kustomization objects.
 pub const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";

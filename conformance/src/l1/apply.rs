@@ -22,7 +22,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::config::Config;
 use crate::convergence::ClusterAnalysis;
 use crate::model::{Entry, Object, ObjectId, TierId};
 use crate::provenance::{Catalog, crd_name};
@@ -121,7 +120,7 @@ pub fn stages(objects: &[Object]) -> Vec<Stage> {
 }
 
 /// Plans the L1 run of one cluster.
-pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
+pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
     let cluster = a.cluster;
     let entry = match &cluster.entry {
         Entry::SyncKustomization { tier, .. } => Some(tier.clone()),
@@ -147,7 +146,7 @@ pub fn plan(a: &ClusterAnalysis, config: &Config, catalog: &Catalog) -> Plan {
             _ => None,
         })
         .collect();
-    let configured: Vec<String> = config.l1.tiers.clone();
+    let configured: Vec<String> = l1.tiers.clone();
     let (selected, selection): (BTreeSet<TierId>, String) = if configured.is_empty() {
         let mut set = BTreeSet::new();
         for (trigger_tier, _, _) in &triggered {

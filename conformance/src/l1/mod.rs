@@ -20,22 +20,96 @@ pub mod predict;
 
 pub use apply::{Assertion, Plan, PlannedTier, Stage, plan, render, stages};
 
-use crate::config::Config;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
 
-/// The k3s image for a cluster: `rancher/k3s` with the tag of its Kubernetes
-/// version (`v1.36.4+k3s1` → `v1.36.4-k3s1`), or the pinned default.
-pub fn k3s_image(config: &Config, cluster: &str) -> (String, String) {
-    if let Some(image) = &config.l1.image {
+use crate::config_error::{ConfigError, error_at};
+
+/// `l1:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1 {
+    /// Tiers (by name) a bare k3s can run; default: the runtime triggers'
+    /// tiers, their ancestors and their consumers.
+    #[serde(default)]
+    pub tiers: Vec<String>,
+    /// The k3s image (`rancher/k3s:v1.36.4-k3s1`); default: from the
+    /// cluster's Kubernetes version, else a pinned release.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// The cluster L1 runs (default: the first discovered).
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Repository files L1 replaces with a published copy (operator
+    /// manifests a repository trims or vendors, a trimmed
+    /// `gotk-components.yaml`): downloaded, checked against `sha256`, and
+    /// used in place of the file in the tree Flux is served.
+    #[serde(default)]
+    pub manifests: Vec<L1Manifest>,
+}
+
+/// `l1.manifests[]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1Manifest {
+    /// The repository file it replaces (relative to the repository root).
+    pub file: Spanned<String>,
+    /// Where the published file is (`https://…/releases/download/v1.61.0/cdi-operator.yaml`).
+    pub url: Spanned<String>,
+    /// The published file's SHA-256, 64 hex digits. Without it L1 refuses
+    /// the file and prints the digest of what it downloaded, to pin.
+    #[serde(default)]
+    pub sha256: Option<Spanned<String>>,
+}
+
+/// Checks `l1:` (what the types cannot): manifest paths inside the
+/// repository, https addresses, SHA-256 digests.
+pub fn validate(l1: &L1, problems: &mut Vec<ConfigError>) {
+    for m in &l1.manifests {
+        let (path, escapes) = crate::repo::normalize("", &m.file.value);
+        if escapes || path.is_empty() || m.file.value.starts_with('/') {
+            problems.push(error_at(
+                &m.file,
+                format!(
+                    "l1.manifests file `{}` must be a path inside the repository",
+                    m.file.value
+                ),
+            ));
+        }
+        if !m.url.value.starts_with("https://") {
+            problems.push(error_at(
+                &m.url,
+                format!(
+                    "l1.manifests url `{}` must be an https:// address",
+                    m.url.value
+                ),
+            ));
+        }
+        if let Some(sum) = &m.sha256
+            && !(sum.value.len() == 64 && sum.value.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            problems.push(error_at(
+                sum,
+                format!(
+                    "l1.manifests sha256 `{}` is not 64 hex digits (compute it with `curl -fsSL <url> | sha256sum`)",
+                    sum.value
+                ),
+            ));
+        }
+    }
+}
+
+/// The k3s image for a cluster: `l1.image`, else `rancher/k3s` with the tag
+/// of its declared Kubernetes version (`clusters.<name>.kubernetes`:
+/// `v1.36.4+k3s1` → `v1.36.4-k3s1`), else the pinned default.
+pub fn k3s_image(l1: &L1, kubernetes: Option<&str>) -> (String, String) {
+    if let Some(image) = &l1.image {
         return match image.rsplit_once(':') {
             Some((name, tag)) => (name.to_string(), tag.to_string()),
             None => (image.clone(), DEFAULT_K3S_TAG.to_string()),
         };
     }
-    let version = config
-        .clusters
-        .get(cluster)
-        .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.clone()));
-    let tag = match version {
+    let tag = match kubernetes {
         Some(v) if v.contains("+k3s") => {
             format!("v{}", v.trim_start_matches('v').replace('+', "-"))
         }

@@ -194,7 +194,7 @@ pub fn predict(
         env.preinstalled_objects.push(t.source_ref.to_string());
     }
     let none = Bootstrap::default();
-    let analysis = ClusterAnalysis::of(cluster, &env, index, &none);
+    let analysis = ClusterAnalysis::of(cluster, &env, index, &none, None);
     let tiers = predict_tiers(&analysis);
     Prediction {
         cluster: cluster.name.clone(),

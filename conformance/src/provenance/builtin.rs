@@ -1,10 +1,10 @@
-//! Built-in Kubernetes kinds: a complete table of the built-in
-//! group/version/kinds of Kubernetes 1.30 to 1.37 (`builtin-kinds.txt`,
-//! generated from the OpenAPI definitions packaged in k8s-openapi).
+//! Built-in Kubernetes kinds as a source of kinds: they exist on every
+//! cluster. The table itself ([`crate::builtin`]) is a leaf below the model,
+//! which also reads it (object ids, strategic-merge semantics).
 
-use std::sync::OnceLock;
+pub use crate::builtin::{BuiltinKind, builtin, builtin_kind};
 
-use super::{Provenance, ProviderSource, Scope, SourceCx};
+use super::{Provenance, ProviderSource, SourceCx};
 
 /// Built-in kinds exist on every cluster.
 #[derive(Debug)]
@@ -17,52 +17,4 @@ impl ProviderSource for BuiltIn {
     fn initial(&self, _: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         builtin_kind(group, kind).map(|_| Provenance::BuiltIn)
     }
-}
-
-/// One built-in kind.
-#[derive(Debug, Clone)]
-pub struct BuiltinKind {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub plural: String,
-    pub scope: Scope,
-    /// First and last Kubernetes minor version serving it.
-    pub minors: (u32, u32),
-}
-
-/// The built-in kinds of Kubernetes (data in `builtin-kinds.txt`).
-pub fn builtin() -> &'static [BuiltinKind] {
-    static TABLE: OnceLock<Vec<BuiltinKind>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        include_str!("builtin-kinds.txt")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|line| {
-                let f: Vec<&str> = line.split('|').collect();
-                let [group, version, kind, plural, scope, first, last] = f[..] else {
-                    return None;
-                };
-                Some(BuiltinKind {
-                    group: group.into(),
-                    version: version.into(),
-                    kind: kind.into(),
-                    plural: plural.into(),
-                    scope: if scope == "Cluster" {
-                        Scope::Cluster
-                    } else {
-                        Scope::Namespaced
-                    },
-                    minors: (first.parse().ok()?, last.parse().ok()?),
-                })
-            })
-            .collect()
-    })
-}
-
-/// The built-in kind with this group and kind (any version), if any.
-pub fn builtin_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    builtin()
-        .iter()
-        .find(|b| b.group == group && b.kind == kind)
 }

@@ -367,11 +367,7 @@ pub fn uncatalogued<'c>(
     cluster: &'c Cluster,
 ) -> Vec<(&'c Tier, &'c Object, String, Option<String>)> {
     let mut out = Vec::new();
-    for tier in cluster
-        .tiers
-        .values()
-        .filter(|t| t.remote_target().is_none())
-    {
+    for tier in cluster.local_tiers() {
         for o in tier.objects() {
             if o.id.group != "helm.toolkit.fluxcd.io" || o.id.kind != "HelmRelease" {
                 continue;

@@ -6,10 +6,88 @@
 //! Ansible variables), or an upgrade plan the cluster renders
 //! (system-upgrade-controller `Plan` with a k3s/rke2 `version`).
 
-use crate::config::{Config, minor_version};
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::config_error::{ConfigError, FILE_NAME, error_at};
 use crate::model::{Cluster, Span};
 use crate::provenance::bootstrap::Bootstrap;
 use crate::repo::{Kind, RepoIndex};
+use crate::versions::{minor_version, read_env};
+
+/// `clusters.<name>:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterFacts {
+    /// The Kubernetes version the cluster runs (`1.36`, `v1.36.4+k3s1`).
+    #[serde(default)]
+    pub kubernetes: Option<Spanned<String>>,
+    /// The directory the cluster syncs, when its sync is not in git (a
+    /// managed Flux extension, Terraform, `flux create`): declares the
+    /// cluster.
+    #[serde(default)]
+    pub entry: Option<Spanned<String>>,
+    /// The sync source of a declared entry (default: GitRepository
+    /// flux-system in flux-system).
+    #[serde(default)]
+    pub source: Option<EntrySource>,
+}
+
+/// `clusters.<name>.source`: the Flux source a declared entry syncs from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySource {
+    #[serde(default = "git_repository")]
+    pub kind: String,
+    pub name: String,
+    #[serde(default = "flux_system")]
+    pub namespace: String,
+}
+
+fn git_repository() -> String {
+    "GitRepository".into()
+}
+
+fn flux_system() -> String {
+    "flux-system".into()
+}
+
+/// `kubernetes:` — a version read from a file of the repository.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionSource {
+    /// A `KEY=value` file (versions.env style).
+    pub file: Spanned<String>,
+    /// The key holding the version (`K3S_VERSION`).
+    pub variable: String,
+}
+
+/// What conformance.yaml declares about the clusters' Kubernetes versions:
+/// `clusters.<name>.kubernetes` and the `kubernetes:` file.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'c> {
+    pub clusters: &'c BTreeMap<String, ClusterFacts>,
+    pub file: Option<&'c VersionSource>,
+}
+
+/// Checks `clusters.<name>:` (what the types cannot): Kubernetes versions.
+pub fn validate(clusters: &BTreeMap<String, ClusterFacts>, problems: &mut Vec<ConfigError>) {
+    for facts in clusters.values() {
+        if let Some(v) = &facts.kubernetes
+            && minor_version(&v.value).is_none()
+        {
+            problems.push(error_at(
+                v,
+                format!(
+                    "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
+                    v.value
+                ),
+            ));
+        }
+    }
+}
 
 /// The Kubernetes version of a cluster and where it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,11 +106,11 @@ pub const NEWEST: (u32, u32) = (1, 37);
 /// The Kubernetes version of `cluster`, if the repository shows it.
 pub fn kubernetes(
     cluster: &Cluster,
-    config: &Config,
+    declared: Declared,
     index: &RepoIndex,
     bootstrap: &Bootstrap,
 ) -> Option<KubeVersion> {
-    if let Some(v) = config
+    if let Some(v) = declared
         .clusters
         .get(&cluster.name)
         .and_then(|c| c.kubernetes.as_ref())
@@ -41,15 +119,11 @@ pub fn kubernetes(
         return Some(KubeVersion {
             minor,
             written: v.value.clone(),
-            at: Some(Span::new(
-                crate::config::FILE_NAME,
-                v.referenced.line() as u32,
-            )),
+            at: Some(Span::new(FILE_NAME, v.referenced.line() as u32)),
         });
     }
-    if let Some(src) = &config.kubernetes
-        && let Some((v, line)) =
-            crate::rules::bootstrap::read_env(index, &src.file.value, &src.variable)
+    if let Some(src) = declared.file
+        && let Some((v, line)) = read_env(index, &src.file.value, &src.variable)
         && let Some(minor) = minor_version(&v)
     {
         return Some(KubeVersion {

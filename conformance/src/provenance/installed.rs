@@ -92,13 +92,7 @@ impl Installed {
 
 /// The Flux the cluster installs, if its repository shows it.
 pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
-    let objects = || {
-        cluster
-            .tiers
-            .values()
-            .filter(|t| t.remote_target().is_none())
-            .flat_map(|t| t.objects())
-    };
+    let objects = || cluster.local_tiers().flat_map(|t| t.objects());
     // gotk-components.yaml: the kustomize-controller Deployment.
     for o in objects() {
         if o.id.kind != "Deployment" || o.id.name != "kustomize-controller" {

@@ -34,6 +34,7 @@ pub mod runtime;
 
 use std::collections::BTreeMap;
 
+pub use crate::builtin::Scope;
 pub use builtin::{BuiltinKind, builtin, builtin_kind};
 pub use catalog::{
     Catalog, ChartEntry, CrdShipping, CreatedKinds, HealthExpr, ManifestEntry, RuntimeEntry,
@@ -42,13 +43,6 @@ pub use catalog::{
 pub use flux::{FLUX_GROUPS, FLUX_OPERATOR_GROUP};
 
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
-
-/// Whether a kind is cluster-scoped or namespaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Cluster,
-    Namespaced,
-}
 
 /// Where a kind's API comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,11 +284,7 @@ impl<'a> Providers<'a> {
             BTreeMap::new();
         // Tiers that apply to another cluster (spec.kubeConfig) provide
         // nothing here.
-        for tier in cluster
-            .tiers
-            .values()
-            .filter(|t| t.remote_target().is_none())
-        {
+        for tier in cluster.local_tiers() {
             for o in tier.objects() {
                 for source in SOURCES {
                     source.scan(&cx, tier, o, &mut found);

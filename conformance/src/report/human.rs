@@ -152,7 +152,7 @@ fn parity_line(outcome: &Outcome) -> Option<String> {
     if outcome.model.clusters.len() < 2 {
         return None;
     }
-    let formed = crate::rules::parity_groups(&outcome.config, &outcome.model);
+    let formed = crate::rules::parity_groups(&outcome.config.parity, &outcome.model);
     let groups: Vec<String> = formed
         .groups
         .iter()

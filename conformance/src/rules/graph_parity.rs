@@ -8,12 +8,23 @@
 
 use std::collections::BTreeSet;
 
+use serde::Deserialize;
+use serde_saphyr::Spanned;
 use similar::TextDiff;
 
 use super::{Context, Finding, Rule, Severity};
-use crate::config::Config;
 use crate::graph::TierGraph;
 use crate::model::{Cluster, Model, TierId};
+
+/// `parity:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parity {
+    /// Groups of cluster names whose graphs must be identical. Absent: every
+    /// discovered cluster is one group. An empty list turns parity off.
+    #[serde(default)]
+    pub groups: Option<Vec<Vec<Spanned<String>>>>,
+}
 
 /// The share of Kustomizations (of the union of both clusters') two
 /// clusters must have in common to be compared without configuration.
@@ -31,10 +42,13 @@ pub struct Groups {
 }
 
 /// The parity groups of a model.
-pub fn groups(config: &Config, model: &Model) -> Groups {
+pub fn groups(parity: &Parity, model: &Model) -> Groups {
     let names: Vec<String> = model.clusters.iter().map(|c| c.name.clone()).collect();
-    if config.parity.groups.is_some() {
-        let groups = config.parity_groups(&names);
+    if let Some(configured) = &parity.groups {
+        let groups: Vec<Vec<String>> = configured
+            .iter()
+            .map(|g| g.iter().map(|s| s.value.clone()).collect())
+            .collect();
         let grouped: BTreeSet<&String> = groups.iter().flatten().collect();
         let alone = names
             .iter()
@@ -123,7 +137,7 @@ meant to match, declare parity groups in conformance.yaml."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
-        let formed = groups(cx.config, model);
+        let formed = groups(cx.settings.parity, model);
         let mut out = Vec::new();
         for group in &formed.groups {
             let mut clusters: Vec<&Cluster> = model

@@ -29,14 +29,18 @@ mod unresolved_reference;
 pub mod waivers;
 
 pub use finding::{Cause, Finding, Severity, Waived};
-pub use graph_parity::{Groups as ParityGroups, groups as parity_groups};
+pub use graph_parity::{Groups as ParityGroups, Parity, groups as parity_groups};
+pub use substitution::Substitution;
 
-use crate::config::Config;
+use std::collections::BTreeMap;
+
+use serde_saphyr::Spanned;
+
 use crate::convergence::ClusterAnalysis;
 use crate::model::Model;
 use crate::provenance::Catalog;
+use crate::provenance::distribution;
 use crate::repo::RepoIndex;
-use crate::session::Session;
 
 /// A rule of the contract.
 pub trait Rule: Sync {
@@ -52,13 +56,14 @@ pub trait Rule: Sync {
     fn check(&self, cx: &Context) -> Vec<Finding>;
 }
 
-/// What every rule reads: the model, the configuration, the effective
-/// catalog, the repository index (rules never read the disk themselves), and
-/// the convergence analysis of each cluster (computed once).
+/// What every rule reads: the model, the sections of the configuration the
+/// rules use, the effective catalog, the repository index (rules never read
+/// the disk themselves), and the convergence analysis of each cluster
+/// (computed once). The session builds it.
 #[derive(Debug)]
 pub struct Context<'s> {
     pub model: &'s Model,
-    pub config: &'s Config,
+    pub settings: Settings<'s>,
     pub catalog: &'s Catalog,
     pub index: &'s RepoIndex,
     /// One per cluster, in the model's order.
@@ -67,23 +72,20 @@ pub struct Context<'s> {
     pub base: Option<&'s Model>,
 }
 
-impl<'s> Context<'s> {
-    pub fn new(session: &'s Session, base: Option<&'s Model>) -> Context<'s> {
-        let analyses = session
-            .model
-            .clusters
-            .iter()
-            .map(|c| session.analysis(c))
-            .collect();
-        Context {
-            model: &session.model,
-            config: &session.config,
-            catalog: &session.catalog,
-            index: &session.index,
-            analyses,
-            base,
-        }
-    }
+/// The sections of conformance.yaml that rules read, borrowed from the
+/// configuration (which aggregates them; the rules do not depend on it).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings<'s> {
+    pub parity: &'s Parity,
+    pub policies: &'s placement::cfg::Policies,
+    pub bootstrap: Option<&'s bootstrap::cfg::Bootstrap>,
+    pub toolchain: Option<&'s bootstrap::cfg::Toolchain>,
+    pub substitution: &'s Substitution,
+    pub waivers: &'s [waivers::cfg::Waiver],
+    /// `severity:` per rule id.
+    pub severity: &'s BTreeMap<String, Spanned<Severity>>,
+    /// Declared Kubernetes versions.
+    pub kubernetes: distribution::Declared<'s>,
 }
 
 /// Every rule, in a stable order.
@@ -124,17 +126,23 @@ pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
     all().into_iter().find(|r| r.id() == id)
 }
 
+/// Whether `id` is a rule's id (what conformance.yaml's `severity:` and
+/// `waivers:` are checked against).
+pub fn is_rule_id(id: &str) -> bool {
+    by_id(id).is_some()
+}
+
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
 pub fn run_all(cx: &Context) -> Vec<Finding> {
     let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(cx)).collect();
     // `severity:` in conformance.yaml overrides the rules' defaults.
     for f in &mut findings {
-        if let Some(s) = cx.config.severity.get(f.rule) {
+        if let Some(s) = cx.settings.severity.get(f.rule) {
             f.severity = s.value;
         }
     }
-    let today = crate::config::Date::today();
-    let warnings = waivers::apply(&cx.config.waivers, &mut findings, today);
+    let today = waivers::cfg::Date::today();
+    let warnings = waivers::apply(cx.settings.waivers, &mut findings, today);
     findings.extend(warnings);
     findings.sort_by(|a, b| {
         (

@@ -43,40 +43,19 @@ the substitution rules. Each finding points at the value's line and at the schem
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {
-            let kube = distribution::kubernetes(a.cluster, cx.config, cx.index, a.bootstrap);
-            let table = kubernetes::table(kube.as_ref().map_or(distribution::NEWEST, |k| k.minor));
-            // CRDs in the cluster's tiers, by (group, kind).
-            let mut crds: BTreeMap<(String, String), &Object> = BTreeMap::new();
-            for tier in a
-                .cluster
-                .tiers
-                .values()
-                .filter(|t| t.remote_target().is_none())
-            {
-                for o in tier.objects() {
-                    if o.id.group == "apiextensions.k8s.io"
-                        && o.id.kind == "CustomResourceDefinition"
-                        && let (Some(g), Some(k)) = (
-                            o.body.str_at(&["spec", "group"]),
-                            o.body.str_at(&["spec", "names", "kind"]),
-                        )
-                    {
-                        crds.entry((g, k)).or_insert(o);
-                    }
-                }
-            }
+            let table = kubernetes::table(
+                a.kubernetes
+                    .as_ref()
+                    .map_or(distribution::NEWEST, |k| k.minor),
+            );
+            let crds = &a.crds;
             let mut crd_schemas: BTreeMap<(String, String, String), Option<Schema>> =
                 BTreeMap::new();
             let meta = table.kind("v1", "ConfigMap").and_then(|s| {
                 let s = resolve(table, s);
                 s.properties.get("metadata").cloned()
             });
-            for tier in a
-                .cluster
-                .tiers
-                .values()
-                .filter(|t| t.remote_target().is_none())
-            {
+            for tier in a.cluster.local_tiers() {
                 for o in tier.objects() {
                     let id = &o.id;
                     let mut v = Validator {

@@ -2,6 +2,7 @@
 
 use super::{Context, Finding, Rule, Severity};
 use crate::model::Span;
+use crate::model::is_sops_encrypted;
 use crate::yaml::{self, Node};
 
 #[derive(Debug)]
@@ -121,11 +122,6 @@ fn decryption_disabled(body: &Node) -> bool {
     ])
     .and_then(Node::as_scalar_string)
     .is_some_and(|v| v.eq_ignore_ascii_case("disabled"))
-}
-
-/// An object Flux would decrypt: a top-level `sops` mapping with a `mac`.
-pub fn is_sops_encrypted(body: &Node) -> bool {
-    body.get("sops").is_some_and(|s| s.get("mac").is_some())
 }
 
 /// A file SOPS encrypted, in any of its formats: YAML/JSON with `sops.mac`,

@@ -3,6 +3,19 @@
 
 use super::{Context, Finding, Rule, Severity};
 use crate::postbuild::{Hazard, HazardKind};
+use serde::Deserialize;
+
+/// `substitution:` in conformance.yaml.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Substitution {
+    /// Strict substitution (an undefined variable fails the build), as the
+    /// cluster's kustomize-controller does it. Absent: read from the Flux
+    /// the repository installs (strict from kustomize-controller 1.9 /
+    /// Flux 2.9; strict when it cannot be told).
+    #[serde(default)]
+    pub strict: Option<bool>,
+}
 
 #[derive(Debug)]
 pub struct SubstitutionHazard;
@@ -85,7 +98,7 @@ struct Strictness {
 }
 
 fn strictness(cx: &Context, a: &crate::convergence::ClusterAnalysis) -> Strictness {
-    if let Some(strict) = cx.config.substitution.strict {
+    if let Some(strict) = cx.settings.substitution.strict {
         return Strictness {
             strict,
             from: None,

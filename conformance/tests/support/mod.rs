@@ -76,7 +76,7 @@ pub fn rules(outcome: &Outcome) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
-pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::CheckError> {
+pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::SessionError> {
     check(&CheckOptions {
         repo: root.to_path_buf(),
         clusters: vec![],

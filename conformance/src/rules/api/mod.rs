@@ -144,37 +144,13 @@ enum Status {
     },
 }
 
-/// The CRDs a cluster renders, by (group, kind).
-fn crds<'a>(a: &'a ClusterAnalysis) -> BTreeMap<(String, String), &'a Object> {
-    let mut out = BTreeMap::new();
-    for tier in a
-        .cluster
-        .tiers
-        .values()
-        .filter(|t| t.remote_target().is_none())
-    {
-        for o in tier.objects() {
-            if o.id.group == "apiextensions.k8s.io"
-                && o.id.kind == "CustomResourceDefinition"
-                && let (Some(group), Some(kind)) = (
-                    o.body.str_at(&["spec", "group"]),
-                    o.body.str_at(&["spec", "names", "kind"]),
-                )
-            {
-                out.entry((group, kind)).or_insert(o);
-            }
-        }
-    }
-    out
-}
-
 fn minor_text(m: (u32, u32)) -> String {
     format!("{}.{}", m.0, m.1)
 }
 
 /// A table's minor (`1.25`) or release (`v2.8.0`, `<=v2.0.0`).
 fn table_minor(s: &str) -> Option<(u32, u32)> {
-    crate::config::minor_version(s.trim_start_matches("<="))
+    crate::versions::minor_version(s.trim_start_matches("<="))
 }
 
 fn status(
@@ -348,16 +324,11 @@ fn status(
 fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for a in &cx.analyses {
-        let crds = crds(a);
-        let kube = distribution::kubernetes(a.cluster, cx.config, cx.index, a.bootstrap);
-        for tier in a
-            .cluster
-            .tiers
-            .values()
-            .filter(|t| t.remote_target().is_none())
-        {
+        let crds = &a.crds;
+        let kube = &a.kubernetes;
+        for tier in a.cluster.local_tiers() {
             for o in tier.objects() {
-                let Some(s) = status(a, &crds, &kube, o) else {
+                let Some(s) = status(a, crds, kube, o) else {
                     continue;
                 };
                 match (&s, removed) {

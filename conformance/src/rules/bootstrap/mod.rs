@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use super::{Context, Finding, Rule, Severity};
 pub mod cfg;
 
-use crate::config::{self, minor_version};
+use crate::config_error::FILE_NAME;
 use crate::model::{Cluster, Span};
+use crate::versions::{minor_version, read_env};
 
 #[derive(Debug)]
 pub struct TierOrderScript;
@@ -37,7 +38,7 @@ conformance.yaml; the check runs by default when the default script exists. Ever
 listed exactly once, in an order consistent with dependsOn and parents."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        let configured = cx.config.bootstrap.clone();
+        let configured = cx.settings.bootstrap.cloned();
         let (script, variable, clusters) = match &configured {
             Some(b) => (b.script.clone(), b.variable.clone(), b.clusters.clone()),
             None => (cfg::default_script(), cfg::default_variable(), Vec::new()),
@@ -54,7 +55,7 @@ listed exactly once, in an order consistent with dependsOn and parents."
                     self.finding(
                         c,
                         &script,
-                        Span::new(config::FILE_NAME, 0),
+                        Span::new(FILE_NAME, 0),
                         format!("bootstrap script {script} does not exist"),
                         "fix bootstrap.script in conformance.yaml".into(),
                     )
@@ -226,7 +227,7 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
 {file, variable} pointing at a pin such as K3S_VERSION=v1.36.4+k3s1). Bump the pins together."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        let settings = cx.config.toolchain.clone();
+        let settings = cx.settings.toolchain.cloned();
         let variable = settings
             .as_ref()
             .map_or_else(cfg::default_kubectl_variable, |t| t.variable.clone());
@@ -243,9 +244,9 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
             pins.push((file.clone(), read_env(cx.index, file, &variable)));
         }
         let shared_version = cx
-            .config
+            .settings
             .kubernetes
-            .as_ref()
+            .file
             .and_then(|src| read_env(cx.index, &src.file.value, &src.variable).map(|(v, _)| v));
         let mut out = Vec::new();
         let reference = pins
@@ -253,7 +254,8 @@ repository, key KUBECTL_VERSION; configurable under toolchain) must agree with e
             .find_map(|(f, v)| v.as_ref().map(|(v, _)| (f.clone(), v.clone())));
         for cluster in &cx.model.clusters {
             let cluster_version = cx
-                .config
+                .settings
+                .kubernetes
                 .clusters
                 .get(&cluster.name)
                 .and_then(|c| c.kubernetes.as_ref().map(|v| v.value.clone()))
@@ -321,22 +323,6 @@ impl ToolchainSkew {
 
 fn strip_v(v: &str) -> &str {
     v.trim().trim_start_matches('v')
-}
-
-/// `KEY=value` (optionally `export KEY=value`, quoted) with its line.
-pub fn read_env(index: &crate::repo::RepoIndex, file: &str, key: &str) -> Option<(String, u32)> {
-    let text = index.read_text(file).ok()?;
-    text.lines().enumerate().find_map(|(i, line)| {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let (k, v) = line.split_once('=')?;
-        (k.trim() == key).then(|| {
-            (
-                v.trim().trim_matches(|c| c == '"' || c == '\'').to_string(),
-                i as u32 + 1,
-            )
-        })
-    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::config::{ConfigError, error_at};
+use crate::config_error::{ConfigError, error_at};
 
 /// `policies:`.
 #[derive(Debug, Clone, Default, Deserialize)]

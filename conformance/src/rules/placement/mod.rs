@@ -43,14 +43,14 @@ its tier, or change the policy if the decision changed."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
-        for policy in &cx.config.policies.placement {
+        for policy in &cx.settings.policies.placement {
             let reason = policy
                 .reason
                 .clone()
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default();
             let config_line = Span::new(
-                crate::config::FILE_NAME,
+                crate::config_error::FILE_NAME,
                 policy.kustomization.referenced.line() as u32,
             );
             for cluster in &cx.model.clusters {
@@ -147,7 +147,7 @@ a silent pass."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
-        for policy in &cx.config.policies.fields {
+        for policy in &cx.settings.policies.fields {
             let Ok(path) = FieldPath::parse(&policy.path.value) else {
                 continue;
             };
@@ -162,7 +162,7 @@ a silent pass."
                 .unwrap_or_default();
             let field = &policy.path.value;
             let config_line = Span::new(
-                crate::config::FILE_NAME,
+                crate::config_error::FILE_NAME,
                 policy.path.referenced.line() as u32,
             );
             for cluster in &cx.model.clusters {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::config::{ConfigError, error_at};
+use crate::config_error::{ConfigError, error_at};
 
 /// A waiver: a finding that is accepted until a date.
 #[derive(Debug, Clone, Deserialize)]
@@ -24,9 +24,13 @@ pub struct Waiver {
 }
 
 /// Every waiver problem: unknown rules, bad dates.
-pub fn validate(waivers: &[Waiver], problems: &mut Vec<ConfigError>) {
+pub fn validate(
+    waivers: &[Waiver],
+    rule_ids: &dyn Fn(&str) -> bool,
+    problems: &mut Vec<ConfigError>,
+) {
     for waiver in waivers {
-        if crate::rules::by_id(&waiver.rule.value).is_none() {
+        if !rule_ids(&waiver.rule.value) {
             problems.push(error_at(
                 &waiver.rule,
                 format!("waiver for unknown rule `{}`", waiver.rule.value),

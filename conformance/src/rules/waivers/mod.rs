@@ -9,7 +9,7 @@
 use super::{Context, Finding, Rule, Severity, Waived};
 pub mod cfg;
 
-use crate::config::FILE_NAME;
+use crate::config_error::FILE_NAME;
 use crate::model::Span;
 use cfg::{Date, Waiver};
 

@@ -18,7 +18,7 @@ pub fn apply_strategic(
         target.store_previous();
     }
     let group = target.group();
-    let builtin = crate::provenance::builtin_kind(&group, &kind).is_some()
+    let builtin = crate::builtin::builtin_kind(&group, &kind).is_some()
         && !(group == "autoscaling" && target.api_version().ends_with("/v2"));
     // kyaml's merge leaves the object as it is for `$patch: replace` at the
     // top of a patch document (only nested replaces take effect).

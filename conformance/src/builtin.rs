@@ -1,0 +1,62 @@
+//! Kubernetes' built-in kinds: a complete table of the built-in
+//! group/version/kinds of Kubernetes 1.30 to 1.37 (`builtin-kinds.txt`,
+//! generated from the OpenAPI definitions packaged in k8s-openapi). A leaf:
+//! the model (object ids), the renderer (strategic-merge semantics) and
+//! provenance (the built-in source of kinds) all read it.
+
+use std::sync::OnceLock;
+
+/// Whether a kind is cluster-scoped or namespaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Cluster,
+    Namespaced,
+}
+
+/// One built-in kind.
+#[derive(Debug, Clone)]
+pub struct BuiltinKind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub scope: Scope,
+    /// First and last Kubernetes minor version serving it.
+    pub minors: (u32, u32),
+}
+
+/// The built-in kinds of Kubernetes (data in `builtin-kinds.txt`).
+pub fn builtin() -> &'static [BuiltinKind] {
+    static TABLE: OnceLock<Vec<BuiltinKind>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        include_str!("builtin-kinds.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|line| {
+                let f: Vec<&str> = line.split('|').collect();
+                let [group, version, kind, plural, scope, first, last] = f[..] else {
+                    return None;
+                };
+                Some(BuiltinKind {
+                    group: group.into(),
+                    version: version.into(),
+                    kind: kind.into(),
+                    plural: plural.into(),
+                    scope: if scope == "Cluster" {
+                        Scope::Cluster
+                    } else {
+                        Scope::Namespaced
+                    },
+                    minors: (first.parse().ok()?, last.parse().ok()?),
+                })
+            })
+            .collect()
+    })
+}
+
+/// The built-in kind with this group and kind (any version), if any.
+pub fn builtin_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
+    builtin()
+        .iter()
+        .find(|b| b.group == group && b.kind == kind)
+}
