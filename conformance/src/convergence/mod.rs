@@ -19,6 +19,7 @@ pub mod health;
 pub mod order;
 pub mod references;
 pub mod simulate;
+pub mod supplier;
 pub mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use super::verdict::{Level, Supplier};
+use super::supplier::{Level, Supplier};
 use crate::model::{Cluster, TierId, TierState};
 
 /// When in a tier's reconcile a need must be met.

@@ -19,45 +19,8 @@
 use super::health::{self, Check, Gate};
 use super::order::Order;
 use super::simulate::{Simulation, Step};
-use crate::model::{Cluster, ObjectId, TierId};
-use crate::provenance::RuntimeHow;
-
-/// When a supplier's object serves the need.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Level {
-    /// Applied in stage 1 (a CRD, a Namespace): there as soon as the
-    /// supplier's reconcile starts, even if a later stage fails; and usable
-    /// by the supplier's own later stages.
-    Stage1,
-    /// The object is applied with the supplier's last stage.
-    Applied,
-    /// A controller creates the CRD once it reconciles the trigger, applied
-    /// with the supplier's last stage; never in time for the supplier itself.
-    Runtime(Box<Runtime>),
-}
-
-/// What a runtime supplier's controller needs to create a kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Runtime {
-    pub how: RuntimeHow,
-    pub trigger: ObjectId,
-    /// The created kind (group, kind), for the health gate.
-    pub created: (String, String),
-    /// Tiers of the HelmReleases the trigger (a HelmRelease) depends on:
-    /// helm-controller installs it only once they are Ready.
-    pub after: Vec<TierId>,
-}
-
-/// One tier that can serve a need.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Supplier {
-    pub tier: TierId,
-    pub level: Level,
-    /// Only plausibly a supplier (a chart the catalog does not know, a tier
-    /// that was not checked, matched by name): never the ground for an
-    /// error.
-    pub probable: bool,
-}
+pub use super::supplier::{Level, Runtime, Supplier};
+use crate::model::{Cluster, TierId};
 
 /// Why a supplier ordered before the consumer does not prove the kind
 /// exists when the consumer starts.

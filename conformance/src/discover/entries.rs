@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::operator::{Instance, directory_entry, flux_instance_sync_dirs};
 use super::reach::{RawKustomization, StaticReach};
 use super::walk::EntryPoint;
-use super::{LocalSources, is_flux_kustomization, tier_from};
+use super::{LocalSources, is_flux_kustomization, parent_dir, tier_from};
 use crate::model::{Entry, Span};
 use crate::repo::{self, RepoIndex};
 use crate::yaml::Node;
@@ -430,15 +430,9 @@ fn broken_kustomization(index: &RepoIndex, dir: &str) -> bool {
                 || doc
                     .as_map()
                     .iter()
-                    .any(|(k, _)| crate::render::native::canonical_field(k).is_none())
+                    .any(|(k, _)| crate::render::paths::canonical_field(k).is_none())
         }),
     }
-}
-
-pub(super) fn parent_dir(file: &str) -> String {
-    file.rsplit_once('/')
-        .map(|(dir, _)| dir.to_string())
-        .unwrap_or_default()
 }
 
 /// Names clusters by the shortest unique tail of their entry paths

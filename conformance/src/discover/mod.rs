@@ -60,6 +60,13 @@ pub struct SourceMapping {
     pub path: String,
 }
 
+/// The directory of a repository file (`""` at the root).
+pub(crate) fn parent_dir(file: &str) -> String {
+    file.rsplit_once('/')
+        .map(|(dir, _)| dir.to_string())
+        .unwrap_or_default()
+}
+
 /// The group of Flux Kustomization objects.
 pub const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 

@@ -4,7 +4,7 @@
 //! holds the instance's own file shows which directory the artifact is built
 //! from.
 
-use super::entries::parent_dir;
+use super::parent_dir;
 use super::walk::EntryPoint;
 use super::{LocalSource, LocalSources, tier_from};
 use crate::model::{Entry, Span, TierState};

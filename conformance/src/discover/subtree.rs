@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use super::LocalSource;
-use super::entries::parent_dir;
+use super::parent_dir;
 use crate::repo::{self, RepoIndex};
 
 /// One inferred root, with the reason in words.

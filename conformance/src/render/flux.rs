@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 
+pub use super::paths::is_remote;
 use super::reach::reach_tree;
 pub use super::reach::{Reach, generated_resources, reach};
 use super::{Kustomize, Tree};
@@ -215,7 +216,7 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             for (key, value) in first.as_map() {
-                match crate::render::native::canonical_field(key) {
+                match super::paths::canonical_field(key) {
                     Some(field) => doc.set(field, value.clone()),
                     None => {
                         let line = key_line(&text, key).unwrap_or(value.line);
@@ -237,7 +238,7 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
         None => {
             let resources: Vec<Node> = generated_resources(artifact, path)
                 .iter()
-                .map(|r| s(&format!("./{}", super::native::relative_str(path, r))))
+                .map(|r| s(&format!("./{}", super::paths::relative_str(path, r))))
                 .collect();
             let mut doc = Node::new(Value::Map(Vec::new()));
             doc.set("apiVersion", s("kustomize.config.k8s.io/v1beta1"));
@@ -760,33 +761,9 @@ fn check_decodable<'f>(
     Ok(())
 }
 
-/// kustomize's idea of a remote reference: a URL or a git address.
-pub fn is_remote(reference: &str) -> bool {
-    let r = reference.trim();
-    r.contains("://")
-        || r.starts_with("git@")
-        || r.starts_with("git::")
-        || r.starts_with("gh:")
-        || r.starts_with("github.com/")
-        || r.starts_with("github.com:")
-        || r.starts_with("gitlab.com/")
-        || r.starts_with("bitbucket.org/")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn relative_paths_climb_then_descend() {
-        use crate::render::native::relative_str;
-        assert_eq!(
-            relative_str("clusters/prod", "apps/x.yaml"),
-            "../../apps/x.yaml"
-        );
-        assert_eq!(relative_str("a/b", "a/b/c"), "c");
-        assert_eq!(relative_str("", "a/b"), "a/b");
-    }
 
     #[test]
     fn local_relative_components() {
@@ -794,16 +771,5 @@ mod tests {
         assert!(!is_local_relative("https://github.com/x/y"));
         assert!(!is_local_relative("GitHub.com/x/y"));
         assert!(!is_local_relative("/abs"));
-    }
-
-    #[test]
-    fn remote_references_are_recognised() {
-        assert!(is_remote("https://github.com/x/y//config?ref=v1"));
-        assert!(is_remote(
-            "github.com/kubernetes-csi/external-snapshotter/client/config/crd?ref=v8.2.0"
-        ));
-        assert!(is_remote("git@github.com:x/y.git"));
-        assert!(!is_remote("../base"));
-        assert!(!is_remote("./crds.yaml"));
     }
 }

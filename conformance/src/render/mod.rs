@@ -14,6 +14,7 @@
 pub mod external;
 pub mod flux;
 pub mod native;
+pub mod paths;
 pub mod reach;
 
 use std::borrow::Cow;

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::Tree;
-use super::flux::is_remote;
+use super::paths::is_remote;
 use crate::model::Span;
 use crate::repo;
 use crate::yaml::Node;
@@ -86,7 +86,7 @@ fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
 fn field<'n>(doc: &'n Node, name: &str) -> Option<&'n Node> {
     doc.as_map()
         .iter()
-        .find(|(k, _)| crate::render::native::canonical_field(k) == Some(name))
+        .find(|(k, _)| super::paths::canonical_field(k) == Some(name))
         .map(|(_, v)| v)
 }
 

@@ -121,3 +121,22 @@ pub fn set_pairs(
         });
     }
 }
+
+/// Field specs written under `key` (`fieldSpecs` in a transformer config,
+/// `fields` in a kustomization's `labels` entry).
+pub fn specs_at<'a>(config: &'a Node, key: &str) -> Vec<FieldSpec<'a>> {
+    config
+        .get(key)
+        .map(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| {
+            Some(FieldSpec {
+                group: s.get("group").and_then(Node::as_str),
+                kind: s.get("kind").and_then(Node::as_str),
+                path: s.get("path").and_then(Node::as_str)?,
+                create: s.get("create").and_then(Node::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
+}

@@ -2,6 +2,7 @@
 
 use super::{Origin, Res};
 use crate::render::Tree;
+use crate::render::paths::canonical_field;
 use crate::repo::artifact::DocError;
 use crate::yaml::{Node, Value};
 
@@ -57,56 +58,6 @@ const UNSUPPORTED: &[&str] = &[
 
 /// Fields that do not change the built objects.
 const IGNORED: &[&str] = &["apiVersion", "kind", "metadata", "sortOptions"];
-
-/// Every field of kustomize's `types.Kustomization`, as its JSON tags spell
-/// them. kustomize (and Flux, when it rewrites the file) decodes with
-/// `encoding/json`, which matches field names case-insensitively.
-pub const FIELDS: &[&str] = &[
-    "apiVersion",
-    "kind",
-    "metadata",
-    "openapi",
-    "namePrefix",
-    "nameSuffix",
-    "namespace",
-    "commonLabels",
-    "labels",
-    "commonAnnotations",
-    "patchesStrategicMerge",
-    "patchesJson6902",
-    "patches",
-    "images",
-    "imageTags",
-    "replacements",
-    "replicas",
-    "vars",
-    "sortOptions",
-    "resources",
-    "components",
-    "crds",
-    "bases",
-    "configMapGenerator",
-    "secretGenerator",
-    "helmGlobals",
-    "helmCharts",
-    "helmChartInflationGenerator",
-    "generatorOptions",
-    "configurations",
-    "generators",
-    "transformers",
-    "validators",
-    "buildMetadata",
-];
-
-/// The field a key of a kustomization file names, matched as
-/// `encoding/json` does (an exact match first, else case-insensitively).
-pub fn canonical_field(key: &str) -> Option<&'static str> {
-    FIELDS
-        .iter()
-        .find(|f| **f == key)
-        .or_else(|| FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)))
-        .copied()
-}
 
 /// The documents of a YAML file of the build, with the loader's message
 /// (naming the file) on failure.

@@ -27,9 +27,10 @@ mod load;
 mod nameref;
 mod patch;
 mod plugins;
+mod steps;
 mod transform;
 
-pub use load::{FIELDS, canonical_field};
+pub use crate::render::paths::{FIELDS, canonical_field, relative_str};
 pub use patch::selector::go_regex;
 
 use super::{Kustomize, Tree};
@@ -424,7 +425,7 @@ impl Builder<'_> {
             }
             acc = self.build_dir(&path, acc, true)?;
         }
-        transform::run(k, self.tree, dir, file, &mut acc)?;
+        steps::run(k, self.tree, dir, file, &mut acc)?;
         Ok(acc)
     }
 
@@ -519,17 +520,6 @@ pub fn relative(from: &std::path::Path, to: &std::path::Path) -> std::path::Path
         out.push(part.as_os_str());
     }
     out
-}
-
-/// The repository path `to` relative to the repository directory `from`
-/// (`/`-separated, `..` where it climbs).
-pub fn relative_str(from: &str, to: &str) -> String {
-    let from: Vec<&str> = from.split('/').filter(|s| !s.is_empty()).collect();
-    let to: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out: Vec<&str> = vec![".."; from.len() - common];
-    out.extend(&to[common..]);
-    out.join("/")
 }
 
 /// Applies one inline kustomize patch (`patch:` text and optional `target:`

@@ -45,26 +45,7 @@ fn builtin_kind(config: &Node, at: &str) -> Result<String, String> {
 
 /// The field specs a config gives.
 fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
-    specs_at(config, "fieldSpecs")
-}
-
-/// Field specs written under `key` (`fieldSpecs` in a transformer config,
-/// `fields` in a kustomization's `labels` entry).
-pub(super) fn specs_at<'a>(config: &'a Node, key: &str) -> Vec<FieldSpec<'a>> {
-    config
-        .get(key)
-        .map(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|s| {
-            Some(FieldSpec {
-                group: s.get("group").and_then(Node::as_str),
-                kind: s.get("kind").and_then(Node::as_str),
-                path: s.get("path").and_then(Node::as_str)?,
-                create: s.get("create").and_then(Node::as_bool).unwrap_or(false),
-            })
-        })
-        .collect()
+    super::fields::specs_at(config, "fieldSpecs")
 }
 
 /// Runs one `transformers:` entry.

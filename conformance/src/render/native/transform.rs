@@ -1,8 +1,9 @@
-//! The builtin transformers, in kustomize's order (kusttarget_configplugin.go
-//! configureBuiltinTransformers).
+//! The builtin transformers kustomize runs for a kustomization's own fields
+//! and for `transformers:` entries alike: patches, namespace, name affixes,
+//! labels and annotations, replicas, images. `steps.rs` runs them in
+//! kustomize's order.
 
 use super::fields::{FieldSpec, set_pairs, visit};
-use super::load::Kustomization;
 use super::patch::{self, Patch, Selector};
 use super::{Res, is_cluster_scoped, same_id};
 use crate::yaml::{Node, Value};
@@ -16,82 +17,9 @@ pub struct Cx<'t> {
 }
 
 impl Cx<'_> {
-    fn at(&self, n: &Node) -> String {
+    pub(super) fn at(&self, n: &Node) -> String {
         format!("{}:{}", self.file, n.line)
     }
-}
-
-pub fn run(
-    k: &Kustomization,
-    tree: &crate::render::Tree,
-    dir: &str,
-    file: &str,
-    acc: &mut Vec<Res>,
-) -> Result<(), String> {
-    let cx = Cx { tree, dir, file };
-    // 1. patchesStrategicMerge: paths or inline documents, matched by id.
-    for entry in &k.patches_strategic_merge {
-        strategic_merge_entry(&cx, acc, entry)?;
-    }
-    // 2. patches.
-    for entry in &k.patches {
-        patch_entry(&cx, acc, entry)?;
-    }
-    // 3. namespace.
-    if let Some(ns) = &k.namespace {
-        namespace(acc, ns)?;
-    }
-    // 4, 5. namePrefix, nameSuffix.
-    if let Some(prefix) = k.name_prefix.as_deref().filter(|p| !p.is_empty()) {
-        affix(acc, prefix, true);
-    }
-    if let Some(suffix) = k.name_suffix.as_deref().filter(|p| !p.is_empty()) {
-        affix(acc, suffix, false);
-    }
-    // 6. labels entries, then commonLabels.
-    for entry in &k.labels {
-        let pairs = pairs(entry.get("pairs"));
-        let mut specs: Vec<FieldSpec> = vec![FieldSpec::any("metadata/labels", true)];
-        if entry.get("includeSelectors").and_then(Node::as_bool) == Some(true) {
-            specs.extend_from_slice(COMMON_LABELS);
-        } else if entry.get("includeTemplates").and_then(Node::as_bool) == Some(true) {
-            specs.extend_from_slice(TEMPLATE_LABELS);
-        }
-        // `fields`: more field specs, added to the defaults above
-        // (kustomize's labels entry `FieldSpecs`).
-        specs.extend(super::plugins::specs_at(entry, "fields"));
-        set_all(acc, &specs, &pairs);
-    }
-    if let Some(labels) = &k.common_labels {
-        let pairs = pairs(Some(labels));
-        set_all(acc, &[FieldSpec::any("metadata/labels", true)], &pairs);
-        set_all(acc, COMMON_LABELS, &pairs);
-    }
-    // 7. commonAnnotations.
-    if let Some(annotations) = &k.common_annotations {
-        set_all(acc, COMMON_ANNOTATIONS, &pairs(Some(annotations)));
-    }
-    // 8. patchesJson6902.
-    for entry in &k.patches_json6902 {
-        json6902_entry(&cx, acc, entry, entry.get("patch").or(entry.get("jsonOp")))?;
-    }
-    // 9. replicas.
-    for entry in &k.replicas {
-        replicas(acc, entry, REPLICA_KINDS).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
-    }
-    // 10. images.
-    for entry in &k.images {
-        images(acc, entry).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
-    }
-    // 11. replacements.
-    if !k.replacements.is_empty() {
-        super::generate::replacements(acc, &k.replacements, tree, dir, file)?;
-    }
-    // 12. the `transformers:` entries, in order.
-    for entry in &k.transformers {
-        super::plugins::transform(&cx, acc, entry)?;
-    }
-    Ok(())
 }
 
 /// Sets `pairs` at `specs` in every resource (labels, annotations).
