@@ -46,13 +46,16 @@ impl Outcome {
     pub fn warnings(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| f.severity == rules::Severity::Warning && f.waived.is_none())
+            .filter(|f| f.severity() == rules::Severity::Warning && f.waived().is_none())
             .count()
     }
 
     /// Findings accepted by a waiver.
     pub fn waived(&self) -> usize {
-        self.findings.iter().filter(|f| f.waived.is_some()).count()
+        self.findings
+            .iter()
+            .filter(|f| f.waived().is_some())
+            .count()
     }
 }
 
@@ -81,7 +84,7 @@ pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome
     };
     stat("rules", started);
     if !options.clusters.is_empty() {
-        findings.retain(|f| options.clusters.contains(&f.cluster));
+        findings.retain(|f| options.clusters.iter().any(|c| c == f.cluster()));
     }
     let renderer = session.renderer_name();
     let fallbacks = session.fallbacks();

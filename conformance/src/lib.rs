@@ -40,7 +40,7 @@
 //!     base: None,
 //! })?;
 //! for finding in &outcome.findings {
-//!     println!("{} {}: {}", finding.rule, finding.cluster, finding.message);
+//!     println!("{} {}: {}", finding.rule(), finding.cluster(), finding.message());
 //! }
 //! # Ok::<(), conformance::check::SessionError>(())
 //! ```

@@ -401,7 +401,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Explain { rule } => {
             let Some(found) = rules::by_id(&rule) else {
-                let known: Vec<&str> = rules::all().iter().map(|r| r.id()).collect();
+                let known: Vec<&str> = rules::all().iter().map(|r| r.id().as_str()).collect();
                 anyhow::bail!("unknown rule `{rule}`; rules: {}", known.join(", "));
             };
             print(&format!(

@@ -15,7 +15,11 @@ fn of<'o>(
     outcome: &'o conformance::check::Outcome,
     rule: &str,
 ) -> Vec<&'o conformance::rules::Finding> {
-    outcome.findings.iter().filter(|f| f.rule == rule).collect()
+    outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == rule)
+        .collect()
 }
 
 /// A gotk-components.yaml whose Kustomization CRD serves only v1.
@@ -51,16 +55,16 @@ fn a_flux_version_the_installed_crd_no_longer_serves_is_removed() {
     let removed = of(&outcome, "api-removed");
     assert_eq!(removed.len(), 1, "{}", all(&outcome));
     let f = removed[0];
-    assert_eq!(f.object.as_deref(), Some("Kustomization/flux-system/apps"));
+    assert_eq!(f.object(), Some("Kustomization/flux-system/apps"));
     assert!(
-        f.message.contains("kustomize.toolkit.fluxcd.io/v1beta2"),
+        f.message().contains("kustomize.toolkit.fluxcd.io/v1beta2"),
         "{}",
-        f.message
+        f.message()
     );
     assert!(
-        f.fix.contains("kustomize.toolkit.fluxcd.io/v1") && f.fix.contains("flux migrate"),
+        f.fix().contains("kustomize.toolkit.fluxcd.io/v1") && f.fix().contains("flux migrate"),
         "{}",
-        f.fix
+        f.fix()
     );
 }
 
@@ -94,21 +98,18 @@ fn flux_versions_follow_the_installed_release_without_crds_in_git() {
     let removed = of(&outcome, "api-removed");
     let deprecated = of(&outcome, "api-deprecated");
     assert_eq!(removed.len(), 1, "{}", all(&outcome));
-    assert_eq!(
-        removed[0].object.as_deref(),
-        Some("HelmRelease/default/old")
-    );
+    assert_eq!(removed[0].object(), Some("HelmRelease/default/old"));
     assert!(
-        removed[0].message.contains("Flux v2.7.5"),
+        removed[0].message().contains("Flux v2.7.5"),
         "{}",
-        removed[0].message
+        removed[0].message()
     );
     assert_eq!(deprecated.len(), 1, "{}", all(&outcome));
-    assert_eq!(deprecated[0].severity, Severity::Warning);
+    assert_eq!(deprecated[0].severity(), Severity::Warning);
     assert!(
-        deprecated[0].message.contains("removed in v2.8.0"),
+        deprecated[0].message().contains("removed in v2.8.0"),
         "{}",
-        deprecated[0].message
+        deprecated[0].message()
     );
 }
 
@@ -147,12 +148,16 @@ fn built_in_versions_follow_the_clusters_kubernetes() {
     assert_eq!(removed.len(), 1, "{}", all(&outcome));
     assert!(
         removed[0]
-            .message
+            .message()
             .contains("Kubernetes 1.31 (talos/talconfig.yaml:2)"),
         "{}",
-        removed[0].message
+        removed[0].message()
     );
-    assert!(removed[0].fix.contains("batch/v1"), "{}", removed[0].fix);
+    assert!(
+        removed[0].fix().contains("batch/v1"),
+        "{}",
+        removed[0].fix()
+    );
 }
 
 #[test]
@@ -177,30 +182,40 @@ fn a_custom_resource_breaking_its_crd_schema_is_reported_at_the_field() {
     );
     let outcome = run(root);
     let v = of(&outcome, "schema-violation");
-    let messages: Vec<&str> = v.iter().map(|f| f.message.as_str()).collect();
+    let messages: Vec<&str> = v.iter().map(|f| f.message()).collect();
     assert_eq!(v.len(), 3, "{}", all(&outcome));
-    let size = v.iter().find(|f| f.message.contains("spec.size")).unwrap();
+    let size = v
+        .iter()
+        .find(|f| f.message().contains("spec.size"))
+        .unwrap();
     assert!(
-        size.message.contains("expected integer, got string \"3\""),
+        size.message()
+            .contains("expected integer, got string \"3\""),
         "{messages:?}"
     );
-    assert_eq!(size.at.as_ref().unwrap().line, 7);
-    assert_eq!(size.severity, Severity::Error);
+    assert_eq!(size.at().unwrap().line, 7);
+    assert_eq!(size.severity(), Severity::Error);
     assert!(
-        size.related
+        size.related()
             .iter()
             .any(|(s, _)| s.file == "apps/crd.yaml" && s.line == 22),
         "{:?}",
-        size.related
+        size.related()
     );
-    let color = v.iter().find(|f| f.message.contains("spec.color")).unwrap();
+    let color = v
+        .iter()
+        .find(|f| f.message().contains("spec.color"))
+        .unwrap();
     assert!(
-        color.message.contains("is not one of red, blue"),
+        color.message().contains("is not one of red, blue"),
         "{}",
-        color.message
+        color.message()
     );
-    let shape = v.iter().find(|f| f.message.contains("spec.shape")).unwrap();
-    assert_eq!(shape.severity, Severity::Warning, "pruned, not rejected");
+    let shape = v
+        .iter()
+        .find(|f| f.message().contains("spec.shape"))
+        .unwrap();
+    assert_eq!(shape.severity(), Severity::Warning, "pruned, not rejected");
 }
 
 #[test]
@@ -221,27 +236,27 @@ fn a_built_in_with_a_misspelled_field_or_a_wrong_type_is_an_error() {
     let outcome = run(root);
     let v = of(&outcome, "schema-violation");
     assert_eq!(v.len(), 2, "{}", all(&outcome));
-    assert!(v.iter().all(|f| f.severity == Severity::Error));
+    assert!(v.iter().all(|f| f.severity() == Severity::Error));
     let replica = v
         .iter()
-        .find(|f| f.message.contains("spec.replica:"))
+        .find(|f| f.message().contains("spec.replica:"))
         .unwrap();
     assert!(
-        replica.message.contains("unknown field"),
+        replica.message().contains("unknown field"),
         "{}",
-        replica.message
+        replica.message()
     );
-    assert_eq!(replica.at.as_ref().unwrap().line, 7);
+    assert_eq!(replica.at().unwrap().line, 7);
     let env = v
         .iter()
-        .find(|f| f.message.contains("env[0].value"))
+        .find(|f| f.message().contains("env[0].value"))
         .unwrap();
     assert!(
-        env.message.contains("expected string, got integer 8080"),
+        env.message().contains("expected string, got integer 8080"),
         "{}",
-        env.message
+        env.message()
     );
-    assert_eq!(env.at.as_ref().unwrap().line, 19);
+    assert_eq!(env.at().unwrap().line, 19);
 }
 
 #[test]

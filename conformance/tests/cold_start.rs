@@ -63,7 +63,11 @@ fn found<'o>(
     outcome: &'o conformance::check::Outcome,
     rule: &str,
 ) -> Vec<&'o conformance::rules::Finding> {
-    outcome.findings.iter().filter(|f| f.rule == rule).collect()
+    outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == rule)
+        .collect()
 }
 
 /// The widgets CRD in tier `crds`, a Widget in tier `apps`.
@@ -93,15 +97,15 @@ fn a_kind_from_an_unordered_tier_is_a_race_with_its_delay() {
     let race = found(&outcome, "cold-start-race");
     assert_eq!(race.len(), 1, "{}", all(&outcome));
     let f = race[0];
-    assert_eq!(f.severity, Severity::Warning);
-    assert_eq!(f.kustomization, "apps");
+    assert_eq!(f.severity(), Severity::Warning);
+    assert_eq!(f.kustomization(), "apps");
     assert!(
-        f.message.contains("not ordered after crds"),
+        f.message().contains("not ordered after crds"),
         "{}",
-        f.message
+        f.message()
     );
-    assert!(f.why.contains("retries every 2m"), "{}", f.why);
-    assert_eq!(f.fix, "add `dependsOn: crds` to apps");
+    assert!(f.why().contains("retries every 2m"), "{}", f.why());
+    assert_eq!(f.fix(), "add `dependsOn: crds` to apps");
 }
 
 #[test]
@@ -122,19 +126,19 @@ fn a_provider_that_depends_on_its_consumer_is_a_deadlock_with_the_chain() {
     let errors = found(&outcome, "crd-unavailable");
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
     let f = errors[0];
-    assert_eq!(f.kustomization, "apps");
+    assert_eq!(f.kustomization(), "apps");
     assert!(
-        f.message.contains("crds depends on apps")
-            && f.message.contains("crds can only apply after apps"),
+        f.message().contains("crds depends on apps")
+            && f.message().contains("crds can only apply after apps"),
         "{}",
-        f.message
+        f.message()
     );
     // The obvious fix (apps dependsOn crds) would close a cycle.
     assert!(
-        f.fix
+        f.fix()
             .starts_with("move CustomResourceDefinition widgets.example.com out of crds"),
         "{}",
-        f.fix
+        f.fix()
     );
     assert!(
         found(&outcome, "cold-start-race").is_empty(),
@@ -164,9 +168,9 @@ fn a_provider_rendered_by_its_consumer_is_a_deadlock() {
     let errors = found(&outcome, "crd-unavailable");
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
     assert!(
-        errors[0].message.contains("crds is applied by apps"),
+        errors[0].message().contains("crds is applied by apps"),
         "{}",
-        errors[0].message
+        errors[0].message()
     );
 }
 
@@ -194,11 +198,11 @@ fn needs_that_loop_across_tiers_are_a_deadlock_on_both() {
     let outcome = run(root);
     let errors = found(&outcome, "crd-unavailable");
     assert_eq!(errors.len(), 2, "{}", all(&outcome));
-    let a = errors.iter().find(|f| f.kustomization == "a").unwrap();
+    let a = errors.iter().find(|f| f.kustomization() == "a").unwrap();
     assert!(
-        a.message.contains("but b needs alpha.io/Alpha from a"),
+        a.message().contains("but b needs alpha.io/Alpha from a"),
         "{}",
-        a.message
+        a.message()
     );
 }
 
@@ -226,9 +230,9 @@ fn a_child_that_depends_on_its_waiting_parent_is_a_dependency_cycle() {
     let cycles = found(&outcome, "dependency-cycle");
     assert_eq!(cycles.len(), 2, "{}", all(&outcome));
     assert!(
-        cycles[0].message.contains("child → parent ⇢ child"),
+        cycles[0].message().contains("child → parent ⇢ child"),
         "{}",
-        cycles[0].message
+        cycles[0].message()
     );
     // Without the wait there is no cycle.
     let text = std::fs::read_to_string(root.join("clusters/prod/tiers.yaml")).unwrap();
@@ -326,13 +330,13 @@ fn wait_on_a_trigger_kstatus_cannot_read_is_a_health_gate_with_a_fix_that_works(
     let gates = found(&outcome, "health-gate");
     assert_eq!(gates.len(), 1, "{}", all(&outcome));
     let f = gates[0];
-    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.severity(), Severity::Warning);
     assert!(
-        f.message.contains("kstatus reads it as Current"),
+        f.message().contains("kstatus reads it as Current"),
         "{}",
-        f.message
+        f.message()
     );
-    let yaml = f.detail.as_deref().unwrap();
+    let yaml = f.detail().unwrap();
     assert!(
         yaml.contains("healthCheckExprs:") && yaml.contains("current: status.phase == 'Deployed'"),
         "{yaml}"
@@ -370,9 +374,9 @@ fn no_health_check_at_all_is_a_health_gate() {
     let gates = found(&outcome, "health-gate");
     assert_eq!(gates.len(), 1, "{}", all(&outcome));
     assert!(
-        gates[0].message.contains("has no health check"),
+        gates[0].message().contains("has no health check"),
         "{}",
-        gates[0].message
+        gates[0].message()
     );
 }
 
@@ -413,23 +417,23 @@ fn a_suspended_dependency_stops_its_dependents() {
     let outcome = run(root);
     let suspended = found(&outcome, "dependency-suspended");
     assert_eq!(suspended.len(), 1, "{}", all(&outcome));
-    assert_eq!(suspended[0].kustomization, "apps");
+    assert_eq!(suspended[0].kustomization(), "apps");
     assert!(
         suspended[0]
-            .message
+            .message()
             .contains("neither does the Kustomization after it"),
         "{}",
-        suspended[0].message
+        suspended[0].message()
     );
     // A kind from a suspended tier never exists.
     let kinds = found(&outcome, "crd-unavailable");
     assert_eq!(kinds.len(), 1, "{}", all(&outcome));
     assert!(
         kinds[0]
-            .message
+            .message()
             .contains("crds never applies on a cold start: it is suspended"),
         "{}",
-        kinds[0].message
+        kinds[0].message()
     );
 }
 
@@ -481,10 +485,10 @@ fn a_kind_an_unchecked_tier_may_provide_is_a_possible_race() {
     assert_eq!(races.len(), 1, "{}", all(&outcome));
     assert!(
         races[0]
-            .message
+            .message()
             .contains("may come from vendor, which was not checked"),
         "{}",
-        races[0].message
+        races[0].message()
     );
     // Ordered after the unchecked tier: nothing to say.
     write(
@@ -544,19 +548,16 @@ fn a_datavolume_racing_its_storage_class_is_harmed_for_good_a_claim_is_not() {
     let outcome = run(root);
     let permanent = found(&outcome, "unresolved-reference");
     assert_eq!(permanent.len(), 1, "{}", all(&outcome));
-    assert_eq!(
-        permanent[0].object.as_deref(),
-        Some("DataVolume/default/root")
-    );
+    assert_eq!(permanent[0].object(), Some("DataVolume/default/root"));
     assert!(
-        permanent[0].why.contains("a race lost for good"),
+        permanent[0].why().contains("a race lost for good"),
         "{}",
-        permanent[0].why
+        permanent[0].why()
     );
     let races = found(&outcome, "cold-start-race");
     assert_eq!(races.len(), 1, "{}", all(&outcome));
     assert_eq!(
-        races[0].object.as_deref(),
+        races[0].object(),
         Some("PersistentVolumeClaim/default/data")
     );
 }
@@ -594,12 +595,12 @@ fn a_dependson_fix_that_would_close_a_cycle_says_what_to_move() {
     let races = found(&outcome, "cold-start-race");
     assert_eq!(races.len(), 1, "{}", all(&outcome));
     assert!(
-        races[0].fix.contains("would close a cycle")
+        races[0].fix().contains("would close a cycle")
             && races[0]
-                .fix
+                .fix()
                 .contains("move StorageClass/fast out of storage"),
         "{}",
-        races[0].fix
+        races[0].fix()
     );
 }
 
@@ -615,7 +616,7 @@ fn severity_in_conformance_yaml_raises_a_race_to_an_error() {
     let outcome = run(dir.path());
     assert_eq!(outcome.errors(), 1, "{}", all(&outcome));
     assert_eq!(
-        found(&outcome, "cold-start-race")[0].severity,
+        found(&outcome, "cold-start-race")[0].severity(),
         Severity::Error
     );
 }
@@ -673,7 +674,11 @@ fn unrelated_clusters_are_not_compared_overlays_are() {
     let outcome = run(root);
     let parity = found(&outcome, "graph-parity");
     assert_eq!(parity.len(), 1, "{}", all(&outcome));
-    assert!(parity[0].message.contains("media"), "{}", parity[0].message);
+    assert!(
+        parity[0].message().contains("media"),
+        "{}",
+        parity[0].message()
+    );
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO);
     assert!(
         human.contains("parity: compared {home, home-staging}")
@@ -765,19 +770,19 @@ fn a_resource_set_may_generate_what_nothing_else_provides() {
     let missing = outcome
         .findings
         .iter()
-        .find(|f| f.rule == "dependency-missing")
+        .find(|f| f.rule() == conformance::rules::RuleId::DependencyMissing)
         .expect("a dependency-missing warning");
     assert!(
-        missing
-            .detail
-            .as_deref()
-            .is_some_and(|d| d.contains("ResourceSet")),
+        missing.detail().is_some_and(|d| d.contains("ResourceSet")),
         "{missing:#?}"
     );
     // restore is ordered after platform, which may provide velero.io: no
     // kind finding at all.
     assert!(
-        !outcome.findings.iter().any(|f| f.rule == "crd-unavailable"),
+        !outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::CrdUnavailable),
         "{:#?}",
         outcome.findings
     );

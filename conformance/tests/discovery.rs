@@ -89,12 +89,12 @@ fn depends_on_defaults_to_the_dependents_namespace() {
     );
     let finding = &outcome.findings[0];
     assert!(
-        finding.fix.contains("add `namespace: infra-system`"),
+        finding.fix().contains("add `namespace: infra-system`"),
         "{}",
-        finding.fix
+        finding.fix()
     );
     assert_eq!(
-        finding.at.as_ref().unwrap().line,
+        finding.at().unwrap().line,
         46,
         "the `- name: infra` entry of web"
     );
@@ -290,12 +290,12 @@ fn a_file_flux_cannot_decode_fails_the_tier_at_its_line() {
     );
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
-    let at = outcome.findings[0].at.as_ref().unwrap();
+    let at = outcome.findings[0].at().unwrap();
     assert_eq!((at.file.as_str(), at.line), ("apps/a.yaml", 9));
     assert!(
-        outcome.findings[0].message.contains("missing kind"),
+        outcome.findings[0].message().contains("missing kind"),
         "{}",
-        outcome.findings[0].message
+        outcome.findings[0].message()
     );
 }
 
@@ -328,17 +328,17 @@ fn missing_path_is_render_failed_and_remote_base_is_its_own_finding_without_netw
     );
     assert!(
         outcome.findings[0]
-            .message
+            .message()
             .contains("kustomization path not found: ./nowhere")
     );
     let remote = &outcome.findings[1];
     assert!(
-        remote.message.contains("github.com/kubernetes-csi"),
+        remote.message().contains("github.com/kubernetes-csi"),
         "{}",
-        remote.message
+        remote.message()
     );
-    assert_eq!(remote.at.as_ref().unwrap().file, "snap/kustomization.yaml");
-    assert_eq!(remote.at.as_ref().unwrap().line, 2);
+    assert_eq!(remote.at().unwrap().file, "snap/kustomization.yaml");
+    assert_eq!(remote.at().unwrap().line, 2);
     let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "remote")];
     assert!(
         matches!(&tier.state, TierState::NotChecked(reason) if reason.contains("remote bases"))
@@ -371,7 +371,7 @@ fn a_kustomization_defined_by_two_parents_is_one_tier_and_a_duplicate() {
     assert_eq!(prod.tiers.len(), 4);
     assert_eq!(rules(&outcome), [("duplicate-object", "prod", "b")]);
     assert_eq!(
-        outcome.findings[0].object.as_deref(),
+        outcome.findings[0].object(),
         Some("Kustomization/flux-system/child")
     );
 }
@@ -579,7 +579,7 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
     );
     let native = run(root);
     assert_eq!(rules(&native), [("render-failed", "prod", "apps")]);
-    let message = &native.findings[0].message;
+    let message = &native.findings[0].message();
     assert!(
         message.contains("unsupported: vars in apps/kustomization.yaml:4"),
         "{message}"
@@ -625,11 +625,11 @@ fn symlinks_out_of_the_repository_are_reported_not_followed() {
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
     assert!(
-        outcome.findings[0].message.contains(
+        outcome.findings[0].message().contains(
             "is a symlink, and source-controller archives regular files and directories only"
         ),
         "{}",
-        outcome.findings[0].message
+        outcome.findings[0].message()
     );
 }
 
@@ -649,10 +649,10 @@ fn cyclic_kustomizations_are_a_clear_error() {
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
     assert!(
         outcome.findings[0]
-            .message
+            .message()
             .contains("cyclic kustomization reference"),
         "{}",
-        outcome.findings[0].message
+        outcome.findings[0].message()
     );
 }
 
@@ -679,7 +679,7 @@ fn a_bad_patch_names_its_file_and_line() {
     );
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
-    let message = &outcome.findings[0].message;
+    let message = &outcome.findings[0].message();
     assert!(
         message.contains("fix.yaml") && message.contains("apps/kustomization.yaml:4"),
         "{message}"
@@ -747,8 +747,7 @@ fn malformed_inputs_never_panic() {
                 );
                 assert!(
                     o.findings[0]
-                        .at
-                        .as_ref()
+                        .at()
                         .is_some_and(|a| a.file.starts_with("apps/")),
                     "case {i}: {:#?}",
                     o.findings[0]
@@ -1391,10 +1390,13 @@ fn a_bootstrap_sync_that_leaves_flux_system_out_of_its_path_is_still_an_entry() 
     let api: Vec<_> = outcome
         .findings
         .iter()
-        .filter(|f| f.rule.starts_with("api-") && f.cluster == "dev")
+        .filter(|f| f.rule().as_str().starts_with("api-") && f.cluster() == "dev")
         .collect();
     assert!(
-        !api.is_empty() && api.iter().all(|f| f.rule == "api-deprecated"),
+        !api.is_empty()
+            && api
+                .iter()
+                .all(|f| f.rule() == conformance::rules::RuleId::ApiDeprecated),
         "{:#?}",
         api
     );

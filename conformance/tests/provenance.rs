@@ -122,7 +122,7 @@ fn a_helmfile_of_other_charts_excuses_nothing() {
     let outcome = run(root);
     let errors = errors(&outcome);
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
-    assert_eq!(errors[0].rule, "second-order-crd");
+    assert_eq!(errors[0].rule(), conformance::rules::RuleId::SecondOrderCrd);
 }
 
 #[test]
@@ -148,7 +148,10 @@ fn crds_only_helmfiles_install_crds_not_namespaces() {
     let outcome = run(root);
     // The CRD is there; the namespace is not.
     assert!(
-        outcome.findings.iter().all(|f| f.rule != "crd-unavailable"),
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != conformance::rules::RuleId::CrdUnavailable),
         "{}",
         all(&outcome)
     );
@@ -156,7 +159,7 @@ fn crds_only_helmfiles_install_crds_not_namespaces() {
         outcome
             .findings
             .iter()
-            .any(|f| f.rule == "namespace-missing"),
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
         "{}",
         all(&outcome)
     );
@@ -325,9 +328,9 @@ fn install_crds_skip_on_a_crds_directory_chart_installs_none() {
     let errors = errors(&outcome);
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
     assert!(
-        errors[0].message.contains("nothing provides it"),
+        errors[0].message().contains("nothing provides it"),
         "{}",
-        errors[0].message
+        errors[0].message()
     );
     // With the default policy it is installed.
     write(
@@ -458,14 +461,24 @@ fn an_uncatalogued_chart_that_matches_the_group_is_probable_never_an_error() {
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
     let f = &outcome.findings[0];
-    assert_eq!((f.rule, f.severity), ("crd-unavailable", Severity::Warning));
-    assert!(f.message.contains("chart acme-operator"), "{}", f.message);
+    assert_eq!(
+        (f.rule(), f.severity()),
+        (
+            conformance::rules::RuleId::CrdUnavailable,
+            Severity::Warning
+        )
+    );
     assert!(
-        f.fix.contains(
+        f.message().contains("chart acme-operator"),
+        "{}",
+        f.message()
+    );
+    assert!(
+        f.fix().contains(
             "catalog.charts: [{chart: acme-operator, groups: [gizmos.acme.example.com]}]"
         ),
         "{}",
-        f.fix
+        f.fix()
     );
 }
 
@@ -523,7 +536,10 @@ fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
     );
     let outcome = run(root);
     assert_eq!(outcome.findings.len(), 1, "{}", all(&outcome));
-    assert_eq!(outcome.findings[0].rule, "health-gate");
+    assert_eq!(
+        outcome.findings[0].rule(),
+        conformance::rules::RuleId::HealthGate
+    );
 }
 
 #[test]
@@ -602,18 +618,21 @@ fn a_substitute_from_secret_an_external_secret_produces_is_ordered_by_its_tier()
     let outcome = run(root);
     let errors = errors(&outcome);
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
-    assert_eq!(errors[0].rule, "unresolved-reference");
-    assert!(
-        errors[0]
-            .message
-            .contains("Secret/flux-system/cluster-secrets"),
-        "{}",
-        errors[0].message
+    assert_eq!(
+        errors[0].rule(),
+        conformance::rules::RuleId::UnresolvedReference
     );
     assert!(
-        errors[0].message.contains("can only apply after apps"),
+        errors[0]
+            .message()
+            .contains("Secret/flux-system/cluster-secrets"),
         "{}",
-        errors[0].message
+        errors[0].message()
+    );
+    assert!(
+        errors[0].message().contains("can only apply after apps"),
+        "{}",
+        errors[0].message()
     );
 }
 
@@ -660,7 +679,8 @@ fn a_helmrelease_that_depends_on_a_release_that_never_installs_provides_nothing(
     assert!(
         errors
             .iter()
-            .any(|f| f.rule == "crd-unavailable" && f.kustomization == "users"),
+            .any(|f| f.rule() == conformance::rules::RuleId::CrdUnavailable
+                && f.kustomization() == "users"),
         "{}",
         all(&outcome)
     );
@@ -682,18 +702,21 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
     let outcome = run(root);
     let errors = errors(&outcome);
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
-    assert_eq!(errors[0].rule, "unresolved-reference");
-    assert!(
-        errors[0]
-            .message
-            .contains("ConfigMap/flux-system/cluster-vars"),
-        "{}",
-        errors[0].message
+    assert_eq!(
+        errors[0].rule(),
+        conformance::rules::RuleId::UnresolvedReference
     );
     assert!(
-        errors[0].fix.contains("catalog.preinstalled_objects"),
+        errors[0]
+            .message()
+            .contains("ConfigMap/flux-system/cluster-vars"),
         "{}",
-        errors[0].fix
+        errors[0].message()
+    );
+    assert!(
+        errors[0].fix().contains("catalog.preinstalled_objects"),
+        "{}",
+        errors[0].fix()
     );
     // Created by Terraform: fine.
     write(
@@ -758,7 +781,7 @@ fn an_azure_flux_configuration_creates_its_namespace() {
     assert!(
         errors(&outcome)
             .iter()
-            .any(|f| f.rule == "namespace-missing"),
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
         "{}",
         all(&outcome)
     );
@@ -780,7 +803,7 @@ fn an_azure_flux_configuration_creates_its_namespace() {
     assert!(
         errors(&outcome)
             .iter()
-            .any(|f| f.rule == "namespace-missing"),
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
         "{}",
         all(&outcome)
     );
@@ -813,7 +836,7 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     assert!(
         errors(&outcome)
             .iter()
-            .any(|f| f.rule == "second-order-crd"),
+            .any(|f| f.rule() == conformance::rules::RuleId::SecondOrderCrd),
         "{}",
         all(&outcome)
     );
@@ -839,7 +862,7 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     assert!(
         errors(&outcome)
             .iter()
-            .any(|f| f.rule == "second-order-crd"),
+            .any(|f| f.rule() == conformance::rules::RuleId::SecondOrderCrd),
         "{}",
         all(&outcome)
     );
@@ -882,7 +905,7 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
     );
     // Nothing shows OpenShift: its namespaces and OLM's kinds are missing.
     let outcome = run(root);
-    let rules: Vec<&str> = errors(&outcome).iter().map(|f| f.rule).collect();
+    let rules: Vec<&str> = errors(&outcome).iter().map(|f| f.rule().as_str()).collect();
     assert!(rules.contains(&"namespace-missing"), "{}", all(&outcome));
     assert!(rules.contains(&"crd-unavailable"), "{}", all(&outcome));
     // The repository configures the cluster through config.openshift.io.
@@ -899,7 +922,8 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
         outcome
             .findings
             .iter()
-            .any(|f| f.rule == "health-gate" && f.message.contains("metallb.io")),
+            .any(|f| f.rule() == conformance::rules::RuleId::HealthGate
+                && f.message().contains("metallb.io")),
         "{}",
         all(&outcome)
     );
@@ -942,7 +966,7 @@ fn a_substitute_from_configmap_the_bootstrap_applies_first_is_there_even_if_a_ti
     assert!(
         errors(&outcome)
             .iter()
-            .any(|f| f.rule == "unresolved-reference"),
+            .any(|f| f.rule() == conformance::rules::RuleId::UnresolvedReference),
         "{}",
         all(&outcome)
     );

@@ -25,7 +25,7 @@ fn messages(outcome: &conformance::check::Outcome) -> String {
     outcome
         .findings
         .iter()
-        .map(|f| format!("{}: {}", f.rule, f.message))
+        .map(|f| format!("{}: {}", f.rule(), f.message()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -61,7 +61,7 @@ fn json6902_path_of_any_shape_is_a_finding_or_a_build_not_a_panic() {
         let failed: Vec<_> = outcome
             .findings
             .iter()
-            .filter(|f| f.rule == "render-failed")
+            .filter(|f| f.rule() == conformance::rules::RuleId::RenderFailed)
             .collect();
         assert_eq!(
             failed.is_empty(),
@@ -106,16 +106,16 @@ fn a_typo_in_the_sync_kustomization_is_render_failed_not_a_lost_cluster() {
     let f = outcome
         .findings
         .iter()
-        .find(|f| f.cluster == "prod")
+        .find(|f| f.cluster() == "prod")
         .unwrap();
-    assert_eq!(f.rule, "render-failed");
-    assert_eq!(f.kustomization, "flux-system");
-    let at = f.at.as_ref().unwrap();
+    assert_eq!(f.rule(), conformance::rules::RuleId::RenderFailed);
+    assert_eq!(f.kustomization(), "flux-system");
+    let at = f.at().unwrap();
     assert_eq!(
         (at.file.as_str(), at.line),
         ("clusters/prod/kustomization.yaml", 3)
     );
-    assert!(f.message.contains("`resorces`"), "{}", f.message);
+    assert!(f.message().contains("`resorces`"), "{}", f.message());
 }
 
 /// Issue 13: configMapGenerator/secretGenerator `files` and `envs` with
@@ -137,13 +137,18 @@ fn generator_inputs_outside_the_repository_are_refused() {
         );
         let outcome = run(root);
         let f = &outcome.findings[0];
-        assert_eq!(f.rule, "render-failed", "{}", messages(&outcome));
-        assert!(
-            f.message.contains("points outside the repository"),
+        assert_eq!(
+            f.rule(),
+            conformance::rules::RuleId::RenderFailed,
             "{}",
-            f.message
+            messages(&outcome)
         );
-        assert_eq!(f.at.as_ref().unwrap().file, "apps/kustomization.yaml");
+        assert!(
+            f.message().contains("points outside the repository"),
+            "{}",
+            f.message()
+        );
+        assert_eq!(f.at().unwrap().file, "apps/kustomization.yaml");
         let objects = outcome.model.clusters[0]
             .tiers
             .values()
@@ -193,8 +198,8 @@ fn symlinks_do_not_exist_for_flux() {
         .unwrap();
     let outcome = run(root);
     let f = &outcome.findings[0];
-    assert_eq!(f.rule, "render-failed");
-    assert!(f.message.contains("is a symlink"), "{}", f.message);
+    assert_eq!(f.rule(), conformance::rules::RuleId::RenderFailed);
+    assert!(f.message().contains("is a symlink"), "{}", f.message());
     let text = format!("{:?}", outcome.model.clusters[0].tiers);
     assert!(!text.contains("leaked"));
 }
@@ -224,7 +229,7 @@ fn nesting_within_the_budget_builds_and_beyond_it_names_the_budget() {
         outcome
             .findings
             .iter()
-            .all(|f| f.rule == "schema-violation"),
+            .all(|f| f.rule() == conformance::rules::RuleId::SchemaViolation),
         "{}",
         messages(&outcome)
     );
@@ -232,7 +237,10 @@ fn nesting_within_the_budget_builds_and_beyond_it_names_the_budget() {
     write(root, "apps/cm.yaml", &deep(2000));
     let outcome = run(root);
     assert!(
-        outcome.findings.iter().all(|f| f.rule != "render-failed"),
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != conformance::rules::RuleId::RenderFailed),
         "a budget is not a Flux failure: {}",
         messages(&outcome)
     );
@@ -282,13 +290,16 @@ fn a_path_naming_a_file_says_so() {
     );
     write(root, "apps/cm.yaml", &configmap("a"));
     let outcome = run(root);
-    assert_eq!(outcome.findings[0].rule, "render-failed");
+    assert_eq!(
+        outcome.findings[0].rule(),
+        conformance::rules::RuleId::RenderFailed
+    );
     assert!(
         outcome.findings[0]
-            .message
+            .message()
             .contains("./apps/cm.yaml is a file"),
         "{}",
-        outcome.findings[0].message
+        outcome.findings[0].message()
     );
 }
 
@@ -375,12 +386,12 @@ fn a_document_that_is_not_an_object_is_blamed_on_its_own_file() {
             }
             let outcome = run(root);
             let f = &outcome.findings[0];
-            assert_eq!(f.rule, "render-failed");
+            assert_eq!(f.rule(), conformance::rules::RuleId::RenderFailed);
             assert_eq!(
-                f.at.as_ref().unwrap().file,
+                f.at().unwrap().file,
                 "apps/bad.yaml",
                 "{body:?} with kustomization {with_kustomization}: {}",
-                f.message
+                f.message()
             );
         }
     }
@@ -432,8 +443,8 @@ fn a_sourceignore_keeps_a_file_out_of_the_artifact() {
     write(root, "apps/values.yaml", "replicas: 2\n");
     let before = run(root);
     assert_eq!(
-        before.findings[0].rule,
-        "render-failed",
+        before.findings[0].rule(),
+        conformance::rules::RuleId::RenderFailed,
         "{}",
         messages(&before)
     );
@@ -472,8 +483,13 @@ fn spec_ignore_replaces_the_default_ignore_rules() {
     write(root, "clusters/prod/flux-system/gotk-sync.yaml", &sync);
     let outcome = run(root);
     let f = &outcome.findings[0];
-    assert_eq!(f.rule, "render-failed", "{}", messages(&outcome));
-    assert_eq!(f.at.as_ref().unwrap().file, "apps/.sops.yaml");
+    assert_eq!(
+        f.rule(),
+        conformance::rules::RuleId::RenderFailed,
+        "{}",
+        messages(&outcome)
+    );
+    assert_eq!(f.at().unwrap().file, "apps/.sops.yaml");
 }
 
 /// Issue 12.2: Flux writes spec.components into the path's own
@@ -548,7 +564,10 @@ fn missing_and_remote_components_as_flux_treats_them() {
     let root = dir.path();
     one_tier(root, "  components:\n    - ../components/gone\n");
     write(root, "apps/cm.yaml", &configmap("a"));
-    assert_eq!(run(root).findings[0].rule, "render-failed");
+    assert_eq!(
+        run(root).findings[0].rule(),
+        conformance::rules::RuleId::RenderFailed
+    );
     one_tier(
         root,
         "  ignoreMissingComponents: true\n  components:\n    - ../components/gone\n",
@@ -561,11 +580,16 @@ fn missing_and_remote_components_as_flux_treats_them() {
     );
     let outcome = run(root);
     let f = &outcome.findings[0];
-    assert_eq!(f.rule, "render-failed", "{}", messages(&outcome));
-    assert!(
-        f.message.contains("must be local and relative"),
+    assert_eq!(
+        f.rule(),
+        conformance::rules::RuleId::RenderFailed,
         "{}",
-        f.message
+        messages(&outcome)
+    );
+    assert!(
+        f.message().contains("must be local and relative"),
+        "{}",
+        f.message()
     );
 }
 
@@ -590,7 +614,7 @@ fn cluster_scoped_chart_kinds_need_no_namespace() {
     let rules: Vec<(&str, Option<&str>)> = outcome
         .findings
         .iter()
-        .map(|f| (f.rule, f.object.as_deref()))
+        .map(|f| (f.rule().as_str(), f.object()))
         .collect();
     assert_eq!(rules, [("namespace-unspecified", Some("Service/web"))]);
 }
@@ -691,7 +715,7 @@ fn sops_generator_inputs_as_the_decryptor_handles_them() {
             ),
         );
         let outcome = run(root);
-        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule).collect();
+        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
         assert_eq!(
             rules == ["sops-decryption"],
             finding,
@@ -771,7 +795,7 @@ fn prune_transient_only_when_a_window_exists() {
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
         })
         .unwrap();
-        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule).collect();
+        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
         assert_eq!(
             rules == ["prune-transient"],
             finding,
@@ -847,12 +871,12 @@ fn paths_below_a_subdirectory_suggest_the_root() {
     let f = outcome
         .findings
         .iter()
-        .find(|f| f.kustomization == "apps")
+        .find(|f| f.kustomization() == "apps")
         .unwrap();
     assert!(
-        f.message.contains("it exists below gitops/"),
+        f.message().contains("it exists below gitops/"),
         "{}",
-        f.message
+        f.message()
     );
 }
 
@@ -902,7 +926,10 @@ fn a_kustomization_of_another_repository_is_no_entry() {
         keycloak.state
     );
     assert!(
-        outcome.findings.iter().all(|f| f.rule != "render-failed"),
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != conformance::rules::RuleId::RenderFailed),
         "{}",
         messages(&outcome)
     );
@@ -988,7 +1015,7 @@ fn a_skipped_substitution_pass_is_a_warning_not_a_hazard() {
     let found: Vec<(&str, conformance::rules::Severity)> = outcome
         .findings
         .iter()
-        .map(|f| (f.rule, f.severity))
+        .map(|f| (f.rule().as_str(), f.severity()))
         .collect();
     assert_eq!(
         found,
@@ -1043,8 +1070,8 @@ fn substitution_strictness_follows_the_installed_flux() {
         let hazards: Vec<conformance::rules::Severity> = outcome
             .findings
             .iter()
-            .filter(|f| f.rule == "substitution-hazard")
-            .map(|f| f.severity)
+            .filter(|f| f.rule() == conformance::rules::RuleId::SubstitutionHazard)
+            .map(|f| f.severity())
             .collect();
         assert_eq!(
             hazards,
@@ -1066,9 +1093,12 @@ fn a_depends_on_entry_without_a_name_is_reported_not_dropped() {
     let outcome = run(root);
     let text = messages(&outcome);
     assert!(
-        outcome.findings.iter().any(|f| f.rule == "schema-violation"
-            && f.message
-                .contains("spec.dependsOn[0]: expected a reference with a name")),
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::SchemaViolation
+                && f.message()
+                    .contains("spec.dependsOn[0]: expected a reference with a name")),
         "{text}"
     );
 }
@@ -1091,8 +1121,8 @@ fn names_and_label_values_the_api_server_refuses_are_reported() {
     let schema: Vec<&str> = outcome
         .findings
         .iter()
-        .filter(|f| f.rule == "schema-violation")
-        .map(|f| f.message.as_str())
+        .filter(|f| f.rule() == conformance::rules::RuleId::SchemaViolation)
+        .map(|f| f.message())
         .collect();
     assert_eq!(schema.len(), 3, "{text}");
     assert!(
@@ -1145,7 +1175,7 @@ fn variables_in_a_child_kustomizations_patches_are_the_childs() {
         outcome
             .findings
             .iter()
-            .any(|f| f.rule == "substitution-unaudited"),
+            .any(|f| f.rule() == conformance::rules::RuleId::SubstitutionUnaudited),
         "{}",
         messages(&outcome)
     );
@@ -1173,9 +1203,13 @@ fn a_generator_input_url_is_a_remote_input_not_a_missing_file() {
     let outcome = run(root);
     let f: Vec<_> = outcome.findings.iter().collect();
     assert_eq!(f.len(), 1, "{}", messages(&outcome));
-    assert_eq!(f[0].rule, "remote-base");
-    assert_eq!(f[0].severity, conformance::rules::Severity::Warning);
-    assert!(f[0].message.contains("generator input"), "{}", f[0].message);
+    assert_eq!(f[0].rule(), conformance::rules::RuleId::RemoteBase);
+    assert_eq!(f[0].severity(), conformance::rules::Severity::Warning);
+    assert!(
+        f[0].message().contains("generator input"),
+        "{}",
+        f[0].message()
+    );
     // The child behind the tier is found and built.
     let prod = &outcome.model.clusters[0];
     assert!(

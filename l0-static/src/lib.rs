@@ -82,18 +82,18 @@ fn resolve(path: &Path) -> PathBuf {
 /// finding whose Kustomization is not a tier of its cluster (a parity
 /// finding about a Kustomization the cluster lacks).
 pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
-    let mut by_key: BTreeMap<(String, &str, String), Vec<&Finding>> = BTreeMap::new();
+    let mut by_key: BTreeMap<(String, rules::RuleId, String), Vec<&Finding>> = BTreeMap::new();
     for finding in &outcome.findings {
         by_key
             .entry((
-                finding.cluster.clone(),
-                finding.rule,
-                finding.kustomization.clone(),
+                finding.cluster().to_string(),
+                finding.rule(),
+                finding.kustomization().to_string(),
             ))
             .or_default()
             .push(finding);
     }
-    let mut keys: BTreeSet<(String, &str, String)> = by_key.keys().cloned().collect();
+    let mut keys: BTreeSet<(String, rules::RuleId, String)> = by_key.keys().cloned().collect();
     let mut unchecked: BTreeMap<(String, String), String> = BTreeMap::new();
     for cluster in &outcome.model.clusters {
         for tier in cluster.tiers.values() {
@@ -112,18 +112,18 @@ pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
             let findings = by_key.get(&key).map(Vec::as_slice).unwrap_or_default();
             let errors: Vec<&&Finding> = findings
                 .iter()
-                .filter(|f| f.severity == Severity::Error && f.waived.is_none())
+                .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
                 .collect();
-            let waived: Vec<&&Finding> = findings.iter().filter(|f| f.waived.is_some()).collect();
+            let waived: Vec<&&Finding> = findings.iter().filter(|f| f.waived().is_some()).collect();
             let verdict = if !errors.is_empty() {
                 let text: Vec<String> = findings
                     .iter()
                     .map(|f| finding_block(f, &outcome.model.repo))
                     .collect();
                 Verdict::Fail(text.join("\n"))
-            } else if let Some(w) = waived.first().and_then(|f| f.waived.as_ref()) {
+            } else if let Some(w) = waived.first().and_then(|f| f.waived()) {
                 Verdict::Ignored(format!("waived until {}: {}", w.expires, w.reason))
-            } else if key.1 == "render-failed" {
+            } else if key.1 == rules::RuleId::RenderFailed {
                 match unchecked.get(&(key.0.clone(), key.2.clone())) {
                     Some(reason) => Verdict::Ignored(format!("not checked: {reason}")),
                     None => Verdict::Pass,

@@ -157,7 +157,7 @@ fn every_rule_has_an_incident(incidents: &Path, slugs: &[String]) -> Result<(), 
     }
     let missing: Vec<&str> = conformance::rules::all()
         .iter()
-        .map(|r| r.id())
+        .map(|r| r.id().as_str())
         .filter(|id| !covered.contains(*id))
         .collect();
     if missing.is_empty() {
@@ -173,7 +173,7 @@ fn every_rule_explained() -> Result<(), Failed> {
     let thin: Vec<&str> = conformance::rules::all()
         .iter()
         .filter(|r| r.summary().is_empty() || r.example().is_empty() || r.explain().len() < 200)
-        .map(|r| r.id())
+        .map(|r| r.id().as_str())
         .collect();
     if thin.is_empty() {
         Ok(())
@@ -215,10 +215,10 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         .findings
         .iter()
         .map(|f| ExpectedFinding {
-            rule: f.rule.to_string(),
-            cluster: f.cluster.clone(),
-            kustomization: f.kustomization.clone(),
-            object: f.object.clone(),
+            rule: f.rule().to_string(),
+            cluster: f.cluster().to_string(),
+            kustomization: f.kustomization().to_string(),
+            object: f.object().map(str::to_string),
         })
         .collect();
     let path = dir.join("expected.yaml");
@@ -334,7 +334,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
     let errors: Vec<String> = outcome
         .findings
         .iter()
-        .filter(|f| f.severity == Severity::Error)
+        .filter(|f| f.severity() == Severity::Error)
         .map(|f| finding_block(f, &outcome.model.repo))
         .collect();
     if errors.is_empty() {

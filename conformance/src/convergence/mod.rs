@@ -71,60 +71,6 @@ pub struct KindUse<'m> {
     pub provenance: Provenance,
 }
 
-impl KindUse<'_> {
-    /// The rule that reports this use, if any.
-    pub fn rule(&self) -> Option<&'static str> {
-        kind_rule(&self.verdict, &self.provenance)
-    }
-}
-
-/// The rule that reports a kind verdict for a kind of this provenance;
-/// `None` when there is nothing to report. Matched exhaustively: a new
-/// verdict or provenance does not compile until it is handled here.
-pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<&'static str> {
-    use crate::provenance::RuntimeHow;
-    match (verdict, provenance) {
-        // A chart the catalog does not know, matched by name: worth a
-        // warning that says which chart to declare.
-        (
-            Verdict::Available,
-            Provenance::Runtime {
-                how: RuntimeHow::Chart { probable: true, .. },
-                ..
-            },
-        ) => Some("crd-unavailable"),
-        (Verdict::Available, _) => None,
-        (Verdict::Ungated { .. }, _) => Some("health-gate"),
-        (Verdict::Race { .. }, _) => Some("cold-start-race"),
-        (Verdict::Deadlock(Deadlock::SameTier), _) => Some("second-order-crd"),
-        // Reported where the deadlock is.
-        (Verdict::Deadlock(Deadlock::Downstream { .. }), _) => None,
-        (
-            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
-            Provenance::Runtime {
-                how:
-                    RuntimeHow::Operator { .. } | RuntimeHow::Crossplane | RuntimeHow::Package { .. },
-                ..
-            },
-        ) => Some("second-order-crd"),
-        (
-            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
-            Provenance::Runtime {
-                how: RuntimeHow::Chart { .. },
-                ..
-            }
-            | Provenance::Crd { .. }
-            | Provenance::BuiltIn
-            | Provenance::Flux
-            | Provenance::Preinstalled
-            | Provenance::Bootstrap { .. }
-            | Provenance::Unchecked { .. }
-            | Provenance::Unknown,
-        ) => Some("crd-unavailable"),
-        (Verdict::Unknown, _) => Some("crd-unavailable"),
-    }
-}
-
 /// A namespaced object in a namespace that does not exist at first.
 #[derive(Debug, Clone)]
 pub struct NamespaceUse<'m> {
@@ -373,7 +319,10 @@ impl<'m> ClusterAnalysis<'m> {
                                 .cloned()
                                 .unwrap_or_else(|| p.tier.id.clone()),
                         },
-                        (None, _) => Provenance::Unknown,
+                        (
+                            None,
+                            Verdict::Ungated { .. } | Verdict::Deadlock(..) | Verdict::Unknown,
+                        ) => Provenance::Unknown,
                     };
                     uses.push(KindUse {
                         tier: p.tier,

@@ -113,7 +113,12 @@ impl Verdict {
                 possible: false, ..
             } => 2,
             Verdict::Race { possible: true, .. } => 3,
-            Verdict::Deadlock(_) => 4,
+            Verdict::Deadlock(
+                Deadlock::SameTier
+                | Deadlock::OwnOutput
+                | Deadlock::Never { .. }
+                | Deadlock::Downstream { .. },
+            ) => 4,
             Verdict::Unknown => 5,
         }
     }

@@ -143,7 +143,17 @@ pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
                 tier,
                 ..
             } => Some((tier, trigger, "crossplane".to_string())),
-            _ => None,
+            Provenance::Runtime {
+                how: RuntimeHow::Chart { .. } | RuntimeHow::Package { .. },
+                ..
+            }
+            | Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
+            | Provenance::Crd { .. }
+            | Provenance::Unchecked { .. }
+            | Provenance::Unknown => None,
         })
         .collect();
     let configured: Vec<String> = l1.tiers.clone();

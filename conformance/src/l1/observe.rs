@@ -159,7 +159,13 @@ pub fn matches(symptom: &Symptom, c: &Condition) -> bool {
         }
         (Symptom::Health { .. }, _) => c.reason == "HealthCheckFailed",
         (Symptom::Build, _) => c.reason == "BuildFailed",
-        _ => false,
+        // A missing kind, namespace or object the condition does not name.
+        (
+            Symptom::MissingKind { .. }
+            | Symptom::MissingNamespace(_)
+            | Symptom::MissingObject { .. },
+            _,
+        ) => false,
     }
 }
 

@@ -20,13 +20,13 @@ pub fn github(outcome: &Outcome) -> String {
                 continue;
             }
         };
-        let level = match (f.severity, &f.waived) {
+        let level = match (f.severity(), f.waived()) {
             (_, Some(_)) => "notice",
             (Severity::Error, None) => "error",
             (Severity::Warning, None) => "warning",
         };
         let mut props = Vec::new();
-        if let Some(at) = &f.at {
+        if let Some(at) = f.at() {
             props.push(format!("file={}", escape_property(&at.file)));
             if at.line > 0 {
                 props.push(format!("line={}", at.line));
@@ -34,10 +34,15 @@ pub fn github(outcome: &Outcome) -> String {
         }
         props.push(format!(
             "title={}",
-            escape_property(&format!("{} ({}/{})", f.rule, f.cluster, f.kustomization))
+            escape_property(&format!(
+                "{} ({}/{})",
+                f.rule(),
+                f.cluster(),
+                f.kustomization()
+            ))
         ));
-        let mut message = format!("{}\nWhy: {}\nFix: {}", f.message, f.why, f.fix);
-        if let Some(w) = &f.waived {
+        let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
+        if let Some(w) = f.waived() {
             message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
         }
         let _ = writeln!(
@@ -61,12 +66,12 @@ pub fn github(outcome: &Outcome) -> String {
 /// place, listing the others.
 fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     let first = members[0];
-    let level = match first.severity {
+    let level = match first.severity() {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
     let mut props = Vec::new();
-    if let Some(at) = &first.at {
+    if let Some(at) = first.at() {
         props.push(format!("file={}", escape_property(&at.file)));
         if at.line > 0 {
             props.push(format!("line={}", at.line));
@@ -76,8 +81,8 @@ fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
         "title={}",
         escape_property(&format!(
             "{} ({}: {})",
-            first.rule,
-            first.cluster,
+            first.rule(),
+            first.cluster(),
             super::group_size(members)
         ))
     ));
@@ -88,9 +93,9 @@ fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
         cause.fix
     );
     for f in members {
-        let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
-        let what = f.object.as_deref().unwrap_or(f.message.as_str());
-        message.push_str(&format!("\n- {}: {what}{at}", f.kustomization));
+        let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
+        let what = f.object().unwrap_or(f.message());
+        message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
     }
     format!("::{level} {}::{}\n", props.join(","), escape_data(&message))
 }
@@ -132,10 +137,10 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
         for f in outcome
             .findings
             .iter()
-            .filter(|f| f.cluster == cluster.name)
+            .filter(|f| f.cluster() == cluster.name)
         {
             cases
-                .entry((f.rule.to_string(), f.kustomization.clone()))
+                .entry((f.rule().to_string(), f.kustomization().to_string()))
                 .or_default()
                 .push(f);
         }
@@ -143,7 +148,7 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
             .values()
             .filter(|fs| {
                 fs.iter()
-                    .any(|f| f.severity == Severity::Error && f.waived.is_none())
+                    .any(|f| f.severity() == Severity::Error && f.waived().is_none())
             })
             .count();
         let _ = writeln!(
@@ -162,16 +167,16 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
             );
             let errors: Vec<&&Finding> = findings
                 .iter()
-                .filter(|f| f.severity == Severity::Error && f.waived.is_none())
+                .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
                 .collect();
-            let waived = findings.iter().find_map(|f| f.waived.as_ref());
+            let waived = findings.iter().find_map(|f| f.waived());
             if !errors.is_empty() {
                 out.push_str(">\n");
                 let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
                 let _ = writeln!(
                     out,
                     "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    xml(&errors[0].message),
+                    xml(errors[0].message()),
                     xml(rule),
                     xml(&body.join("\n\n"))
                 );
@@ -205,13 +210,13 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
 }
 
 fn finding_text(f: &Finding) -> String {
-    let at =
-        f.at.as_ref()
-            .map(|a| format!(" at {a}"))
-            .unwrap_or_default();
+    let at = f.at().map(|a| format!(" at {a}")).unwrap_or_default();
     format!(
         "{}{at}: {}\nwhy: {}\nfix: {}",
-        f.rule, f.message, f.why, f.fix
+        f.rule(),
+        f.message(),
+        f.why(),
+        f.fix()
     )
 }
 
@@ -227,7 +232,7 @@ fn xml(s: &str) -> String {
 /// (waived findings carry an accepted suppression).
 pub fn sarif(outcome: &Outcome) -> Value {
     let all = rules::all();
-    let rule_index = |id: &str| all.iter().position(|r| r.id() == id);
+    let rule_index = |id: rules::RuleId| all.iter().position(|r| r.id() == id);
     let descriptors: Vec<Value> = all
         .iter()
         .map(|r| {
@@ -245,24 +250,24 @@ pub fn sarif(outcome: &Outcome) -> Value {
         .iter()
         .map(|f| {
             let mut result = json!({
-                "ruleId": f.rule,
-                "level": match f.severity { Severity::Error => "error", Severity::Warning => "warning" },
-                "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message, f.why, f.fix)},
-                "properties": {"cluster": f.cluster, "kustomization": f.kustomization, "object": f.object},
+                "ruleId": f.rule(),
+                "level": match f.severity() { Severity::Error => "error", Severity::Warning => "warning" },
+                "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix())},
+                "properties": {"cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object()},
             });
-            if let Some(i) = rule_index(f.rule) {
+            if let Some(i) = rule_index(f.rule()) {
                 result["ruleIndex"] = json!(i);
             }
-            if let Some(at) = &f.at {
+            if let Some(at) = f.at() {
                 let mut location = json!({"physicalLocation": {"artifactLocation": {"uri": at.file}}});
                 if at.line > 0 {
                     location["physicalLocation"]["region"] = json!({"startLine": at.line});
                 }
                 result["locations"] = json!([location]);
             }
-            if !f.related.is_empty() {
+            if !f.related().is_empty() {
                 let related: Vec<Value> = f
-                    .related
+                    .related()
                     .iter()
                     .enumerate()
                     .map(|(i, (span, label))| {
@@ -275,7 +280,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
                     .collect();
                 result["relatedLocations"] = json!(related);
             }
-            if let Some(w) = &f.waived {
+            if let Some(w) = f.waived() {
                 result["suppressions"] = json!([{"kind": "external", "status": "accepted", "justification": format!("waived until {}: {}", w.expires, w.reason)}]);
             }
             result

@@ -77,7 +77,7 @@ pub fn render(a: &ClusterAnalysis) -> String {
         };
         let provenance = describe(a, &u.provenance, u.provenance.tier() == Some(&u.tier.id));
         let (word, why) = verdict_words(a, &u.verdict);
-        let status = match u.rule() {
+        let status = match crate::rules::kind_rule(&u.verdict, &u.provenance) {
             Some(rule) => format!("{word} ({rule})"),
             None => word.to_string(),
         };

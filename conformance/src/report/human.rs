@@ -60,7 +60,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
 /// locations (each with its snippet), why, fix, and any detail (a diff).
 pub fn finding_block(f: &Finding, repo: &Path) -> String {
     let mut out = String::new();
-    let severity = match (f.severity, &f.waived) {
+    let severity = match (f.severity(), f.waived()) {
         (_, Some(_)) => "waived",
         (Severity::Error, None) => "error",
         (Severity::Warning, None) => "warning",
@@ -68,29 +68,32 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     let _ = writeln!(
         out,
         "{severity}[{}]: {}/{}: {}",
-        f.rule, f.cluster, f.kustomization, f.message
+        f.rule(),
+        f.cluster(),
+        f.kustomization(),
+        f.message()
     );
-    if let Some(at) = &f.at {
+    if let Some(at) = f.at() {
         let _ = writeln!(out, "  --> {at}");
         out.push_str(&snippet(repo, at));
     }
-    if let Some(object) = &f.object {
+    if let Some(object) = f.object() {
         let _ = writeln!(out, "  = object: {object}");
     }
-    for (span, label) in &f.related {
+    for (span, label) in f.related() {
         let _ = writeln!(out, "  ::: {label}: {span}");
         out.push_str(&snippet(repo, span));
     }
-    if let Some(w) = &f.waived {
+    if let Some(w) = f.waived() {
         let _ = writeln!(
             out,
             "  = waived until {} (conformance.yaml): {}",
             w.expires, w.reason
         );
     }
-    let _ = writeln!(out, "  = why: {}", f.why);
-    let _ = writeln!(out, "  = fix: {}", f.fix);
-    if let Some(detail) = &f.detail {
+    let _ = writeln!(out, "  = why: {}", f.why());
+    let _ = writeln!(out, "  = fix: {}", f.fix());
+    if let Some(detail) = f.detail() {
         for line in detail.lines() {
             let _ = writeln!(out, "    {line}");
         }
@@ -103,15 +106,15 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
 pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     let mut out = String::new();
     let first = members[0];
-    let severity = match first.severity {
+    let severity = match first.severity() {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
     let _ = writeln!(
         out,
         "{severity}[{}]: {}: {}: {}",
-        first.rule,
-        first.cluster,
+        first.rule(),
+        first.cluster(),
         super::group_size(members),
         cause.text
     );
@@ -119,12 +122,12 @@ pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String 
     let _ = writeln!(
         out,
         "  = why: see each finding in the JSON report, or `conformance explain {}`",
-        first.rule
+        first.rule()
     );
     for f in members {
-        let at = f.at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default();
-        let what = f.object.as_deref().unwrap_or(f.message.as_str());
-        let _ = writeln!(out, "  - {}: {what}{at}", f.kustomization);
+        let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
+        let what = f.object().unwrap_or(f.message());
+        let _ = writeln!(out, "  - {}: {what}{at}", f.kustomization());
     }
     out
 }

@@ -49,22 +49,22 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         .iter()
         .map(|f| {
             json!({
-                "rule": f.rule,
-                "severity": f.severity,
-                "cluster": f.cluster,
-                "kustomization": f.kustomization,
-                "object": f.object,
-                "file": f.at.as_ref().map(|s| s.file.clone()),
-                "line": f.at.as_ref().and_then(|s| (s.line > 0).then_some(s.line)),
-                "message": f.message,
-                "related": f.related.iter().map(|(span, label)| json!({
+                "rule": f.rule(),
+                "severity": f.severity(),
+                "cluster": f.cluster(),
+                "kustomization": f.kustomization(),
+                "object": f.object(),
+                "file": f.at().map(|s| s.file.clone()),
+                "line": f.at().and_then(|s| (s.line > 0).then_some(s.line)),
+                "message": f.message(),
+                "related": f.related().iter().map(|(span, label)| json!({
                     "file": span.file,
                     "line": (span.line > 0).then_some(span.line),
                     "label": label,
                 })).collect::<Vec<_>>(),
-                "why": f.why,
-                "fix": f.fix,
-                "waived": f.waived.as_ref().map(|w| json!({"reason": w.reason, "expires": w.expires})),
+                "why": f.why(),
+                "fix": f.fix(),
+                "waived": f.waived().map(|w| json!({"reason": w.reason, "expires": w.expires})),
             })
         })
         .collect();

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::check::Outcome;
 use crate::model::TierState;
-use crate::rules::{Cause, Finding};
+use crate::rules::{self, Cause, Finding};
 
 /// A finding, or several that share a root cause: what the human and
 /// GitHub reports show one by one.
@@ -35,12 +35,12 @@ pub enum Item<'f> {
 /// group where the first of them was.
 pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
     let key = |f: &Finding| {
-        f.cause
+        f.cause()
             .as_ref()
-            .filter(|_| f.waived.is_none())
-            .map(|c| (f.rule, f.cluster.clone(), c.key.clone()))
+            .filter(|_| f.waived().is_none())
+            .map(|c| (f.rule(), f.cluster().to_string(), c.key.clone()))
     };
-    let mut groups: BTreeMap<(&str, String, String), Vec<&Finding>> = BTreeMap::new();
+    let mut groups: BTreeMap<(rules::RuleId, String, String), Vec<&Finding>> = BTreeMap::new();
     for f in findings {
         if let Some(k) = key(f) {
             groups.entry(k).or_default().push(f);
@@ -52,7 +52,7 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
             Some((_, members)) if members.len() > 1 => {
                 if std::ptr::eq(members[0], f) {
                     out.push(Item::Group {
-                        cause: f.cause.as_ref().expect("grouped by cause"),
+                        cause: f.cause().expect("grouped by cause"),
                         members: members.clone(),
                     });
                 }
@@ -66,13 +66,13 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
 /// "44 ExternalSecrets in 30 Kustomizations", for a group's header.
 pub fn group_size(members: &[&Finding]) -> String {
     let tiers: std::collections::BTreeSet<&str> =
-        members.iter().map(|f| f.kustomization.as_str()).collect();
+        members.iter().map(|f| f.kustomization()).collect();
     let kinds: std::collections::BTreeSet<&str> = members
         .iter()
-        .filter_map(|f| f.object.as_deref())
+        .filter_map(|f| f.object())
         .map(|o| o.split('/').next().unwrap_or(o))
         .collect();
-    let what = match (kinds.len(), members.iter().all(|f| f.object.is_some())) {
+    let what = match (kinds.len(), members.iter().all(|f| f.object().is_some())) {
         (1, true) => format!(
             "{} {}",
             members.len(),

@@ -5,7 +5,7 @@
 //! fix that is checked not to close a cycle.
 
 use super::finding::Cause;
-use super::{Finding, Rule};
+use super::{Finding, Rule, RuleId};
 use crate::convergence::{
     ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Step, Ungated, Verdict,
     simulate::chain_text,
@@ -55,25 +55,77 @@ pub fn needs<'a, 'm>(a: &'a ClusterAnalysis<'m>) -> impl Iterator<Item = Need<'a
 }
 
 /// The rule that reports a need's verdict. Matched exhaustively.
-pub fn rule_of(need: Need) -> Option<&'static str> {
+pub fn rule_of(need: Need) -> Option<RuleId> {
     match need {
-        Need::Kind(u) => u.rule(),
+        Need::Kind(u) => kind_rule(&u.verdict, &u.provenance),
         Need::Namespace(u) => match &u.verdict {
             Verdict::Available | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
-            Verdict::Ungated { .. } | Verdict::Race { .. } => Some("cold-start-race"),
-            Verdict::Deadlock(_) | Verdict::Unknown => Some("namespace-missing"),
+            Verdict::Ungated { .. } | Verdict::Race { .. } => Some(RuleId::ColdStartRace),
+            Verdict::Deadlock(
+                Deadlock::SameTier | Deadlock::OwnOutput | Deadlock::Never { .. },
+            )
+            | Verdict::Unknown => Some(RuleId::NamespaceMissing),
         },
         Need::Reference(u) => match &u.verdict {
-            Verdict::Unknown if u.reference.required => Some("unresolved-reference"),
+            Verdict::Unknown if u.reference.required => Some(RuleId::UnresolvedReference),
             Verdict::Available
             | Verdict::Unknown
             | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
             Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.permanent.is_some() => {
-                Some("unresolved-reference")
+                Some(RuleId::UnresolvedReference)
             }
-            Verdict::Ungated { .. } | Verdict::Race { .. } => Some("cold-start-race"),
-            Verdict::Deadlock(_) => Some("unresolved-reference"),
+            Verdict::Ungated { .. } | Verdict::Race { .. } => Some(RuleId::ColdStartRace),
+            Verdict::Deadlock(
+                Deadlock::SameTier | Deadlock::OwnOutput | Deadlock::Never { .. },
+            ) => Some(RuleId::UnresolvedReference),
         },
+    }
+}
+
+/// The rule that reports a kind verdict for a kind of this provenance;
+/// `None` when there is nothing to report. Matched exhaustively: a new
+/// verdict or provenance does not compile until it is handled here.
+pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
+    use crate::provenance::RuntimeHow;
+    match (verdict, provenance) {
+        // A chart the catalog does not know, matched by name: worth a
+        // warning that says which chart to declare.
+        (
+            Verdict::Available,
+            Provenance::Runtime {
+                how: RuntimeHow::Chart { probable: true, .. },
+                ..
+            },
+        ) => Some(RuleId::CrdUnavailable),
+        (Verdict::Available, _) => None,
+        (Verdict::Ungated { .. }, _) => Some(RuleId::HealthGate),
+        (Verdict::Race { .. }, _) => Some(RuleId::ColdStartRace),
+        (Verdict::Deadlock(Deadlock::SameTier), _) => Some(RuleId::SecondOrderCrd),
+        // Reported where the deadlock is.
+        (Verdict::Deadlock(Deadlock::Downstream { .. }), _) => None,
+        (
+            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Provenance::Runtime {
+                how:
+                    RuntimeHow::Operator { .. } | RuntimeHow::Crossplane | RuntimeHow::Package { .. },
+                ..
+            },
+        ) => Some(RuleId::SecondOrderCrd),
+        (
+            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Provenance::Runtime {
+                how: RuntimeHow::Chart { .. },
+                ..
+            }
+            | Provenance::Crd { .. }
+            | Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
+            | Provenance::Unchecked { .. }
+            | Provenance::Unknown,
+        ) => Some(RuleId::CrdUnavailable),
+        (Verdict::Unknown, _) => Some(RuleId::CrdUnavailable),
     }
 }
 
@@ -166,7 +218,12 @@ fn providing(need: Need, supplier: &TierId, a: &ClusterAnalysis) -> String {
                 "CustomResourceDefinition {}",
                 crd_name(&u.object.id.group, &u.object.id.kind)
             ),
-            _ => format!("what {} applies", a.cluster.tier_label(supplier)),
+            Provenance::BuiltIn
+            | Provenance::Flux
+            | Provenance::Preinstalled
+            | Provenance::Bootstrap { .. }
+            | Provenance::Unchecked { .. }
+            | Provenance::Unknown => format!("what {} applies", a.cluster.tier_label(supplier)),
         },
         Need::Namespace(u) => format!("Namespace {}", u.namespace),
         Need::Reference(u) => u.reference.target(),
@@ -711,7 +768,7 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     }
     // What a chart merely matched by name provides is never an error.
     if probable {
-        f.severity = super::Severity::Warning;
+        f = f.severity(super::Severity::Warning);
     }
-    f
+    f.build()
 }

@@ -2,14 +2,14 @@
 //! unordered tier provides. It fails on a cold start and converges after
 //! Flux's retries.
 
-use super::{Context, Finding, Rule, Severity, cold_start};
+use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
 
 #[derive(Debug)]
 pub struct ColdStartRace;
 
 impl Rule for ColdStartRace {
-    fn id(&self) -> &'static str {
-        "cold-start-race"
+    fn id(&self) -> RuleId {
+        RuleId::ColdStartRace
     }
     fn severity(&self) -> Severity {
         Severity::Warning

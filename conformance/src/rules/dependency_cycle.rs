@@ -1,6 +1,6 @@
 //! `dependency-cycle`: Kustomizations that depend on each other in a loop.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::graph::Edge;
 use crate::model::Span;
 
@@ -8,8 +8,8 @@ use crate::model::Span;
 pub struct DependencyCycle;
 
 impl Rule for DependencyCycle {
-    fn id(&self) -> &'static str {
-        "dependency-cycle"
+    fn id(&self) -> RuleId {
+        RuleId::DependencyCycle
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -109,7 +109,7 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
                         .why(format!(
                             "{label} waits for a Kustomization that (through the loop) waits for {label}: none of {members} ever becomes Ready"
                         ))
-                        .fix(fix),
+                        .fix(fix).build(),
                     );
                 }
             }

@@ -1,15 +1,15 @@
 //! `dependency-missing`: a `dependsOn` entry that names no Kustomization of
 //! the cluster.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Span, TierState};
 
 #[derive(Debug)]
 pub struct DependencyMissing;
 
 impl Rule for DependencyMissing {
-    fn id(&self) -> &'static str {
-        "dependency-missing"
+    fn id(&self) -> RuleId {
+        RuleId::DependencyMissing
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -110,14 +110,14 @@ kustomize-controller's checkDependencies ('dependency … not found')."
                     .why(why)
                     .fix(fix);
                     if !generators.is_empty() {
-                        f.severity = Severity::Warning;
+                        f = f.severity(Severity::Warning);
                         f = f.detail(format!(
                             "the cluster renders ResourceSets ({}), whose generated Kustomizations are not expanded here: one of them may be {}",
                             generators.join(", "),
                             dep.target
                         ));
                     }
-                    out.push(f);
+                    out.push(f.build());
                 }
             }
         }

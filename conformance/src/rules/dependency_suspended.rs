@@ -1,15 +1,15 @@
 //! `dependency-suspended`: a Kustomization depends on one that is suspended
 //! (or applied by a suspended one), so on a cold start it never starts.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::Span;
 
 #[derive(Debug)]
 pub struct DependencySuspended;
 
 impl Rule for DependencySuspended {
-    fn id(&self) -> &'static str {
-        "dependency-suspended"
+    fn id(&self) -> RuleId {
+        RuleId::DependencySuspended
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -87,7 +87,7 @@ conformance graph marks the suspended tier. Resume it, or remove the dependsOn i
                         .fix(format!(
                             "resume {} (remove `suspend: true`), or remove `dependsOn: {dep}` from {label} if it does not need it",
                             cluster.tier_label(&suspended)
-                        )),
+                        )).build(),
                     );
                 }
             }

@@ -2,15 +2,15 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Object, Tier};
 
 #[derive(Debug)]
 pub struct DuplicateObject;
 
 impl Rule for DuplicateObject {
-    fn id(&self) -> &'static str {
-        "duplicate-object"
+    fn id(&self) -> RuleId {
+        RuleId::DuplicateObject
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -79,7 +79,7 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                         )).object(object.clone()).at(copy.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(vec![(
                             first.source.clone().unwrap_or_else(|| first_tier.defined_at.clone()),
                             format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
-                        )]).why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies").fix(format!("keep {object} in exactly one of {}", tiers.join(", "))));
+                        )]).why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies").fix(format!("keep {object} in exactly one of {}", tiers.join(", "))).build());
                 }
             }
         }

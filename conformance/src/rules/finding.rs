@@ -1,15 +1,16 @@
 //! Findings: what a rule reports, built in one place.
 //!
 //! A rule pushes a [`Finding`] made with [`Finding::new`] (rule, cluster,
-//! Kustomization and the one-sentence message) and the builder methods for
-//! the rest (`object`, `at`, `related`, `why`, `fix`, `detail`). Severity
-//! comes from the rule (and `severity:` in conformance.yaml, applied after
-//! every rule ran); `waived` is set by the waivers pass. No other module
-//! writes the struct by hand.
+//! Kustomization and the one-sentence message) and the [`FindingBuilder`]
+//! steps for the rest (`object`, `at`, `related`, `why`, `fix`, `detail`,
+//! `severity`). Severity comes from the rule unless the rule says
+//! otherwise (and `severity:` in conformance.yaml, applied after every rule
+//! ran); `waived` is set by the waivers pass. The fields are private: no
+//! other module writes a finding by hand.
 
 use serde::{Deserialize, Serialize};
 
-use super::Rule;
+use super::{Rule, RuleId};
 use crate::model::Span;
 
 /// How bad a finding is. Errors fail `check` (exit 1) and l0 trials.
@@ -30,36 +31,43 @@ impl Severity {
     }
 }
 
-/// One problem, located.
+/// One problem, located. Built with [`Finding::new`] and the
+/// [`FindingBuilder`] steps; read through its accessors. Only the rules
+/// pass changes a built finding (the configured severity, a waiver).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    pub rule: &'static str,
-    pub severity: Severity,
-    pub cluster: String,
+    rule: RuleId,
+    severity: Severity,
+    cluster: String,
     /// The Kustomization the finding belongs to, as the cluster labels it.
-    pub kustomization: String,
+    kustomization: String,
     /// `Kind/namespace/name` of the object at fault, when there is one.
-    pub object: Option<String>,
+    object: Option<String>,
     /// Where to look first.
-    pub at: Option<Span>,
+    at: Option<Span>,
     /// The second places: what pulls the first one in (usually the
     /// Kustomization's definition), each with a label.
-    pub related: Vec<(Span, String)>,
+    related: Vec<(Span, String)>,
     /// What is wrong, in one sentence.
-    pub message: String,
+    message: String,
     /// Why it breaks in the cluster.
-    pub why: String,
+    why: String,
     /// What to change.
-    pub fix: String,
+    fix: String,
     /// Extra text shown verbatim (a diff).
-    pub detail: Option<String>,
+    detail: Option<String>,
     /// Accepted by a waiver in conformance.yaml (reported, not counted).
-    pub waived: Option<Waived>,
+    waived: Option<Waived>,
     /// The root cause this finding shares with others (one supplier tier,
     /// one missing `dependsOn`): the human and GitHub reports group
     /// findings by it; JSON, JUnit, SARIF and the l0 trials keep each.
-    pub cause: Option<Cause>,
+    cause: Option<Cause>,
 }
+
+/// A finding being built by a rule.
+#[derive(Debug, Clone)]
+#[must_use = "a finding is reported only once built"]
+pub struct FindingBuilder(Finding);
 
 /// A root cause shared by several findings.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,14 +90,18 @@ pub struct Waived {
 
 impl Finding {
     /// A finding of `rule` about `kustomization` in `cluster`, with the
-    /// rule's default severity.
+    /// rule's default severity, to be completed with the builder's steps.
+    #[expect(
+        clippy::new_ret_no_self,
+        reason = "every rule writes Finding::new(..).at(..).fix(..).build(); the builder is the finding in the making"
+    )]
     pub fn new(
         rule: &dyn Rule,
         cluster: impl Into<String>,
         kustomization: impl Into<String>,
         message: impl Into<String>,
-    ) -> Finding {
-        Finding {
+    ) -> FindingBuilder {
+        FindingBuilder(Finding {
             rule: rule.id(),
             severity: rule.severity(),
             cluster: cluster.into(),
@@ -103,65 +115,164 @@ impl Finding {
             detail: None,
             waived: None,
             cause: None,
-        }
+        })
     }
 
-    /// The root cause shared with other findings.
-    pub fn cause(mut self, cause: Cause) -> Finding {
-        self.cause = Some(cause);
-        self
+    /// The rule that reported it.
+    pub fn rule(&self) -> RuleId {
+        self.rule
     }
 
-    /// The object at fault (`Kind/namespace/name`).
-    pub fn object(mut self, object: impl ToString) -> Finding {
-        self.object = Some(object.to_string());
-        self
+    /// Its effective severity (the rule's, or `severity:` in
+    /// conformance.yaml).
+    pub fn severity(&self) -> Severity {
+        self.severity
     }
 
-    /// The object at fault, when there is one.
-    pub fn object_opt(mut self, object: Option<impl ToString>) -> Finding {
-        self.object = object.map(|o| o.to_string());
-        self
+    /// The cluster it is about.
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// The Kustomization it belongs to, as the cluster labels it.
+    pub fn kustomization(&self) -> &str {
+        &self.kustomization
+    }
+
+    /// `Kind/namespace/name` of the object at fault, when there is one.
+    pub fn object(&self) -> Option<&str> {
+        self.object.as_deref()
     }
 
     /// Where to look first.
-    pub fn at(mut self, at: impl Into<Option<Span>>) -> Finding {
-        self.at = at.into();
-        self
+    pub fn at(&self) -> Option<&Span> {
+        self.at.as_ref()
     }
 
-    /// A second place, with what it is.
-    pub fn related(mut self, at: Span, label: impl Into<String>) -> Finding {
-        self.related.push((at, label.into()));
-        self
+    /// The second places, each with what it is.
+    pub fn related(&self) -> &[(Span, String)] {
+        &self.related
     }
 
-    /// Several second places.
-    pub fn related_all(mut self, related: impl IntoIterator<Item = (Span, String)>) -> Finding {
-        self.related.extend(related);
-        self
+    /// What is wrong, in one sentence.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// Why it breaks in the cluster.
-    pub fn why(mut self, why: impl Into<String>) -> Finding {
-        self.why = why.into();
-        self
+    pub fn why(&self) -> &str {
+        &self.why
     }
 
     /// What to change.
-    pub fn fix(mut self, fix: impl Into<String>) -> Finding {
-        self.fix = fix.into();
-        self
+    pub fn fix(&self) -> &str {
+        &self.fix
     }
 
     /// Extra text shown verbatim (a diff).
-    pub fn detail(mut self, detail: impl Into<String>) -> Finding {
-        self.detail = Some(detail.into());
-        self
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// The waiver it is accepted under.
+    pub fn waived(&self) -> Option<&Waived> {
+        self.waived.as_ref()
+    }
+
+    /// The root cause it shares with other findings.
+    pub fn cause(&self) -> Option<&Cause> {
+        self.cause.as_ref()
     }
 
     /// Whether it counts as an error (an error, and not waived).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error && self.waived.is_none()
+    }
+
+    /// `severity:` in conformance.yaml, applied after every rule ran.
+    pub(super) fn set_severity(&mut self, severity: Severity) {
+        self.severity = severity;
+    }
+
+    /// Accepted by a waiver (the waivers pass).
+    pub(super) fn waive(&mut self, waived: Waived) {
+        self.waived = Some(waived);
+    }
+}
+
+impl FindingBuilder {
+    /// The finding, built.
+    pub fn build(self) -> Finding {
+        self.0
+    }
+
+    /// A severity other than the rule's default (a finding the rule itself
+    /// knows to be a warning).
+    pub fn severity(mut self, severity: Severity) -> FindingBuilder {
+        self.0.severity = severity;
+        self
+    }
+
+    /// The root cause shared with other findings.
+    pub fn cause(mut self, cause: Cause) -> FindingBuilder {
+        self.0.cause = Some(cause);
+        self
+    }
+
+    /// The object at fault (`Kind/namespace/name`).
+    pub fn object(mut self, object: impl ToString) -> FindingBuilder {
+        self.0.object = Some(object.to_string());
+        self
+    }
+
+    /// The object at fault, when there is one.
+    pub fn object_opt(mut self, object: Option<impl ToString>) -> FindingBuilder {
+        self.0.object = object.map(|o| o.to_string());
+        self
+    }
+
+    /// Where to look first.
+    pub fn at(mut self, at: impl Into<Option<Span>>) -> FindingBuilder {
+        self.0.at = at.into();
+        self
+    }
+
+    /// A second place, with what it is.
+    pub fn related(mut self, at: Span, label: impl Into<String>) -> FindingBuilder {
+        self.0.related.push((at, label.into()));
+        self
+    }
+
+    /// Several second places.
+    pub fn related_all(
+        mut self,
+        related: impl IntoIterator<Item = (Span, String)>,
+    ) -> FindingBuilder {
+        self.0.related.extend(related);
+        self
+    }
+
+    /// Why it breaks in the cluster.
+    pub fn why(mut self, why: impl Into<String>) -> FindingBuilder {
+        self.0.why = why.into();
+        self
+    }
+
+    /// What to change.
+    pub fn fix(mut self, fix: impl Into<String>) -> FindingBuilder {
+        self.0.fix = fix.into();
+        self
+    }
+
+    /// Extra text shown verbatim (a diff).
+    pub fn detail(mut self, detail: impl Into<String>) -> FindingBuilder {
+        self.0.detail = Some(detail.into());
+        self
+    }
+}
+
+impl From<FindingBuilder> for Finding {
+    fn from(builder: FindingBuilder) -> Finding {
+        builder.build()
     }
 }

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 use similar::TextDiff;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::graph::TierGraph;
 use crate::model::{Cluster, Model, TierId};
 
@@ -109,8 +109,8 @@ fn similarity(a: &BTreeSet<&TierId>, b: &BTreeSet<&TierId>) -> f64 {
 pub struct GraphParity;
 
 impl Rule for GraphParity {
-    fn id(&self) -> &'static str {
-        "graph-parity"
+    fn id(&self) -> RuleId {
+        RuleId::GraphParity
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -265,7 +265,7 @@ fn compare(
                         "{grouped}: a difference in the graph means one cluster orders or gates its tiers differently, so what was proven on one is not what runs on the other"
                     ))
                     .fix(fix)
-                    .detail(diff),
+                    .detail(diff).build(),
             );
         }
     }

@@ -2,7 +2,7 @@
 //! object's kind exists when its tier is dry-run on a cold cluster (see
 //! [`crate::convergence`]); the wording is shared in [`super::cold_start`].
 
-use super::{Context, Finding, Rule, Severity, cold_start};
+use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
 
 #[derive(Debug)]
 pub struct SecondOrderCrd;
@@ -12,8 +12,8 @@ pub struct CrdUnavailable;
 pub struct HealthGate;
 
 impl Rule for SecondOrderCrd {
-    fn id(&self) -> &'static str {
-        "second-order-crd"
+    fn id(&self) -> RuleId {
+        RuleId::SecondOrderCrd
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -44,8 +44,8 @@ decided by the runtime and chart catalogs (conformance crds shows it); conforman
 }
 
 impl Rule for CrdUnavailable {
-    fn id(&self) -> &'static str {
-        "crd-unavailable"
+    fn id(&self) -> RuleId {
+        RuleId::CrdUnavailable
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -73,8 +73,8 @@ catalog.preinstalled in conformance.yaml; for a chart the catalog does not know,
 }
 
 impl Rule for HealthGate {
-    fn id(&self) -> &'static str {
-        "health-gate"
+    fn id(&self) -> RuleId {
+        RuleId::HealthGate
     }
     fn severity(&self) -> Severity {
         Severity::Warning

@@ -15,6 +15,7 @@ mod dependency_suspended;
 mod duplicate_object;
 mod finding;
 mod graph_parity;
+mod id;
 mod kinds;
 mod namespace_missing;
 mod namespace_unspecified;
@@ -28,8 +29,10 @@ mod substitution;
 mod unresolved_reference;
 pub mod waivers;
 
-pub use finding::{Cause, Finding, Severity, Waived};
+pub use cold_start::kind_rule;
+pub use finding::{Cause, Finding, FindingBuilder, Severity, Waived};
 pub use graph_parity::{Groups as ParityGroups, Parity, groups as parity_groups};
+pub use id::RuleId;
 pub use substitution::Substitution;
 
 use std::collections::BTreeMap;
@@ -45,7 +48,7 @@ use crate::repo::RepoIndex;
 /// A rule of the contract.
 pub trait Rule: Sync {
     /// The stable id (`dependency-missing`).
-    fn id(&self) -> &'static str;
+    fn id(&self) -> RuleId;
     fn severity(&self) -> Severity;
     /// One line: what it catches.
     fn summary(&self) -> &'static str;
@@ -123,6 +126,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
 
 /// The rule with this id.
 pub fn by_id(id: &str) -> Option<&'static dyn Rule> {
+    let id = RuleId::parse(id)?;
     all().into_iter().find(|r| r.id() == id)
 }
 
@@ -137,8 +141,8 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(cx)).collect();
     // `severity:` in conformance.yaml overrides the rules' defaults.
     for f in &mut findings {
-        if let Some(s) = cx.settings.severity.get(f.rule) {
-            f.severity = s.value;
+        if let Some(s) = cx.settings.severity.get(f.rule().as_str()) {
+            f.set_severity(s.value);
         }
     }
     let today = waivers::cfg::Date::today();
@@ -146,22 +150,40 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     findings.extend(warnings);
     findings.sort_by(|a, b| {
         (
-            &a.cluster,
-            &a.kustomization,
-            a.rule,
-            &a.at,
-            &a.object,
-            &a.message,
+            a.cluster(),
+            a.kustomization(),
+            a.rule(),
+            a.at(),
+            a.object(),
+            a.message(),
         )
             .cmp(&(
-                &b.cluster,
-                &b.kustomization,
-                b.rule,
-                &b.at,
-                &b.object,
-                &b.message,
+                b.cluster(),
+                b.kustomization(),
+                b.rule(),
+                b.at(),
+                b.object(),
+                b.message(),
             ))
     });
     findings.dedup();
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_id_has_exactly_one_rule() {
+        let ids: Vec<RuleId> = all().iter().map(|r| r.id()).collect();
+        for id in RuleId::ALL {
+            let n = ids.iter().filter(|i| *i == id).count();
+            assert_eq!(n, 1, "{id} is the id of {n} rules");
+        }
+        assert_eq!(ids.len(), RuleId::ALL.len());
+        for rule in all() {
+            assert_eq!(by_id(rule.id().as_str()).map(|r| r.id()), Some(rule.id()));
+        }
+    }
 }

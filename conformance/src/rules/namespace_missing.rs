@@ -1,14 +1,14 @@
 //! `namespace-missing`: a namespaced object whose namespace no tier creates,
 //! or only a tier that never applies on a cold start.
 
-use super::{Context, Finding, Rule, Severity, cold_start};
+use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
 
 #[derive(Debug)]
 pub struct NamespaceMissing;
 
 impl Rule for NamespaceMissing {
-    fn id(&self) -> &'static str {
-        "namespace-missing"
+    fn id(&self) -> RuleId {
+        RuleId::NamespaceMissing
     }
     fn severity(&self) -> Severity {
         Severity::Error

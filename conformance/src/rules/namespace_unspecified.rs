@@ -1,15 +1,15 @@
 //! `namespace-unspecified`: a namespaced object without `metadata.namespace`
 //! in a Kustomization without `targetNamespace`.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::provenance::Scope;
 
 #[derive(Debug)]
 pub struct NamespaceUnspecified;
 
 impl Rule for NamespaceUnspecified {
-    fn id(&self) -> &'static str {
-        "namespace-unspecified"
+    fn id(&self) -> RuleId {
+        RuleId::NamespaceUnspecified
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -60,7 +60,7 @@ nothing tells is not judged. Set metadata.namespace, `namespace:` in the kustomi
                     ))
                     .fix(format!(
                         "set metadata.namespace on {id}, `namespace:` in the kustomization, or spec.targetNamespace on {label}"
-                    )),
+                    )).build(),
                 );
             }
         }

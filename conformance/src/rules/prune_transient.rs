@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Cluster, Object, Tier};
 
 #[derive(Debug)]
@@ -47,8 +47,8 @@ fn owners(cluster: &Cluster) -> BTreeMap<Key, (&Tier, &Object)> {
 }
 
 impl Rule for PruneTransient {
-    fn id(&self) -> &'static str {
-        "prune-transient"
+    fn id(&self) -> RuleId {
+        RuleId::PruneTransient
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -121,7 +121,7 @@ Ready before merging."
                     )).object(object.id.to_string()).at(object.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(related).why("between the prune and the re-apply the object does not exist; controllers that react to its absence (CDI recreating a StorageProfile with inferred defaults, a workload losing its ConfigMap) act in that window").fix(format!(
                         "merge with `prune: false` on {old_label}, check that the kustomize.toolkit.fluxcd.io/name label of {} moved to {label}, then restore `prune: true`",
                         object.id
-                    )));
+                    )).build());
             }
         }
         out

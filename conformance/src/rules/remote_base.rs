@@ -1,13 +1,13 @@
 //! `remote-base`: a kustomization reachable from a tier pulls a remote base.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 
 #[derive(Debug)]
 pub struct RemoteBase;
 
 impl Rule for RemoteBase {
-    fn id(&self) -> &'static str {
-        "remote-base"
+    fn id(&self) -> RuleId {
+        RuleId::RemoteBase
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -66,9 +66,9 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
                         ),
                     });
                     if is_single_file(url) {
-                        f.severity = Severity::Warning;
+                        f = f.severity(Severity::Warning);
                     }
-                    out.push(f);
+                    out.push(f.build());
                 }
                 for (at, url) in &tier.remote_inputs {
                     let mut f = Finding::new(
@@ -88,8 +88,8 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
                         "kustomize's file loader fetches the URL during the build; when it is slow or gone the build of {label} fails, and {label} and everything that depends on it stall"
                     ))
                     .fix("commit the file into the repository next to the kustomization and name it by its path");
-                    f.severity = Severity::Warning;
-                    out.push(f);
+                    f = f.severity(Severity::Warning);
+                    out.push(f.build());
                 }
             }
         }

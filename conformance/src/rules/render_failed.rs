@@ -1,14 +1,14 @@
 //! `render-failed`: a tier whose build fails as kustomize-controller's would.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::TierState;
 
 #[derive(Debug)]
 pub struct RenderFailed;
 
 impl Rule for RenderFailed {
-    fn id(&self) -> &'static str {
-        "render-failed"
+    fn id(&self) -> RuleId {
+        RuleId::RenderFailed
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -61,7 +61,7 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                             "list what the path must apply under `resources:`".to_string()
                         } else {
                             format!("correct or remove `{field}` (kustomize's fields: resources, components, patches, …)")
-                        }),
+                        }).build(),
                     );
                 }
                 let TierState::RenderFailed(failure) = &tier.state else {
@@ -76,7 +76,7 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                     )]).why(format!(
                         "kustomize-controller cannot build {}, so {label} never becomes Ready: nothing in it is applied and every Kustomization that depends on it waits",
                         tier.display_path()
-                    )).fix("fix the file named above (or spec.path) until the path builds"));
+                    )).fix("fix the file named above (or spec.path) until the path builds").build());
             }
         }
         out

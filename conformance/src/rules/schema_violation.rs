@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Object, Span};
 use crate::provenance::distribution;
 use crate::schema::{self, Schema, Validator, kubernetes};
@@ -16,8 +16,8 @@ pub struct SchemaViolation;
 const PER_OBJECT: usize = 20;
 
 impl Rule for SchemaViolation {
-    fn id(&self) -> &'static str {
-        "schema-violation"
+    fn id(&self) -> RuleId {
+        RuleId::SchemaViolation
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -180,8 +180,8 @@ fn report(
             );
         }
         if unknown_in_cr {
-            f.severity = Severity::Warning;
+            f = f.severity(Severity::Warning);
         }
-        out.push(f);
+        out.push(f.build());
     }
 }

@@ -1,6 +1,6 @@
 //! `sops-decryption`: SOPS-encrypted content in a tier that does not decrypt.
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::Span;
 use crate::model::is_sops_encrypted;
 use crate::yaml::{self, Node};
@@ -9,8 +9,8 @@ use crate::yaml::{self, Node};
 pub struct SopsDecryption;
 
 impl Rule for SopsDecryption {
-    fn id(&self) -> &'static str {
-        "sops-decryption"
+    fn id(&self) -> RuleId {
+        RuleId::SopsDecryption
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -69,7 +69,7 @@ file to a tier that has it; generate encrypted inputs with a secretGenerator. Va
                         ))
                         .fix(format!(
                             "add `decryption: {{provider: sops, secretRef: {{name: <keys secret>}}}}` to {label}, or move the file to a tier that decrypts"
-                        )),
+                        )).build(),
                     );
                 }
                 for input in &tier.generator_inputs {
@@ -103,7 +103,8 @@ file to a tier that has it; generate encrypted inputs with a secretGenerator. Va
                             .related_all(related.clone())
                             .related(Span::new(file.clone(), 0), "SOPS-encrypted generator input")
                             .why(why)
-                            .fix(fix),
+                            .fix(fix)
+                            .build(),
                     );
                 }
             }

@@ -1,7 +1,7 @@
 //! `substitution-hazard` and `substitution-unaudited`: what postBuild
 //! substitution does to every tier (see [`crate::postbuild`]).
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::postbuild::{Hazard, HazardKind};
 use serde::Deserialize;
 
@@ -23,8 +23,8 @@ pub struct SubstitutionHazard;
 pub struct SubstitutionUnaudited;
 
 impl Rule for SubstitutionHazard {
-    fn id(&self) -> &'static str {
-        "substitution-hazard"
+    fn id(&self) -> RuleId {
+        RuleId::SubstitutionHazard
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -77,9 +77,9 @@ literal as $${VAR}."
                     // Without strict mode an undefined variable is an empty
                     // value, not a failure.
                     if matches!(hazard.kind, HazardKind::Undefined { .. }) && !strict.strict {
-                        finding.severity = Severity::Warning;
+                        finding = finding.severity(Severity::Warning);
                     }
-                    out.push(finding);
+                    out.push(finding.build());
                 }
             }
         }
@@ -178,8 +178,8 @@ fn describe(h: &Hazard, label: &str, strict: &Strictness) -> (String, String, St
 }
 
 impl Rule for SubstitutionUnaudited {
-    fn id(&self) -> &'static str {
-        "substitution-unaudited"
+    fn id(&self) -> RuleId {
+        RuleId::SubstitutionUnaudited
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -270,7 +270,7 @@ postBuild and define the variables."
                                     "escape literal tokens as $${{…}}, or add postBuild to {label} and define {}",
                                     names.join(", ")
                                 )
-                            }),
+                            }).build(),
                     );
                 }
             }

@@ -3,14 +3,14 @@
 //! start, or that it races and loses for good (the references themselves
 //! are read in [`crate::convergence::references`]).
 
-use super::{Context, Finding, Rule, Severity, cold_start};
+use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
 
 #[derive(Debug)]
 pub struct UnresolvedReference;
 
 impl Rule for UnresolvedReference {
-    fn id(&self) -> &'static str {
-        "unresolved-reference"
+    fn id(&self) -> RuleId {
+        RuleId::UnresolvedReference
     }
     fn severity(&self) -> Severity {
         Severity::Error

@@ -72,7 +72,7 @@ pub fn rules(outcome: &Outcome) -> Vec<(&str, &str, &str)> {
     outcome
         .findings
         .iter()
-        .map(|f| (f.rule, f.cluster.as_str(), f.kustomization.as_str()))
+        .map(|f| (f.rule().as_str(), f.cluster(), f.kustomization()))
         .collect()
 }
 
@@ -94,10 +94,10 @@ pub fn all(outcome: &Outcome) -> String {
         .map(|f| {
             format!(
                 "{} [{}] {}: {}",
-                f.rule,
-                f.severity.as_str(),
-                f.kustomization,
-                f.message
+                f.rule(),
+                f.severity().as_str(),
+                f.kustomization(),
+                f.message()
             )
         })
         .collect::<Vec<_>>()

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::convergence::ClusterAnalysis;
 use crate::model::{Object, Span, Tier};
 use crate::provenance::distribution::{self, KubeVersion};
@@ -29,8 +29,8 @@ pub struct ApiRemoved;
 pub struct ApiDeprecated;
 
 impl Rule for ApiRemoved {
-    fn id(&self) -> &'static str {
-        "api-removed"
+    fn id(&self) -> RuleId {
+        RuleId::ApiRemoved
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -60,8 +60,8 @@ files. Any other CRD in the repository: versions it does not list, or lists with
 }
 
 impl Rule for ApiDeprecated {
-    fn id(&self) -> &'static str {
-        "api-deprecated"
+    fn id(&self) -> RuleId {
+        RuleId::ApiDeprecated
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -426,7 +426,7 @@ fn finding(rule: &dyn Rule, a: &ClusterAnalysis, tier: &Tier, o: &Object, s: &St
     if let Some(at) = at {
         f = f.related(at, "where the cluster's version is written");
     }
-    f
+    f.build()
 }
 
 #[cfg(test)]

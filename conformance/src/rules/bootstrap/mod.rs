@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 pub mod cfg;
 
 use crate::config_error::FILE_NAME;
@@ -16,8 +16,8 @@ pub struct TierOrderScript;
 pub struct ToolchainSkew;
 
 impl Rule for TierOrderScript {
-    fn id(&self) -> &'static str {
-        "tier-order-script"
+    fn id(&self) -> RuleId {
+        RuleId::TierOrderScript
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -142,7 +142,7 @@ impl TierOrderScript {
         message: String,
         fix: String,
     ) -> Finding {
-        Finding::new(self, cluster.name.clone(), subject.to_string(), message).at(at).why("the script walks the tiers from its own list; a tier missing or misplaced there is skipped, fails, or is waited on before it can be Ready").fix(fix)
+        Finding::new(self, cluster.name.clone(), subject.to_string(), message).at(at).why("the script walks the tiers from its own list; a tier missing or misplaced there is skipped, fails, or is waited on before it can be Ready").fix(fix).build()
     }
 }
 
@@ -206,8 +206,8 @@ pub fn bash_array(text: &str, name: &str) -> Option<(u32, Vec<(String, u32)>)> {
 }
 
 impl Rule for ToolchainSkew {
-    fn id(&self) -> &'static str {
-        "toolchain-skew"
+    fn id(&self) -> RuleId {
+        RuleId::ToolchainSkew
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -317,7 +317,7 @@ impl ToolchainSkew {
         message: String,
         fix: String,
     ) -> Finding {
-        Finding::new(self, cluster.name.clone(), file.to_string(), message).at(at).why("kubectl supports API servers within one minor version; beyond that, dry-runs and applies in CI and bootstrap do not match what the cluster does").fix(fix)
+        Finding::new(self, cluster.name.clone(), file.to_string(), message).at(at).why("kubectl supports API servers within one minor version; beyond that, dry-runs and applies in CI and bootstrap do not match what the cluster does").fix(fix).build()
     }
 }
 

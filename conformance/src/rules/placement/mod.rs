@@ -1,7 +1,7 @@
 //! `kind-placement` and `field-policy`: repository rules declared in
 //! `conformance.yaml` (`policies.placement`, `policies.fields`).
 
-use super::{Context, Finding, Rule, Severity};
+use super::{Context, Finding, Rule, RuleId, Severity};
 pub mod cfg;
 
 use crate::model::{Object, Span};
@@ -21,8 +21,8 @@ fn kind_matches(pattern: &str, object: &Object) -> bool {
 }
 
 impl Rule for KindPlacement {
-    fn id(&self) -> &'static str {
-        "kind-placement"
+    fn id(&self) -> RuleId {
+        RuleId::KindPlacement
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -84,7 +84,7 @@ its tier, or change the policy if the decision changed."
                                 Some(object),
                                 format!("{label} renders {}, and policies.placement forbids {kind} in {label}{reason}", object.id),
                                 format!("move {} out of {label}", object.id),
-                            ));
+                            ).build());
                         }
                     }
                     for kind in &policy.require {
@@ -93,7 +93,7 @@ its tier, or change the policy if the decision changed."
                                 None,
                                 format!("{label} renders no {kind}, and policies.placement requires it{reason}"),
                                 format!("put the {kind} objects back in {label}"),
-                            ));
+                            ).build());
                         }
                     }
                     for (kind, want) in &policy.count {
@@ -113,7 +113,7 @@ its tier, or change the policy if the decision changed."
                                     if names.is_empty() { "none".into() } else { names.join(", ") }
                                 ),
                                 format!("make {label} render exactly {want} {kind}, or update the count"),
-                            ));
+                            ).build());
                         }
                     }
                 }
@@ -124,8 +124,8 @@ its tier, or change the policy if the decision changed."
 }
 
 impl Rule for FieldPolicyRule {
-    fn id(&self) -> &'static str {
-        "field-policy"
+    fn id(&self) -> RuleId {
+        RuleId::FieldPolicy
     }
     fn severity(&self) -> Severity {
         Severity::Error
@@ -275,7 +275,8 @@ a silent pass."
                             .fix(format!(
                                 "change {field} in {} as the policy says, or update the policy",
                                 object.id
-                            )),
+                            ))
+                            .build(),
                         );
                     }
                 }

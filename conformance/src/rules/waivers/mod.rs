@@ -6,7 +6,7 @@
 //! `waiver-stale` warning. Both warnings come from [`apply`], which runs
 //! after every other rule; their `check` returns nothing.
 
-use super::{Context, Finding, Rule, Severity, Waived};
+use super::{Context, Finding, Rule, RuleId, Severity, Waived};
 pub mod cfg;
 
 use crate::config_error::FILE_NAME;
@@ -19,8 +19,8 @@ pub struct WaiverExpired;
 pub struct WaiverStale;
 
 impl Rule for WaiverExpired {
-    fn id(&self) -> &'static str {
-        "waiver-expired"
+    fn id(&self) -> RuleId {
+        RuleId::WaiverExpired
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -43,8 +43,8 @@ the waiver: fix the findings, or renew the waiver with a new date and a reason t
 }
 
 impl Rule for WaiverStale {
-    fn id(&self) -> &'static str {
-        "waiver-stale"
+    fn id(&self) -> RuleId {
+        RuleId::WaiverStale
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -76,8 +76,8 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], today: Date) -> Vec<F
         let mut matched = 0;
         for f in findings.iter_mut().filter(|f| covers(waiver, f)) {
             matched += 1;
-            if !expired && f.waived.is_none() {
-                f.waived = Some(Waived {
+            if !expired && f.waived().is_none() {
+                f.waive(Waived {
                     reason: waiver.reason.clone(),
                     expires: expires.to_string(),
                 });
@@ -110,21 +110,22 @@ pub fn apply(waivers: &[Waiver], findings: &mut [Finding], today: Date) -> Vec<F
             .object_opt(waiver.object.as_ref())
             .at(at)
             .why(format!("the waiver said: {}", waiver.reason))
-            .fix(fix),
+            .fix(fix)
+            .build(),
         );
     }
     warnings
 }
 
 fn covers(w: &Waiver, f: &Finding) -> bool {
-    w.rule.value == f.rule
-        && w.cluster.as_ref().is_none_or(|c| *c == f.cluster)
+    w.rule.value == f.rule().as_str()
+        && w.cluster.as_ref().is_none_or(|c| *c == f.cluster())
         && w.kustomization
             .as_ref()
-            .is_none_or(|k| *k == f.kustomization)
+            .is_none_or(|k| *k == f.kustomization())
         && w.object
             .as_ref()
-            .is_none_or(|o| Some(o) == f.object.as_ref())
+            .is_none_or(|o| Some(o.as_str()) == f.object())
 }
 
 fn describe(w: &Waiver) -> String {
