@@ -8,8 +8,7 @@
 
 use std::path::Path;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// A one-tier cluster: `clusters/prod` syncs, tier `apps` builds `./apps`.
 fn one_tier(root: &Path, extra: &str) {

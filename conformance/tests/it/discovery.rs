@@ -9,8 +9,7 @@ use std::path::Path;
 use conformance::check::{CheckOptions, check};
 use conformance::model::{Entry, TierId, TierState};
 
-mod support;
-use support::*;
+use crate::support::*;
 
 #[test]
 fn several_clusters_are_found_and_named_by_their_path() {

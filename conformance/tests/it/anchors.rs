@@ -8,8 +8,7 @@ use std::path::Path;
 
 use conformance::rules::Severity;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 fn of<'o>(
     outcome: &'o conformance::check::Outcome,

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use conformance::rules::Severity;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 fn crd(plural: &str, group: &str, kind: &str) -> String {
     format!(

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use conformance::rules::Severity;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 fn hr(name: &str, ns: &str, chart: &str, extra: &str) -> String {
     format!(

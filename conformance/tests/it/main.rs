@@ -1,0 +1,29 @@
+//! The integration tests, one binary (as ripgrep's `tests/tests.rs`), one
+//! module per area:
+//!
+//! * `cli`: the command-line contract (exit statuses, JSON, explain, errors);
+//! * `discovery`: clusters, entries and tiers found from a repository;
+//! * `provenance`: what a repository installs before Flux, and where kinds
+//!   come from;
+//! * `cold_start`: the convergence model's verdicts and their findings;
+//! * `regression`: one test per false positive or miss fixed on a real
+//!   repository (each with a small repository of its own, never its files);
+//! * `anchors`: finding locations (file, line, related places);
+//! * `l1_plan`: what the live-cluster run plans and expects;
+//! * `envsubst_props`: property tests of postBuild substitution;
+//! * `layers`: the engine's imports only point down.
+//!
+//! `support` holds the helpers that write small repositories. The corpus
+//! and differential tests are separate, harness-less targets
+//! (`tests/corpus.rs`, `tests/differential.rs`).
+
+mod anchors;
+mod cli;
+mod cold_start;
+mod discovery;
+mod envsubst_props;
+mod l1_plan;
+mod layers;
+mod provenance;
+mod regression;
+mod support;
