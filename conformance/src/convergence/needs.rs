@@ -1,0 +1,427 @@
+//! What each tier needs (kinds, namespaces, referenced objects) and which
+//! tiers can supply it, before any of it is judged: the cluster's objects
+//! and HelmReleases indexed once, every provider located in a tier.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::references::{self, Reference};
+use super::{Level, Order, Supplier};
+use crate::model::{Cluster, Object, Tier, TierId, TierState};
+use crate::provenance::bootstrap::Bootstrap;
+use crate::provenance::{Catalog, Provenance, Providers, Scope};
+
+/// One need before it is judged.
+pub(super) struct Pending<'m> {
+    pub(super) tier: &'m Tier,
+    pub(super) object: Option<&'m Object>,
+    pub(super) what: What,
+    pub(super) suppliers: Vec<Supplier>,
+    /// For kinds: the provenance of each supplier.
+    pub(super) provenances: Vec<Provenance>,
+}
+
+pub(super) enum What {
+    /// `initial`: the kind exists before any tier (built in, Flux's,
+    /// preinstalled).
+    Kind {
+        initial: Option<Provenance>,
+    },
+    Namespace {
+        name: String,
+        creators: Vec<TierId>,
+    },
+    Reference {
+        reference: Reference,
+        targets: Vec<(TierId, Option<crate::model::Span>)>,
+    },
+}
+
+/// How likely a tier that was not checked is to provide a group: its name
+/// or source shares a word with the group (2), it is named for CRDs (1).
+fn relevance(name: &str, url: Option<&str>, group: &str) -> u8 {
+    let words: Vec<&str> = group.split(['.', '-']).filter(|w| w.len() >= 4).collect();
+    let text = format!("{name} {}", url.unwrap_or_default()).to_ascii_lowercase();
+    let shares = words.iter().any(|w| text.contains(&w.to_ascii_lowercase()));
+    2 * u8::from(shares) + u8::from(name.contains("crd"))
+}
+
+/// Every need of every tier that applies to this cluster, with its
+/// suppliers.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn needs<'m>(
+    cluster: &'m Cluster,
+    catalog: &Catalog,
+    bootstrap: &Bootstrap,
+    order: &Order,
+    providers: &Providers<'m>,
+    initial_namespaces: &BTreeMap<String, Option<(crate::model::Span, String)>>,
+) -> Vec<Pending<'m>> {
+    let mut out = Vec::new();
+    let objects = ObjectIndex::of(cluster);
+    let releases = Releases::of(cluster);
+    // Objects created before Flux: by the bootstrap, or declared.
+    let outside = |object: &str| {
+        bootstrap.object(&cluster.name, object).is_some()
+            || catalog.preinstalled_objects.iter().any(|o| o == object)
+    };
+    // Tiers that were not checked, with the address of their source.
+    let unchecked: Vec<(TierId, Option<String>)> = cluster
+        .tiers
+        .values()
+        .filter(|t| !matches!(t.state, TierState::Rendered(_)) || !t.resource_sets().is_empty())
+        .map(|t| {
+            let url = cluster
+                .tiers
+                .values()
+                .flat_map(|x| x.objects())
+                .find_map(|o| {
+                    (o.id.kind == t.source_ref.kind
+                        && o.id.name == t.source_ref.name
+                        && o.id.namespace.as_deref() == Some(t.source_ref.namespace.as_str()))
+                    .then(|| o.body.str_at(&["spec", "url"]))
+                    .flatten()
+                });
+            (t.id.clone(), url)
+        })
+        .collect();
+    for id in &order.sequence {
+        let tier = &cluster.tiers[id];
+        if tier.remote_target().is_some() {
+            continue; // applied to another cluster: its needs live there
+        }
+        for object in tier.objects() {
+            let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
+            match providers.initial(group, kind) {
+                None => {
+                    let mut located: Vec<crate::provenance::Provider> = providers
+                        .located(group, kind)
+                        .into_iter()
+                        .cloned()
+                        .collect();
+                    if located.is_empty() {
+                        // Nothing the catalog knows: a chart whose name or
+                        // address matches, probably.
+                        located = providers.probable(group);
+                    }
+                    // Tiers that were not checked whose name or source
+                    // matches the group: they may well provide it (a
+                    // `crds-<operator>` Kustomization of an upstream repo).
+                    let plausible: Vec<&TierId> = unchecked
+                        .iter()
+                        .filter(|(t, url)| {
+                            crate::provenance::chart::plausible(&t.name, url.as_deref(), group)
+                        })
+                        .map(|(t, _)| t)
+                        .collect();
+                    // Nothing at all: any tier that was not checked may, the
+                    // likeliest first.
+                    // A CRD tier that was not checked (`prometheus-crd`,
+                    // built from a remote base) and is applied before this
+                    // one may provide what a same-tier chart cannot.
+                    let plausible: Vec<&TierId> = plausible
+                        .into_iter()
+                        .chain(unchecked.iter().map(|(t, _)| t).filter(|t| {
+                            t.name.contains("crd") && order.applied_before(&tier.id).contains(t)
+                        }))
+                        .collect();
+                    let candidates: Vec<&TierId> = if located.is_empty() && plausible.is_empty() {
+                        let mut all: Vec<&(TierId, Option<String>)> = unchecked.iter().collect();
+                        all.sort_by_key(|(t, url)| {
+                            std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
+                        });
+                        all.into_iter().map(|(t, _)| t).collect()
+                    } else {
+                        plausible
+                    };
+                    for t in candidates {
+                        located.push(crate::provenance::Provider {
+                            group: group.to_string(),
+                            kind: None,
+                            scope: None,
+                            provenance: Provenance::Unchecked { tier: t.clone() },
+                        });
+                    }
+                    out.push(Pending {
+                        tier,
+                        object: Some(object),
+                        what: What::Kind { initial: None },
+                        suppliers: located
+                            .iter()
+                            .map(|p| supplier(p, group, kind, &releases))
+                            .collect(),
+                        provenances: located.iter().map(|p| p.provenance.clone()).collect(),
+                    });
+                }
+                initial => out.push(Pending {
+                    tier,
+                    object: Some(object),
+                    what: What::Kind { initial },
+                    suppliers: Vec::new(),
+                    provenances: Vec::new(),
+                }),
+            }
+            if let Some(ns) = &object.id.namespace
+                && !initial_namespaces.contains_key(ns)
+                && providers.scope(group, kind) != Some(Scope::Cluster)
+            {
+                let creators = providers.namespaces.get(ns).cloned().unwrap_or_default();
+                let mut suppliers: Vec<Supplier> = creators
+                    .iter()
+                    .map(|t| Supplier {
+                        tier: t.clone(),
+                        level: Level::Stage1,
+                        probable: false,
+                    })
+                    .collect();
+                // HelmReleases that create it (install.createNamespace).
+                for (t, hr, chart) in providers.release_namespaces.get(ns).into_iter().flatten() {
+                    suppliers.push(Supplier {
+                        tier: t.clone(),
+                        level: Level::Runtime(Box::new(super::supplier::Runtime {
+                            how: crate::provenance::RuntimeHow::Chart {
+                                chart: chart.clone(),
+                                probable: false,
+                            },
+                            trigger: hr.clone(),
+                            created: (String::new(), "Namespace".into()),
+                            after: releases.after(hr),
+                        })),
+                        probable: false,
+                    });
+                }
+                out.push(Pending {
+                    tier,
+                    object: Some(object),
+                    suppliers,
+                    what: What::Namespace {
+                        name: ns.clone(),
+                        creators,
+                    },
+                    provenances: Vec::new(),
+                });
+            }
+            for r in references::references(object) {
+                if let Some(p) = reference_need(&objects, &outside, tier, Some(object), r) {
+                    out.push(p);
+                }
+            }
+        }
+        for r in references::tier_references(tier) {
+            if let Some(p) = reference_need(&objects, &outside, tier, None, r) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn reference_need<'m>(
+    objects: &ObjectIndex,
+    outside: &dyn Fn(&str) -> bool,
+    tier: &'m Tier,
+    object: Option<&'m Object>,
+    reference: Reference,
+) -> Option<Pending<'m>> {
+    if reference.name.contains("${") {
+        return None;
+    }
+    // A SOPS key the repository holds only encrypted cannot be the one
+    // Flux decrypts it with: it was created outside Flux first (`sops -d
+    // … | kubectl apply`), and the Kustomization that renders it only
+    // adopts it.
+    if reference.via == "spec.decryption.secretRef" && objects.encrypted(&reference) {
+        return None;
+    }
+    // Applied before Flux (a bootstrap script, Terraform, declared): there
+    // on the cold start, whoever renders it later.
+    if outside(&reference.target()) {
+        return None;
+    }
+    let targets = objects.get(&reference).to_vec();
+    // Not defined in the repository: left alone, unless a missing target
+    // fails the referrer and nothing before Flux creates it either. What
+    // a Kustomization reads before it builds (its source, its SOPS key) is
+    // kept, unmet, for the strict cold start ([`simulate::Mode::Strict`]): the live
+    // model takes it as created outside the repository.
+    if targets.is_empty()
+        && (outside(&reference.target()) || (!reference.required && object.is_some()))
+    {
+        return None;
+    }
+    Some(Pending {
+        tier,
+        object,
+        suppliers: targets
+            .iter()
+            .map(|(t, _)| Supplier {
+                tier: t.clone(),
+                level: Level::Applied,
+                probable: false,
+            })
+            .collect(),
+        what: What::Reference { reference, targets },
+        provenances: Vec::new(),
+    })
+}
+
+/// The supplier a located provider is.
+fn supplier(
+    p: &crate::provenance::Provider,
+    group: &str,
+    kind: &str,
+    releases: &Releases,
+) -> Supplier {
+    match &p.provenance {
+        Provenance::Runtime {
+            how, trigger, tier, ..
+        } => Supplier {
+            tier: tier.clone(),
+            level: Level::Runtime(Box::new(super::supplier::Runtime {
+                how: how.clone(),
+                trigger: trigger.clone(),
+                created: (group.to_string(), kind.to_string()),
+                after: releases.after(trigger),
+            })),
+            probable: matches!(
+                how,
+                crate::provenance::RuntimeHow::Chart { probable: true, .. }
+            ),
+        },
+        // A tier that was not checked, plausibly the kind's (by name).
+        Provenance::Unchecked { tier } => Supplier {
+            tier: tier.clone(),
+            level: Level::Stage1,
+            probable: true,
+        },
+        other => Supplier {
+            tier: other.tier().cloned().unwrap_or_else(|| TierId::new("", "")),
+            level: Level::Stage1,
+            probable: false,
+        },
+    }
+}
+
+/// The cluster's HelmReleases: (namespace, name) → the tier and the
+/// HelmReleases each `spec.dependsOn` names.
+struct Releases(BTreeMap<NamespacedName, (TierId, Vec<NamespacedName>)>);
+
+/// (namespace, name).
+type NamespacedName = (String, String);
+
+impl Releases {
+    fn of(cluster: &Cluster) -> Releases {
+        let mut map = BTreeMap::new();
+        for tier in cluster.tiers.values() {
+            for o in tier.objects() {
+                if o.id.group != "helm.toolkit.fluxcd.io" || o.id.kind != "HelmRelease" {
+                    continue;
+                }
+                let ns = o.id.namespace.clone().unwrap_or_else(|| "default".into());
+                let deps = o
+                    .body
+                    .path(&["spec", "dependsOn"])
+                    .map(crate::yaml::Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|d| {
+                        let name = d.str_at(&["name"])?;
+                        let dns = d.str_at(&["namespace"]).unwrap_or_else(|| ns.clone());
+                        Some((dns, name))
+                    })
+                    .collect();
+                map.insert((ns, o.id.name.clone()), (tier.id.clone(), deps));
+            }
+        }
+        Releases(map)
+    }
+
+    /// The tiers of the HelmReleases `trigger` (a HelmRelease) depends on:
+    /// helm-controller installs it only once they are Ready.
+    fn after(&self, trigger: &crate::model::ObjectId) -> Vec<TierId> {
+        if trigger.kind != "HelmRelease" {
+            return Vec::new();
+        }
+        let key = (
+            trigger
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+            trigger.name.clone(),
+        );
+        self.0
+            .get(&key)
+            .map(|(_, deps)| {
+                deps.iter()
+                    .filter_map(|d| self.0.get(d).map(|(t, _)| t.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Objects by (group, kind, namespace, name) → the tiers that render them.
+struct ObjectIndex(
+    BTreeMap<ObjectKey, Vec<(TierId, Option<crate::model::Span>)>>,
+    /// Objects written SOPS-encrypted (some copy of them).
+    BTreeSet<ObjectKey>,
+);
+
+/// (group, kind, namespace, name).
+type ObjectKey = (String, String, Option<String>, String);
+
+impl ObjectIndex {
+    fn of(cluster: &Cluster) -> ObjectIndex {
+        let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
+        let mut encrypted = BTreeSet::new();
+        for tier in cluster.local_tiers() {
+            for o in tier.objects() {
+                let id = &o.id;
+                let key = (
+                    id.group.clone(),
+                    id.kind.clone(),
+                    id.namespace.clone(),
+                    id.name.clone(),
+                );
+                if crate::model::is_sops_encrypted(&o.body) {
+                    encrypted.insert(key.clone());
+                }
+                map.entry(key)
+                    .or_default()
+                    .push((tier.id.clone(), o.source.clone()));
+                // What its controller makes of it, applied with it.
+                for key in references::produced(o) {
+                    let entry = map.entry(key).or_default();
+                    if !entry.iter().any(|(t, _)| *t == tier.id) {
+                        entry.push((tier.id.clone(), o.source.clone()));
+                    }
+                }
+            }
+        }
+        ObjectIndex(map, encrypted)
+    }
+
+    /// Whether the repository holds the object only SOPS-encrypted.
+    fn encrypted(&self, r: &Reference) -> bool {
+        self.1.contains(&(
+            r.group.to_string(),
+            r.kind.to_string(),
+            r.namespace.clone(),
+            r.name.clone(),
+        ))
+    }
+
+    fn get(&self, r: &Reference) -> &[(TierId, Option<crate::model::Span>)] {
+        let key =
+            |ns: Option<String>| (r.group.to_string(), r.kind.to_string(), ns, r.name.clone());
+        self.0
+            .get(&key(r.namespace.clone()))
+            // Written into any namespace (a ClusterExternalSecret's).
+            .or_else(|| {
+                r.namespace
+                    .as_ref()
+                    .and_then(|_| self.0.get(&key(Some("*".into()))))
+            })
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}

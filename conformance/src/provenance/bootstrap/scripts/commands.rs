@@ -1,0 +1,353 @@
+//! Command recognition: which commands of a script apply what (kubectl,
+//! kustomize, helmfile pipelines, namespaces), with loops over arrays and
+//! the stages that feed `kubectl apply -f -`.
+
+use std::collections::BTreeMap;
+
+use super::expand::{resolve, resolve_all};
+use super::words::{flag, words};
+use super::{Scripts, Target};
+use crate::model::Span;
+use crate::repo::RepoIndex;
+
+pub(super) fn scan(
+    index: &RepoIndex,
+    rel: &str,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    out: &mut Scripts,
+) {
+    let applies = text.contains("kubectl apply") || text.contains("kubectl create");
+    // Logical lines: continuations joined, each with its first line.
+    let mut lines: Vec<(u32, String)> = Vec::new();
+    let mut pending: Option<(u32, String)> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        let (start, mut acc) = pending.take().unwrap_or((n as u32 + 1, String::new()));
+        acc.push(' ');
+        acc.push_str(line.trim_end_matches('\\'));
+        if line.ends_with('\\') {
+            pending = Some((start, acc));
+        } else {
+            lines.push((start, acc));
+        }
+    }
+    if let Some(p) = pending {
+        lines.push(p);
+    }
+    let loops = loop_values(text);
+    // A path, with a loop variable standing for each of its values.
+    let each = |raw: &str| -> Vec<String> {
+        let mut raws = vec![raw.to_string()];
+        for (var, values) in &loops {
+            if raw.contains(&format!("${{{var}}}")) || raw.contains(&format!("${var}")) {
+                raws = values
+                    .iter()
+                    .map(|v| {
+                        raw.replace(&format!("${{{var}}}"), v)
+                            .replace(&format!("${var}"), v)
+                    })
+                    .collect();
+                break;
+            }
+        }
+        raws.iter()
+            .flat_map(|r| resolve_all(index, rel, r, vars))
+            .collect()
+    };
+    for (line_no, line) in &lines {
+        let t = line.trim().trim_start_matches("- ").trim();
+        if t.starts_with('#') {
+            continue;
+        }
+        let at = Span::new(rel, *line_no);
+        // `kubectl [global flags] apply|create …` (`kubectl --context c
+        // --namespace ns apply -f …`).
+        let kubectl_apply = |w: &[String]| {
+            w.iter()
+                .position(|x| x.ends_with("kubectl"))
+                .is_some_and(|k| w[k + 1..].iter().any(|x| x == "apply" || x == "create"))
+        };
+        let push = |out: &mut Scripts, target: Target| out.add(&at, target);
+        // Each command of the line (`;`, `&&`, `||`), each a pipeline.
+        let commands = t
+            .replace("||", "\u{1}")
+            .replace("&&", "\u{1}")
+            .replace(';', "\u{1}");
+        for command in commands.split('\u{1}') {
+            let stages: Vec<Vec<String>> = command.split('|').map(words).collect();
+            for (k, stage) in stages.iter().enumerate() {
+                // kubectl create namespace NS
+                if let Some(i) = stage.iter().position(|w| w == "create")
+                    && stage
+                        .get(i + 1)
+                        .is_some_and(|w| w == "namespace" || w == "ns")
+                    && let Some(ns) = stage.get(i + 2)
+                    && stage.iter().any(|w| w.ends_with("kubectl"))
+                    && !ns.starts_with('$')
+                    && !ns.contains("{{")
+                {
+                    push(out, Target::Namespace(ns.clone()));
+                }
+                // kubectl create configmap|secret [TYPE] NAME [-n NS]
+                if let Some(i) = stage.iter().position(|w| w == "create")
+                    && stage.iter().any(|w| w.ends_with("kubectl"))
+                    && let Some(kind) = stage.get(i + 1).and_then(|w| match w.as_str() {
+                        "configmap" | "cm" => Some("ConfigMap"),
+                        "secret" => Some("Secret"),
+                        _ => None,
+                    })
+                {
+                    let mut rest = i + 2;
+                    if kind == "Secret"
+                        && stage.get(rest).is_some_and(|w| {
+                            ["generic", "tls", "docker-registry"].contains(&w.as_str())
+                        })
+                    {
+                        rest += 1;
+                    }
+                    let name = stage.get(rest).filter(|w| !w.starts_with('-'));
+                    let ns =
+                        flag(stage, &["-n"], "--namespace").unwrap_or_else(|| "default".into());
+                    if let Some(name) = name
+                        && !name.contains('$')
+                        && !name.contains("{{")
+                        && !ns.contains('$')
+                        && !ns.contains("{{")
+                    {
+                        push(out, Target::Object(format!("{kind}/{ns}/{name}")));
+                    }
+                }
+                if kubectl_apply(stage) {
+                    if let Some(dir) = flag(stage, &["-k"], "--kustomize")
+                        && let Some(p) = resolve(index, rel, &dir, vars)
+                    {
+                        push(out, Target::Kustomization(p));
+                    }
+                    if let Some(f) = flag(stage, &["-f"], "--filename") {
+                        if f == "-" {
+                            // stdin: what earlier stages of the pipeline render.
+                            for earlier in &stages[..k] {
+                                feed(index, rel, vars, earlier, t, &at, out);
+                            }
+                        } else if f.starts_with("https://") || f.starts_with("http://") {
+                            push(out, Target::Url(f));
+                        } else {
+                            let ns = flag(stage, &["-n"], "--namespace")
+                                .filter(|n| !n.contains('$') && !n.contains("{{"));
+                            for p in each(&f) {
+                                match &ns {
+                                    Some(ns) => push(out, Target::PathIn(p, ns.clone())),
+                                    None => push(out, Target::Path(p)),
+                                }
+                            }
+                        }
+                    }
+                }
+                // sops exec-file FILE "kubectl … apply … {}": the decrypted
+                // file is applied.
+                if let Some(i) = stage.iter().position(|w| w == "exec-file")
+                    && stage.iter().any(|w| w.ends_with("sops"))
+                    && let Some(file) = stage.get(i + 1)
+                    && stage[i + 2..]
+                        .iter()
+                        .any(|w| w.contains("kubectl") && w.contains("apply"))
+                {
+                    let command = stage[i + 2..].join(" ");
+                    let ns = words(&command)
+                        .windows(2)
+                        .find(|p| p[0] == "-n" || p[0] == "--namespace")
+                        .map(|p| p[1].clone())
+                        .filter(|n| !n.contains('$') && !n.contains("{{"));
+                    for p in each(file) {
+                        match &ns {
+                            Some(ns) => push(out, Target::PathIn(p, ns.clone())),
+                            None => push(out, Target::Path(p)),
+                        }
+                    }
+                }
+                // helmfile -f FILE sync|apply (not piped to kubectl)
+                if stage.iter().any(|w| w.ends_with("helmfile"))
+                    && stage.iter().any(|w| w == "sync" || w == "apply")
+                    && let Some(f) = flag(stage, &["-f"], "--file")
+                    && let Some(p) = resolve(index, rel, &f, vars)
+                    && !out.synced.contains(&p)
+                {
+                    out.synced.push(p);
+                }
+            }
+        }
+        // URLs of known manifests in a file that applies.
+        if applies {
+            for w in words(t) {
+                let w = w.trim_matches(|c| c == '(' || c == ')' || c == ',');
+                if (w.starts_with("https://") || w.starts_with("http://"))
+                    && !w.contains("{{")
+                    && !w.contains('$')
+                {
+                    out.add(&at, Target::Url(w.to_string()));
+                }
+            }
+        }
+    }
+}
+
+/// Loop variables and the values they take: `for x in "${list[@]}"` over a
+/// bash array `list=( … )` (one item per word, over several lines), and
+/// `for x in a b c`.
+pub(super) fn loop_values(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut arrays: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i]
+            .trim()
+            .trim_start_matches("local ")
+            .trim_start_matches("readonly ")
+            .trim_start_matches("declare ")
+            .trim_start_matches("-r ")
+            .trim_start_matches("-a ")
+            .trim_start_matches("-ra ")
+            .trim();
+        if let Some((name, rest)) = t.split_once("=(")
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            let mut body = String::from(rest);
+            while !body.contains(')') && i + 1 < lines.len() {
+                i += 1;
+                let l = lines[i].trim();
+                if !l.starts_with('#') {
+                    body.push(' ');
+                    body.push_str(l);
+                }
+            }
+            let body = body.split(')').next().unwrap_or_default();
+            arrays.insert(name.to_string(), words(body));
+        }
+        i += 1;
+    }
+    let mut out = Vec::new();
+    for line in &lines {
+        let t = line.trim();
+        let Some(rest) = t.strip_prefix("for ") else {
+            continue;
+        };
+        let Some((var, list)) = rest.split_once(" in ") else {
+            continue;
+        };
+        let var = var.trim();
+        let list = list.split(';').next().unwrap_or_default().trim();
+        let inner = list.trim_matches('"');
+        let values = if let Some(name) = inner
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix("[@]}"))
+        {
+            arrays.get(name).cloned().unwrap_or_default()
+        } else if list.contains('$') || list.contains('*') {
+            continue;
+        } else {
+            words(list)
+        };
+        if !values.is_empty() {
+            out.push((var.to_string(), values));
+        }
+    }
+    out
+}
+
+/// A variable name worth following (no further expansion inside).
+pub(super) fn depth_ok(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// An earlier stage of a pipeline into `kubectl apply -f -`.
+pub(super) fn feed(
+    index: &RepoIndex,
+    rel: &str,
+    vars: &BTreeMap<String, String>,
+    stage: &[String],
+    line: &str,
+    at: &Span,
+    out: &mut Scripts,
+) {
+    let push = |out: &mut Scripts, target: Target| out.add(at, target);
+    // The program: past shell keywords and variable assignments.
+    const KEYWORDS: &[&str] = &[
+        "if", "!", "then", "do", "else", "elif", "while", "until", "time", "exec", "sudo",
+        "command", "&&", "||", ";", "{", "(", "-",
+    ];
+    let first = stage
+        .iter()
+        .position(|w| {
+            let assignment = w.contains('=') && !w.contains('/');
+            !KEYWORDS.contains(&w.as_str()) && !assignment
+        })
+        .unwrap_or(0);
+    let program = stage.get(first).map(String::as_str).unwrap_or_default();
+    // `echo "${rendered}" | kubectl apply -f -`, with `rendered=$(…)`
+    // earlier: what the assignment's command renders.
+    if matches!(program, "echo" | "printf")
+        && let Some(arg) = stage.get(first + 1)
+    {
+        let name = arg
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .trim_end_matches('}');
+        if arg.starts_with('$')
+            && depth_ok(name)
+            && let Some(value) = vars.get(name)
+            && let Some(inner) = value.strip_prefix("$(").and_then(|v| v.strip_suffix(')'))
+        {
+            for inner_stage in inner.split('|').map(words) {
+                feed(index, rel, vars, &inner_stage, line, at, out);
+            }
+        }
+        return;
+    }
+    let args: Vec<&String> = stage[first.min(stage.len())..]
+        .iter()
+        .skip(1)
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    if program.ends_with("kustomize") && stage.get(first + 1).is_some_and(|w| w == "build")
+        || program.ends_with("kubectl") && stage.get(first + 1).is_some_and(|w| w == "kustomize")
+    {
+        if let Some(dir) = args.get(1)
+            && let Some(p) = resolve(index, rel, dir, vars)
+        {
+            push(out, Target::Kustomization(p));
+        }
+        return;
+    }
+    if program.ends_with("helmfile") {
+        if let Some(f) = flag(stage, &["-f"], "--file")
+            && let Some(p) = resolve(index, rel, &f, vars)
+        {
+            if line.contains("CustomResourceDefinition") {
+                if !out.crds_only.contains(&p) {
+                    out.crds_only.push(p);
+                }
+            } else if !out.synced.contains(&p) {
+                out.synced.push(p);
+            }
+        }
+        return;
+    }
+    let file: Option<String> = match program.rsplit('/').next().unwrap_or(program) {
+        "cat" | "minijinja-cli" | "envsubst" => args.first().map(|s| s.to_string()),
+        "op" => flag(stage, &["-i"], "--in-file"),
+        "sops" => args.last().map(|s| s.to_string()),
+        _ => None,
+    };
+    // `envsubst < FILE`
+    let file = file.or_else(|| {
+        let i = stage.iter().position(|w| w == "<")?;
+        stage.get(i + 1).cloned()
+    });
+    if let Some(f) = file
+        && let Some(p) = resolve(index, rel, &f, vars)
+    {
+        push(out, Target::Path(p));
+    }
+}

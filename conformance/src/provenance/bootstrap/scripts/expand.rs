@@ -1,0 +1,247 @@
+//! Variables and paths as the tools resolve them: shell and template
+//! variables a file defines, the file's own directory, the repository root,
+//! script arguments.
+
+use std::collections::BTreeMap;
+
+use super::dir_of;
+use crate::repo::{Kind, RepoIndex};
+
+/// Variables a script defines: `NAME=value`, `export NAME=value`, `local -r
+/// NAME="value"`, Taskfile `NAME: value` (under `vars:`), just `name :=
+/// "value"`.
+pub(super) fn variables(text: &str) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::new();
+    // `NAME=$( … )` anywhere in a line (`if ! rendered=$(…); then`).
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(i) = rest.find("=$(") {
+            let name: String = rest[..i]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let body = &rest[i + 1..];
+            let mut depth = 0usize;
+            let mut end = None;
+            for (k, c) in body.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            end = Some(k);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(end) = end else { break };
+            if !name.is_empty() {
+                vars.entry(name).or_insert_with(|| body[..=end].to_string());
+            }
+            rest = &body[end + 1..];
+        }
+    }
+    for line in text.lines() {
+        let t = line
+            .trim()
+            .trim_start_matches("export ")
+            .trim_start_matches("local -r ");
+        let t = t
+            .trim_start_matches("local ")
+            .trim_start_matches("readonly ");
+        let (name, value) = if let Some((n, v)) = t.split_once(":=") {
+            (n.trim(), v.trim())
+        } else if let Some((n, v)) = t.split_once('=') {
+            if n.contains(' ') || n.is_empty() {
+                continue;
+            }
+            (n, v)
+        } else if let Some((n, v)) = t.split_once(": ") {
+            (n.trim(), v.trim())
+        } else {
+            continue;
+        };
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
+            continue;
+        }
+        let value = value.trim_matches(|c| c == '"' || c == '\'').to_string();
+        if !value.is_empty() {
+            vars.entry(name.to_string()).or_insert(value);
+        }
+    }
+    vars
+}
+
+/// Expands what a path argument refers to: the file's directory, the
+/// repository root, and variables the file defines. `None` when something
+/// unknown remains.
+pub(super) fn expand(
+    raw: &str,
+    script: &str,
+    vars: &BTreeMap<String, String>,
+    depth: usize,
+) -> Option<String> {
+    let mut s = raw.trim_matches(|c| c == '"' || c == '\'').to_string();
+    let here = if dir_of(script).is_empty() {
+        ".".to_string()
+    } else {
+        format!("@root/{}", dir_of(script))
+    };
+    for pattern in [
+        "{{ source_directory() }}",
+        "{{source_directory()}}",
+        "{{ justfile_directory() }}",
+        "{{justfile_directory()}}",
+        "{{ justfile_dir() }}",
+        "{{ source_dir() }}",
+        "$(dirname \"$0\")",
+        "$(dirname \"${0}\")",
+        "$(dirname $0)",
+        "{{.TASKFILE_DIR}}",
+        "{{ .TASKFILE_DIR }}",
+    ] {
+        s = s.replace(pattern, &here);
+    }
+    for pattern in [
+        "$(git rev-parse --show-toplevel)",
+        "{{.ROOT_DIR}}",
+        "{{ .ROOT_DIR }}",
+        "{{.USER_WORKING_DIR}}",
+    ] {
+        s = s.replace(pattern, "@root");
+    }
+    // ${NAME}, $NAME, {{.NAME}}, {{ .NAME }}, {{ NAME }} (just).
+    let mut out = String::new();
+    let mut rest = s.as_str();
+    while !rest.is_empty() {
+        let (start, end, name) = if let Some(i) = rest.find("${") {
+            let j = rest[i..].find('}')? + i;
+            (i, j + 1, rest[i + 2..j].to_string())
+        } else if let Some(i) = rest.find("{{") {
+            let j = rest[i..].find("}}")? + i;
+            (
+                i,
+                j + 2,
+                rest[i + 2..j].trim().trim_start_matches('.').to_string(),
+            )
+        } else if let Some(i) = rest.find('$') {
+            let name: String = rest[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.is_empty() {
+                return None;
+            }
+            (i, i + 1 + name.len(), name)
+        } else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let positional = |v: &str| {
+            let v = v.trim_matches(|c| c == '"' || c == '\'');
+            v.strip_prefix("${")
+                .or_else(|| v.strip_prefix('$'))
+                .and_then(|r| r.chars().next())
+                .is_some_and(|c| c.is_ascii_digit() && c != '0')
+        };
+        let value = match name.as_str() {
+            "ROOT_DIR" | "ROOT" | "REPO_ROOT" | "GIT_ROOT" => "@root".to_string(),
+            _ if vars.get(&name).is_some_and(|v| positional(v)) => ARGUMENT.to_string(),
+            "SCRIPT_DIR" | "DIR" => here.clone(),
+            _ if depth < 5 => expand(vars.get(&name)?, script, vars, depth + 1)?,
+            _ => return None,
+        };
+        out.push_str(&value);
+        rest = &rest[end..];
+    }
+    Some(out)
+}
+
+/// The repository path an argument names, if it exists.
+pub(super) fn resolve(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Option<String> {
+    resolve_all(index, script, raw, vars).into_iter().next()
+}
+
+/// Marks a script argument (`CLUSTER="${1:?}"`) in an expanded path.
+pub(super) const ARGUMENT: char = '\u{2}';
+
+/// Every repository path an argument names: one, or, where it holds a
+/// script argument (`kubernetes/${CLUSTER}/…` with `CLUSTER="${1}"`), one
+/// per directory that makes the path exist (each cluster's).
+pub(super) fn resolve_all(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let Some(expanded) = expand(raw, script, vars, 0) else {
+        return Vec::new();
+    };
+    if !expanded.contains(ARGUMENT) {
+        return resolve_expanded(index, script, &expanded)
+            .into_iter()
+            .collect();
+    }
+    // The directory names at the argument's place, from what precedes it.
+    let (before, after) = expanded.split_once(ARGUMENT).unwrap_or((&expanded, ""));
+    let Some(parent) = resolve_expanded(index, script, before.trim_end_matches('/')) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = index
+        .below(&parent)
+        .filter(|(p, k)| {
+            **k == Kind::Dir
+                && p[parent.len()..]
+                    .trim_start_matches('/')
+                    .matches('/')
+                    .count()
+                    == 0
+        })
+        .filter_map(|(p, _)| p.rsplit('/').next().map(str::to_string))
+        .filter(|n| !n.is_empty() && !n.starts_with('.'))
+        .collect();
+    let mut out: Vec<String> = names
+        .iter()
+        .filter_map(|n| {
+            let candidate = format!("{before}{n}{after}");
+            (!candidate.contains(ARGUMENT))
+                .then(|| resolve_expanded(index, script, &candidate))
+                .flatten()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub(super) fn resolve_expanded(index: &RepoIndex, script: &str, expanded: &str) -> Option<String> {
+    let expanded = expanded.to_string();
+    let candidates: Vec<String> = if let Some(rest) = expanded.strip_prefix("@root") {
+        vec![rest.trim_start_matches('/').to_string()]
+    } else if expanded.starts_with('/') {
+        return None; // an absolute path on the operator's machine
+    } else {
+        let relative = crate::repo::join(dir_of(script), &expanded);
+        vec![relative, expanded.clone()]
+    };
+    candidates.into_iter().find_map(|c| {
+        let (normal, escapes) = crate::repo::normalize("", &c);
+        (!escapes
+            && index
+                .kind(&normal)
+                .is_some_and(|k| matches!(k, Kind::File | Kind::Dir)))
+        .then_some(normal)
+    })
+}

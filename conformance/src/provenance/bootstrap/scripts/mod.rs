@@ -1,0 +1,318 @@
+//! What the repository's scripts apply before Flux: shell scripts,
+//! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`), justfiles (`justfile`,
+//! `.justfile`, `*.just`) and Makefiles, read line by line (continuations
+//! joined). Recognised:
+//!
+//! * `kubectl apply -k DIR` (`--kustomize`), `kubectl apply -f DIR|FILE|URL`
+//!   (`--filename`, `=` forms);
+//! * `kustomize build DIR | … kubectl apply -f -`, `kubectl kustomize
+//!   [--enable-helm] DIR | … kubectl apply`;
+//! * `cat|envsubst <|op inject --in-file|minijinja-cli|sops -d FILE | …
+//!   kubectl apply`: the file;
+//! * `helmfile … -f FILE sync|apply`, and `helmfile … -f FILE template | …
+//!   CustomResourceDefinition … | kubectl apply` (that file's CRDs only);
+//! * `kubectl create namespace NS`, `kubectl create configmap|secret NAME -n NS`;
+//! * in a file that runs `kubectl apply`, any URL of a manifest the catalog
+//!   knows (an array of CRD URLs looped over).
+//!
+//! Paths are resolved the way the tools would: template and shell variables
+//! the file defines (`VAR=…`, Taskfile `vars:`, just `name := …`), the
+//! file's own directory (`{{ source_directory() }}`, `$(dirname "$0")`) and
+//! the repository root (`$(git rev-parse --show-toplevel)`, `{{.ROOT_DIR}}`),
+//! relative to the file's directory, else to the root. What cannot be
+//! resolved to a path of the repository is left out.
+
+use std::collections::BTreeMap;
+
+mod commands;
+mod expand;
+mod words;
+
+use super::{Item, Provides, manifests};
+use crate::model::Span;
+use crate::provenance::Catalog;
+use crate::repo::{Kind, RepoIndex};
+
+/// Everything the scripts apply.
+#[derive(Debug, Clone, Default)]
+pub struct Scripts {
+    pub commands: Vec<Command>,
+    /// Helmfiles a script renders only for their CRDs, by path.
+    pub crds_only: Vec<String>,
+    /// Helmfiles a script syncs or applies, by path.
+    pub synced: Vec<String>,
+}
+
+impl Scripts {
+    /// Records a command once.
+    fn add(&mut self, at: &Span, target: Target) {
+        let c = Command {
+            at: at.clone(),
+            target,
+        };
+        if !self.commands.contains(&c) {
+            self.commands.push(c);
+        }
+    }
+}
+
+/// One applying command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub at: Span,
+    pub target: Target,
+}
+
+/// What a command applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A kustomization directory (`-k`, `kustomize build`).
+    Kustomization(String),
+    /// A directory or file (`-f`).
+    Path(String),
+    /// A directory or file applied with `--namespace NS`: objects that name
+    /// no namespace go there.
+    PathIn(String, String),
+    Url(String),
+    Namespace(String),
+    /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
+    /// -n NS`: `Kind/namespace/name`.
+    Object(String),
+}
+
+impl Command {
+    /// What the command installs.
+    pub fn items(&self, index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
+        let item = |provides: Provides, via: String| Item {
+            at: self.at.clone(),
+            via,
+            provides,
+        };
+        match &self.target {
+            Target::Kustomization(dir) => manifests::read(index, dir)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -k {dir}")))
+                .collect(),
+            Target::Path(path) => manifests::read(index, path)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -f {path}")))
+                .collect(),
+            Target::PathIn(path, ns) => manifests::read_in(index, path, ns)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -n {ns} -f {path}")))
+                .collect(),
+            Target::Url(url) => super::fetched(index, catalog, url)
+                .into_iter()
+                .map(|p| item(p, format!("kubectl apply -f {url}")))
+                .collect(),
+            Target::Object(object) => vec![item(
+                Provides::Object(object.clone()),
+                format!("kubectl create {object}"),
+            )],
+            Target::Namespace(ns) => vec![item(
+                Provides::Namespace(ns.clone()),
+                format!("kubectl create namespace {ns}"),
+            )],
+        }
+    }
+}
+
+/// Whether a path is a script this module reads.
+pub fn is_script(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".sh")
+        || lower.ends_with(".bash")
+        || lower.ends_with(".just")
+        || lower == "justfile"
+        || lower == ".justfile"
+        || lower == "makefile"
+        || lower.ends_with(".mk")
+        || (lower.starts_with("taskfile") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
+        || (rel.contains(".taskfiles/") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
+}
+
+/// Reads every script of the repository.
+pub fn read(index: &RepoIndex) -> Scripts {
+    let mut out = Scripts::default();
+    let scripts: Vec<String> = index
+        .below("")
+        .filter(|(rel, kind)| **kind == Kind::File && is_script(rel))
+        .map(|(rel, _)| rel.to_string())
+        .collect();
+    // Taskfile variables are global across the included Taskfiles (the
+    // root's `vars:` reach `.taskfiles/**`).
+    let mut task_vars = BTreeMap::new();
+    let texts: Vec<(String, String)> = scripts
+        .into_iter()
+        .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
+        .collect();
+    for (rel, text) in &texts {
+        if is_taskfile(rel) {
+            for (k, v) in variables(text) {
+                task_vars.entry(k).or_insert(v);
+            }
+        }
+    }
+    for (rel, text) in &texts {
+        let mut vars = variables(text);
+        if is_taskfile(rel) {
+            for (k, v) in &task_vars {
+                vars.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        scan(index, rel, text, &vars, &mut out);
+    }
+    out
+}
+
+fn is_taskfile(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    name.starts_with("taskfile") || rel.contains(".taskfiles/")
+}
+
+/// The directory of a repository path (`""` for the root).
+pub(super) fn dir_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+use commands::scan;
+use expand::variables;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_text(files: &[(&str, &str)], script: &str) -> Scripts {
+        let index = RepoIndex::from_memory(files);
+        let text = files.iter().find(|(p, _)| *p == script).unwrap().1;
+        let mut out = Scripts::default();
+        scan(&index, script, text, &variables(text), &mut out);
+        out
+    }
+
+    #[test]
+    fn kubectl_forms_and_pipelines() {
+        let files = [
+            ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
+            (
+                "bootstrap/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+            ),
+            ("bootstrap/helmfile.d/00-crds.yaml", "releases: []\n"),
+            (
+                "bootstrap/mod.just",
+                "base:\n    if ! kustomize build {{ source_directory() }}/crds | just template - | kubectl apply --server-side -f -; then\n        exit 1\n    fi\n    kubectl apply -f \"{{ source_directory() }}/ns.yaml\"\n    helmfile -f {{ source_directory() }}/helmfile.d/00-crds.yaml template -q | yq 'select(.kind == \"CustomResourceDefinition\")' | kubectl apply -f -\n    kubectl create namespace flux-system\n    kubectl create secret generic sops-age -n flux-system --from-file=age.agekey=/dev/stdin\n    kubectl -n flux-system create configmap cluster-info --from-literal=a=b\n    kubectl create secret generic \"$NAME\" -n flux-system\n",
+            ),
+        ];
+        let out = scan_text(&files, "bootstrap/mod.just");
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        assert!(
+            targets.contains(&&Target::Kustomization("bootstrap/crds".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Path("bootstrap/ns.yaml".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Namespace("flux-system".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Object("Secret/flux-system/sops-age".into())),
+            "{targets:?}"
+        );
+        assert!(targets.contains(&&Target::Object(
+            "ConfigMap/flux-system/cluster-info".into()
+        )));
+        assert!(
+            !targets
+                .iter()
+                .any(|t| matches!(t, Target::Object(o) if o.contains('$'))),
+            "{targets:?}"
+        );
+        assert_eq!(out.crds_only, ["bootstrap/helmfile.d/00-crds.yaml"]);
+    }
+
+    #[test]
+    fn variables_and_taskfile_vars_resolve() {
+        let files = [
+            ("kubernetes/bootstrap/kustomization.yaml", "resources: []\n"),
+            (
+                "Taskfile.yaml",
+                "vars:\n  KUBERNETES_DIR: '{{.ROOT_DIR}}/kubernetes'\ntasks:\n  bootstrap:\n    cmds:\n      - kubectl apply --server-side --kustomize {{.KUBERNETES_DIR}}/bootstrap\n",
+            ),
+            (
+                "scripts/crds.sh",
+                "ROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nfile=\"${ROOT_DIR}/kubernetes/bootstrap\"\nkubectl apply -k \"${file}\"\n",
+            ),
+        ];
+        let out = scan_text(&files, "Taskfile.yaml");
+        assert_eq!(
+            out.commands[0].target,
+            Target::Kustomization("kubernetes/bootstrap".into())
+        );
+        let out = scan_text(&files, "scripts/crds.sh");
+        assert_eq!(
+            out.commands[0].target,
+            Target::Kustomization("kubernetes/bootstrap".into())
+        );
+    }
+
+    #[test]
+    fn unresolvable_paths_are_left_out() {
+        let files = [(
+            "mod.just",
+            "apply ks_path:\n    kustomize build \"{{ ks_path }}\" | kubectl apply -f -\n",
+        )];
+        let out = scan_text(&files, "mod.just");
+        assert!(out.commands.is_empty(), "{:?}", out.commands);
+    }
+
+    #[test]
+    fn arrays_loops_and_script_arguments() {
+        let script = "#!/usr/bin/env bash\nexport ROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nreadonly CLUSTER=\"${1:?}\"\nfunction apply_configmaps() {\n    local -r configmaps=(\n        \"${ROOT_DIR}/kubernetes/${CLUSTER}/vars/cluster-settings.yaml\"\n    )\n    for configmap in \"${configmaps[@]}\"; do\n        if kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename \"${configmap}\" &>/dev/null; then\n            echo ok\n        fi\n    done\n}\nfunction apply_secrets() {\n    local -r secrets=(\n        \"${ROOT_DIR}/kubernetes/${CLUSTER}/vars/cluster-secrets.sops.yaml\"\n    )\n    for secret in \"${secrets[@]}\"; do\n        if sops exec-file \"${secret}\" \"kubectl --context ${CLUSTER} --namespace flux-system apply --server-side --filename {}\" &>/dev/null; then\n            echo ok\n        fi\n    done\n}\n";
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\ndata: {}\n";
+        let files = [
+            ("scripts/bootstrap-apps.sh", script),
+            ("kubernetes/main/vars/cluster-settings.yaml", cm),
+            ("kubernetes/lab/vars/cluster-settings.yaml", cm),
+            (
+                "kubernetes/main/vars/cluster-secrets.sops.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\nstringData:\n  A: ENC[AES256_GCM,data:x]\nsops:\n  mac: ENC[x]\n",
+            ),
+        ];
+        let out = scan_text(&files, "scripts/bootstrap-apps.sh");
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        for cluster in ["main", "lab"] {
+            assert!(
+                targets.contains(&&Target::PathIn(
+                    format!("kubernetes/{cluster}/vars/cluster-settings.yaml"),
+                    "flux-system".into()
+                )),
+                "{targets:?}"
+            );
+        }
+        assert!(
+            targets.contains(&&Target::PathIn(
+                "kubernetes/main/vars/cluster-secrets.sops.yaml".into(),
+                "flux-system".into()
+            )),
+            "{targets:?}"
+        );
+        let index = RepoIndex::from_memory(&files);
+        let provides: Vec<Provides> = out
+            .commands
+            .iter()
+            .flat_map(|c| c.items(&index, Catalog::embedded()))
+            .map(|i| i.provides)
+            .collect();
+        assert!(
+            provides.contains(&Provides::Object(
+                "ConfigMap/flux-system/cluster-settings".into()
+            )),
+            "{provides:?}"
+        );
+    }
+}
