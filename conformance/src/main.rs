@@ -83,8 +83,8 @@ enum Command {
         /// The report: human (blocks with snippets), json (the documented
         /// document), junit (XML), sarif (2.1.0, for code scanning), github
         /// (Actions annotations).
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = report::Format::Human)]
+        format: report::Format,
         /// A previous git revision to compare with (prune-transient); read
         /// with `git archive`, nothing is written to the repository.
         #[arg(long, value_name = "REV", conflicts_with = "base_dir")]
@@ -199,15 +199,6 @@ enum DiffFormat {
     Markdown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Human,
-    Json,
-    Junit,
-    Sarif,
-    Github,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match run(cli) {
@@ -248,22 +239,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let outcome = check(&options)?;
             let repo_arg = repo.repo.display().to_string();
-            let text = match format {
-                Format::Json => {
-                    let doc = report::json::render(&outcome, &repo_arg, &clusters);
-                    let mut text = serde_json::to_string_pretty(&doc)?;
-                    text.push('\n');
-                    text
-                }
-                Format::Github => report::ci::github(&outcome),
-                Format::Junit => report::ci::junit(&outcome, &clusters),
-                Format::Sarif => {
-                    let mut text = serde_json::to_string_pretty(&report::ci::sarif(&outcome))?;
-                    text.push('\n');
-                    text
-                }
-                Format::Human => report::human::render(&outcome, &clusters, started.elapsed()),
-            };
+            let text = report::render(
+                format,
+                &outcome,
+                &report::Options {
+                    repo: &repo_arg,
+                    clusters: &clusters,
+                    elapsed: started.elapsed(),
+                },
+            )?;
             print(&text)?;
             Ok(if outcome.errors() > 0 {
                 ExitCode::from(1)

@@ -14,6 +14,8 @@ pub mod substitutions;
 
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
 use crate::check::Outcome;
 use crate::model::TierState;
 use crate::rules::{self, Cause, Finding};
@@ -29,6 +31,58 @@ pub enum Item<'f> {
         cause: &'f Cause,
         members: Vec<&'f Finding>,
     },
+}
+
+/// The formats of a check's report (the variants carry no doc comments:
+/// clap would print them in `--help`, which the CLI contract fixes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    // For people: each finding with its snippets, grouped by root cause.
+    Human,
+    // The documented JSON document.
+    Json,
+    // JUnit XML, one test case per cluster, rule and Kustomization.
+    Junit,
+    // SARIF 2.1.0.
+    Sarif,
+    // GitHub workflow annotations.
+    Github,
+}
+
+/// What a report needs beside the outcome.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// The repository as the user named it.
+    pub repo: &'a str,
+    /// The clusters the user asked for (all when empty).
+    pub clusters: &'a [String],
+    /// How long the check took (the human report says).
+    pub elapsed: Duration,
+}
+
+/// The report of one check in `format`. Every format is rendered from the
+/// same outcome: nothing reruns the check.
+pub fn render(
+    format: Format,
+    outcome: &Outcome,
+    options: &Options,
+) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Json => {
+            let doc = json::render(outcome, options.repo, options.clusters);
+            let mut text = serde_json::to_string_pretty(&doc)?;
+            text.push('\n');
+            text
+        }
+        Format::Github => ci::github(outcome),
+        Format::Junit => ci::junit(outcome, options.clusters),
+        Format::Sarif => {
+            let mut text = serde_json::to_string_pretty(&ci::sarif(outcome))?;
+            text.push('\n');
+            text
+        }
+        Format::Human => human::render(outcome, options.clusters, options.elapsed),
+    })
 }
 
 /// The findings in report order, those sharing a cause folded into one

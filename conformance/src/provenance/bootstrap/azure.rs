@@ -295,6 +295,19 @@ fn cli(rel: &str, text: &str) -> Vec<Configuration> {
     out
 }
 
+/// The bootstrap reader of the AKS microsoft.flux extension and its configurations.
+#[derive(Debug)]
+pub struct Azure;
+
+impl super::Reader for Azure {
+    fn name(&self) -> &'static str {
+        "azure"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,6 +197,19 @@ pub fn read(index: &RepoIndex, model: &Model, scripts: &Scripts) -> Vec<Item> {
     out
 }
 
+/// The bootstrap reader of helmfiles (releases, their charts and CRD switches, hooks).
+#[derive(Debug)]
+pub struct Helmfiles;
+
+impl super::Reader for Helmfiles {
+    fn name(&self) -> &'static str {
+        "helmfile"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index, cx.model, cx.scripts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,3 +110,16 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
     }
     out
 }
+
+/// The bootstrap reader of k3s auto-deploy manifests and HelmChart objects.
+#[derive(Debug)]
+pub struct K3s;
+
+impl super::Reader for K3s {
+    fn name(&self) -> &'static str {
+        "k3s"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index, cx.catalog)
+    }
+}

@@ -122,22 +122,51 @@ impl Provides {
     }
 }
 
+/// What a bootstrap reader reads: the repository index, the Flux objects,
+/// the catalog, and the scripts (read first: a helmfile is live when a
+/// script runs it).
+#[derive(Debug)]
+pub struct ReadCx<'a> {
+    pub index: &'a RepoIndex,
+    pub model: &'a Model,
+    pub catalog: &'a Catalog,
+    pub scripts: &'a scripts::Scripts,
+}
+
+/// One bootstrap source: a kind of file the repository installs things
+/// from before Flux. A new source is a module with a reader listed in
+/// [`READERS`].
+pub trait Reader: Sync {
+    /// The source's name.
+    fn name(&self) -> &'static str;
+    /// What the source installs, each item located.
+    fn read(&self, cx: &ReadCx) -> Vec<Item>;
+}
+
+/// Every bootstrap reader, in the order their items are collected.
+pub const READERS: &[&dyn Reader] = &[
+    &helmfile::Helmfiles,
+    &scripts::ScriptCommands,
+    &k3s::K3s,
+    &talos::Talos,
+    &terraform::Terraform,
+    &azure::Azure,
+    &openshift::OpenShift,
+];
+
 impl Bootstrap {
     /// Reads every bootstrap source of the repository. `model`: the Flux
     /// objects (a helmfile release without a chart takes the chart of the
     /// Flux HelmRelease of the same namespace and name).
     pub fn read(index: &RepoIndex, model: &Model, catalog: &Catalog) -> Bootstrap {
         let scripts = scripts::read(index);
-        let mut items = Vec::new();
-        items.extend(helmfile::read(index, model, &scripts));
-        for command in &scripts.commands {
-            items.extend(command.items(index, catalog));
-        }
-        items.extend(k3s::read(index, catalog));
-        items.extend(talos::read(index, catalog));
-        items.extend(terraform::read(index));
-        items.extend(azure::read(index));
-        items.extend(openshift::read(index, model));
+        let cx = ReadCx {
+            index,
+            model,
+            catalog,
+            scripts: &scripts,
+        };
+        let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
         // A chart known only by its release (rendered manifests carrying
         // Helm's ownership annotations): the chart of the Flux HelmRelease
         // of that namespace and name, which will adopt it.

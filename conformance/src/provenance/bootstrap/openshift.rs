@@ -182,6 +182,19 @@ fn evidence(index: &RepoIndex, model: &Model) -> Option<(Span, String)> {
     Some((at, format!("the repository configures {g}/{}", o.id.kind)))
 }
 
+/// The bootstrap reader of OpenShift/OKD and OLM subscriptions.
+#[derive(Debug)]
+pub struct OpenShift;
+
+impl super::Reader for OpenShift {
+    fn name(&self) -> &'static str {
+        "openshift"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index, cx.model)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,3 +146,16 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
     }
     out
 }
+
+/// The bootstrap reader of Talos machine configuration (inline and extra manifests).
+#[derive(Debug)]
+pub struct Talos;
+
+impl super::Reader for Talos {
+    fn name(&self) -> &'static str {
+        "talos"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index, cx.catalog)
+    }
+}

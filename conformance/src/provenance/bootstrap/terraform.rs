@@ -174,6 +174,19 @@ fn heredoc(body: &str) -> Option<String> {
     None
 }
 
+/// The bootstrap reader of Terraform helm_release and manifest resources.
+#[derive(Debug)]
+pub struct Terraform;
+
+impl super::Reader for Terraform {
+    fn name(&self) -> &'static str {
+        "terraform"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx.index)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,6 +179,23 @@ pub(super) fn dir_of(rel: &str) -> &str {
 use commands::scan;
 use expand::variables;
 
+/// The bootstrap reader of the commands of scripts, Taskfiles, justfiles and Makefiles.
+#[derive(Debug)]
+pub struct ScriptCommands;
+
+impl super::Reader for ScriptCommands {
+    fn name(&self) -> &'static str {
+        "scripts"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        cx.scripts
+            .commands
+            .iter()
+            .flat_map(|c| c.items(cx.index, cx.catalog))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
