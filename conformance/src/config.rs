@@ -22,8 +22,9 @@ pub use crate::discover::SourceMapping;
 pub use crate::l1::{L1, L1Manifest};
 use crate::provenance::Catalog;
 pub use crate::provenance::distribution::{ClusterFacts, EntrySource, VersionSource};
-pub use crate::rules::bootstrap::cfg::{Bootstrap, Toolchain};
 pub use crate::rules::placement::cfg::{FieldPath, Policies, Segment, glob, matches_glob};
+pub use crate::rules::tier_order_script::TierScript;
+pub use crate::rules::toolchain_skew::Toolchain;
 pub use crate::rules::waivers::cfg::{Date, Waiver};
 pub use crate::rules::{Parity, Substitution};
 
@@ -56,7 +57,7 @@ pub struct Config {
     pub policies: Policies,
     /// The bootstrap script whose tier list must match the graph.
     #[serde(default)]
-    pub bootstrap: Option<Bootstrap>,
+    pub bootstrap: Option<TierScript>,
     /// Toolchain version files that must agree with each other and with the
     /// clusters.
     #[serde(default)]
@@ -190,7 +191,7 @@ impl Config {
         crate::rules::Settings {
             parity: &self.parity,
             policies: &self.policies,
-            bootstrap: self.bootstrap.as_ref(),
+            tier_script: self.bootstrap.as_ref(),
             toolchain: self.toolchain.as_ref(),
             substitution: &self.substitution,
             waivers: &self.waivers,

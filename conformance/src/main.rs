@@ -53,6 +53,23 @@ impl RepoArgs {
     }
 }
 
+/// One cluster, for the subcommands that show a single cluster.
+#[derive(Debug, clap::Args)]
+struct ClusterArg {
+    /// The cluster (as discovered: the shortest unique tail of its entry path).
+    #[arg(long = "cluster", value_name = "NAME")]
+    cluster: String,
+}
+
+/// The clusters a subcommand reports (all when none is named).
+#[derive(Debug, clap::Args)]
+struct ClusterFilter {
+    /// Only this cluster (repeatable; all when absent). Rules still see every
+    /// cluster, so parity is judged against the whole repository.
+    #[arg(long = "cluster", value_name = "NAME")]
+    clusters: Vec<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum RendererArg {
     Native,
@@ -76,10 +93,8 @@ enum Command {
     Check {
         #[command(flatten)]
         repo: RepoArgs,
-        /// Report only this cluster (repeatable; rules still see every
-        /// cluster, so parity is judged against the whole repository).
-        #[arg(long = "cluster", value_name = "NAME")]
-        clusters: Vec<String>,
+        #[command(flatten)]
+        clusters: ClusterFilter,
         /// The report: human (blocks with snippets), json (the documented
         /// document), junit (XML), sarif (2.1.0, for code scanning), github
         /// (Actions annotations).
@@ -99,9 +114,8 @@ enum Command {
     Build {
         #[command(flatten)]
         repo: RepoArgs,
-        /// The cluster (as discovered).
-        #[arg(long = "cluster", value_name = "NAME")]
-        cluster: String,
+        #[command(flatten)]
+        cluster: ClusterArg,
         /// Only this Kustomization (`name` or `namespace/name`).
         #[arg(long = "kustomization", value_name = "NAME")]
         kustomization: Option<String>,
@@ -124,9 +138,8 @@ enum Command {
         /// A directory holding the previous tree, instead of a revision.
         #[arg(long, value_name = "DIR")]
         base_dir: Option<PathBuf>,
-        /// Only this cluster (repeatable).
-        #[arg(long = "cluster", value_name = "NAME")]
-        clusters: Vec<String>,
+        #[command(flatten)]
+        clusters: ClusterFilter,
         /// human (unified diffs), json, or markdown (a pull-request comment
         /// with a summary table and collapsible sections).
         #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
@@ -136,27 +149,24 @@ enum Command {
     Graph {
         #[command(flatten)]
         repo: RepoArgs,
-        /// The cluster (as discovered: the shortest unique tail of its entry path).
-        #[arg(long = "cluster", value_name = "NAME")]
-        cluster: String,
+        #[command(flatten)]
+        cluster: ClusterArg,
     },
     /// Audit every kind a cluster uses: per tier, where its API comes from and
     /// whether it exists when the tier is dry-run on a cold cluster.
     Crds {
         #[command(flatten)]
         repo: RepoArgs,
-        /// The cluster (as discovered).
-        #[arg(long = "cluster", value_name = "NAME")]
-        cluster: String,
+        #[command(flatten)]
+        cluster: ClusterArg,
     },
     /// The postBuild substitution audit: one line per Kustomization, then the
     /// hazards and unaudited tokens with file:line.
     Substitutions {
         #[command(flatten)]
         repo: RepoArgs,
-        /// Only this cluster (repeatable; all when absent).
-        #[arg(long = "cluster", value_name = "NAME")]
-        clusters: Vec<String>,
+        #[command(flatten)]
+        clusters: ClusterFilter,
     },
     /// Print the live-cluster (l1-cluster) plan: the Flux mode's per-tier
     /// prediction (converges, race, deadlock), then the apply mode's tiers,
@@ -223,7 +233,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check {
             repo,
-            clusters,
+            clusters: ClusterFilter { clusters },
             format,
             base,
             base_dir,
@@ -257,7 +267,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Build {
             repo,
-            cluster,
+            cluster: ClusterArg { cluster },
             kustomization,
         } => {
             let session = repo.open()?;
@@ -273,7 +283,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             repo,
             base,
             base_dir,
-            clusters,
+            clusters: ClusterFilter { clusters },
             format,
         } => {
             let session = repo.open()?;
@@ -299,7 +309,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print(&text)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Graph { repo, cluster } => {
+        Command::Graph {
+            repo,
+            cluster: ClusterArg { cluster },
+        } => {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
             let mut text = TierGraph::of(found).canonical();
@@ -307,13 +320,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print(&text)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Crds { repo, cluster } => {
+        Command::Crds {
+            repo,
+            cluster: ClusterArg { cluster },
+        } => {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
             print(&report::crds::render(&session.analysis(found)))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Substitutions { repo, clusters } => {
+        Command::Substitutions {
+            repo,
+            clusters: ClusterFilter { clusters },
+        } => {
             let session = repo.open()?;
             let mut selected = Vec::new();
             for name in &clusters {

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
-use conformance::l1::observe::{Condition, Observed, Status, matches};
+use conformance::l1::observe::{Condition, ConditionStatus, Observed, matches};
 use conformance::l1::predict::{Expect, TierPrediction};
 use conformance::model::TierId;
 use kube::Client;
@@ -245,7 +245,7 @@ fn ready_condition(object: &serde_json::Value, at: u64) -> Option<Condition> {
     let ready = conditions.iter().find(|c| c["type"] == "Ready")?;
     Some(Condition {
         at,
-        status: Status::parse(ready["status"].as_str().unwrap_or_default()),
+        status: ConditionStatus::parse(ready["status"].as_str().unwrap_or_default()),
         reason: ready["reason"].as_str().unwrap_or_default().to_string(),
         message: ready["message"].as_str().unwrap_or_default().to_string(),
     })
@@ -286,7 +286,7 @@ mod tests {
         ]}});
         let c = ready_condition(&o, 7).expect("ready");
         assert_eq!(c.at, 7);
-        assert_eq!(c.status, Status::False);
+        assert_eq!(c.status, ConditionStatus::False);
         assert_eq!(c.reason, "DependencyNotReady");
         assert!(ready_condition(&serde_json::json!({}), 0).is_none());
     }
@@ -308,7 +308,7 @@ mod tests {
             exists: true,
             ready: vec![Condition {
                 at: 5,
-                status: Status::False,
+                status: ConditionStatus::False,
                 reason: "DependencyNotReady".into(),
                 message: "dependency 'flux-system/b' is not ready".into(),
             }],

@@ -35,7 +35,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use conformance::l1::observe::{Comparison, Observed, Outcome, compare_all};
+use conformance::l1::observe::{Comparison, Observed, TrialOutcome, compare_all};
 use conformance::l1::predict::{Prediction, TierPrediction, predict};
 use conformance::model::Cluster as ModelCluster;
 use conformance::render::Choice;
@@ -348,9 +348,9 @@ pub fn render_report(r: &FluxReport) -> String {
                 }),
         };
         let outcome = match c.outcome {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "FAIL",
-            Outcome::Inconclusive => "inconclusive",
+            TrialOutcome::Pass => "pass",
+            TrialOutcome::Fail => "FAIL",
+            TrialOutcome::Inconclusive => "inconclusive",
         };
         let _ = writeln!(
             out,

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use conformance::l1::observe::Outcome;
+use conformance::l1::observe::TrialOutcome;
 use conformance::l1::{self, Plan};
 use conformance::render::Choice;
 use conformance::session::Session;
@@ -130,9 +130,9 @@ fn run_flux(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, S
             text.push_str(&format!("\n    {n}"));
         }
         let r = match c.outcome {
-            Outcome::Pass => Ok(()),
-            Outcome::Fail => Err((true, text)),
-            Outcome::Inconclusive => Err((false, text)),
+            TrialOutcome::Pass => Ok(()),
+            TrialOutcome::Fail => Err((true, text)),
+            TrialOutcome::Inconclusive => Err((false, text)),
         };
         results.insert(flux_trial(&report.cluster, &p.label), r);
     }

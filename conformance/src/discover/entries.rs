@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::coverage::{RawKustomization, StaticReach};
 use super::operator::{Instance, directory_entry, flux_instance_sync_dirs};
-use super::reach::{RawKustomization, StaticReach};
 use super::walk::EntryPoint;
 use super::{LocalSources, is_flux_kustomization, parent_dir, tier_from};
 use crate::model::{Entry, Span};

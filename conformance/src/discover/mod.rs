@@ -18,16 +18,16 @@
 //! The parts, by idea (private modules, named as files): `entries.rs` finds
 //! each cluster's entry (sync Kustomizations, directories nothing builds),
 //! with `operator.rs` for the Flux Operator's FluxInstance entries and their
-//! OCI sources, and `reach.rs` for the static view of what each path builds;
+//! OCI sources, and `coverage.rs` for the static view of what each path builds;
 //! `walk.rs` builds the tiers wave by wave; `tier.rs` reads a Flux
 //! Kustomization into a tier; [`artifacts`] places ExternalArtifacts of
 //! ArtifactGenerators; [`subtree`] infers the root of a source whose tree
 //! is a subdirectory pushed as its own repository.
 
 pub mod artifacts;
+mod coverage;
 mod entries;
 mod operator;
-mod reach;
 pub mod subtree;
 mod tier;
 mod walk;

@@ -17,18 +17,18 @@ use super::predict::{Expect, Symptom, TierPrediction};
 
 /// A Ready condition's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum ConditionStatus {
     True,
     False,
     Unknown,
 }
 
-impl Status {
-    pub fn parse(s: &str) -> Status {
+impl ConditionStatus {
+    pub fn parse(s: &str) -> ConditionStatus {
         match s {
-            "True" => Status::True,
-            "False" => Status::False,
-            _ => Status::Unknown,
+            "True" => ConditionStatus::True,
+            "False" => ConditionStatus::False,
+            _ => ConditionStatus::Unknown,
         }
     }
 }
@@ -38,7 +38,7 @@ impl Status {
 pub struct Condition {
     /// Seconds since Flux started reconciling the repository.
     pub at: u64,
-    pub status: Status,
+    pub status: ConditionStatus,
     pub reason: String,
     pub message: String,
 }
@@ -62,7 +62,7 @@ impl Observed {
     pub fn first_ready(&self) -> Option<u64> {
         self.ready
             .iter()
-            .find(|c| c.status == Status::True)
+            .find(|c| c.status == ConditionStatus::True)
             .map(|c| c.at)
     }
 
@@ -70,8 +70,8 @@ impl Observed {
     pub fn failures_before_ready(&self) -> Vec<&Condition> {
         self.ready
             .iter()
-            .take_while(|c| c.status != Status::True)
-            .filter(|c| c.status == Status::False)
+            .take_while(|c| c.status != ConditionStatus::True)
+            .filter(|c| c.status == ConditionStatus::False)
             .collect()
     }
 
@@ -171,7 +171,7 @@ pub fn matches(symptom: &Symptom, c: &Condition) -> bool {
 
 /// How a trial ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum TrialOutcome {
     /// Flux did what the model predicted.
     Pass,
     /// Flux did something else: the model (or our reading of Flux) is wrong.
@@ -185,7 +185,7 @@ pub enum Outcome {
 /// The verdict on one tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comparison {
-    pub outcome: Outcome,
+    pub outcome: TrialOutcome,
     /// One line: what was predicted and what Flux did.
     pub summary: String,
     /// What else is worth knowing (a race that did not show, failures that
@@ -206,7 +206,7 @@ pub fn compare_all(
         let o = observed(&p.tier);
         let held: Vec<String> = out
             .iter()
-            .filter(|(_, _, c)| c.outcome == Outcome::Inconclusive)
+            .filter(|(_, _, c)| c.outcome == TrialOutcome::Inconclusive)
             .map(|(q, _, _)| q.tier.name.clone())
             .collect();
         let c = compare_with(p, &o, timeout, &held);
@@ -230,7 +230,11 @@ fn compare_with(
     // Never Ready for want of health, or waiting only on a tier that was:
     // the environment, not the model, decided it.
     if o.first_ready().is_none()
-        && let Some(last) = o.ready.iter().rev().find(|c| c.status == Status::False)
+        && let Some(last) = o
+            .ready
+            .iter()
+            .rev()
+            .find(|c| c.status == ConditionStatus::False)
     {
         // A failing health check proves the dry-run passed: only a
         // prediction that it converges is left undecided by it.
@@ -247,7 +251,7 @@ fn compare_with(
         let named_failure = o.ready.iter().any(|c| named(c).is_some());
         if (health || waits) && !named_failure {
             return Comparison {
-                outcome: Outcome::Inconclusive,
+                outcome: TrialOutcome::Inconclusive,
                 summary: format!(
                     "inconclusive: predicted {}, but {} in {timeout}s ({}: {})",
                     p.expect.word(),
@@ -286,7 +290,7 @@ fn compare_with(
             .collect()
     };
     let fail = |summary: String| Comparison {
-        outcome: Outcome::Fail,
+        outcome: TrialOutcome::Fail,
         summary: format!("{summary}; the model: {}", p.why),
         notes: o
             .ready
@@ -295,7 +299,7 @@ fn compare_with(
             .collect(),
     };
     let pass = |summary: String, notes: Vec<String>| Comparison {
-        outcome: Outcome::Pass,
+        outcome: TrialOutcome::Pass,
         summary,
         notes,
     };
@@ -419,7 +423,7 @@ mod tests {
     use super::*;
     use crate::model::TierId;
 
-    fn c(at: u64, status: Status, reason: &str, message: &str) -> Condition {
+    fn c(at: u64, status: ConditionStatus, reason: &str, message: &str) -> Condition {
         Condition {
             at,
             status,
@@ -465,11 +469,11 @@ mod tests {
         let o = observed(vec![
             c(
                 3,
-                Status::Unknown,
+                ConditionStatus::Unknown,
                 "Progressing",
                 "Reconciliation in progress",
             ),
-            c(4, Status::False, "ReconciliationFailed", NO_KIND),
+            c(4, ConditionStatus::False, "ReconciliationFailed", NO_KIND),
         ]);
         let r = compare(
             &predicted(Expect::Deadlock {
@@ -478,25 +482,30 @@ mod tests {
             &o,
             600,
         );
-        assert_eq!(r.outcome, Outcome::Pass, "{r:?}");
+        assert_eq!(r.outcome, TrialOutcome::Pass, "{r:?}");
         assert!(r.summary.contains("deadlock, as predicted"), "{r:?}");
         // The older wording and the whole-group wording name it too.
         for m in [NO_KIND_OLD, NO_GROUP] {
-            let o = observed(vec![c(4, Status::False, "ReconciliationFailed", m)]);
+            let o = observed(vec![c(
+                4,
+                ConditionStatus::False,
+                "ReconciliationFailed",
+                m,
+            )]);
             let p = predicted(Expect::Deadlock {
                 symptom: storage_profile(),
             });
-            assert!(compare(&p, &o, 600).outcome == Outcome::Pass, "{m}");
+            assert!(compare(&p, &o, 600).outcome == TrialOutcome::Pass, "{m}");
         }
     }
 
     #[test]
     fn a_deadlock_that_converges_fails_with_the_chain() {
         let o = observed(vec![
-            c(4, Status::False, "ReconciliationFailed", NO_KIND),
+            c(4, ConditionStatus::False, "ReconciliationFailed", NO_KIND),
             c(
                 64,
-                Status::True,
+                ConditionStatus::True,
                 "ReconciliationSucceeded",
                 "Applied revision: main@sha1:abc",
             ),
@@ -508,7 +517,7 @@ mod tests {
             &o,
             600,
         );
-        assert_eq!(r.outcome, Outcome::Fail);
+        assert_eq!(r.outcome, TrialOutcome::Fail);
         assert!(r.summary.contains("Ready after 64s"), "{r:?}");
         assert!(r.summary.contains("the model's chain"), "{r:?}");
         assert_eq!(r.notes.len(), 2, "Flux's conditions beside the chain");
@@ -518,7 +527,7 @@ mod tests {
     fn a_deadlock_for_another_reason_fails() {
         let o = observed(vec![c(
             9,
-            Status::False,
+            ConditionStatus::False,
             "HealthCheckFailed",
             "timeout waiting for: [Deployment/cdi/cdi-operator status: 'InProgress']",
         )]);
@@ -529,7 +538,7 @@ mod tests {
             &o,
             600,
         );
-        assert_eq!(r.outcome, Outcome::Fail);
+        assert_eq!(r.outcome, TrialOutcome::Fail);
         assert!(
             r.summary.contains("never failed with no matches for kind"),
             "{r:?}"
@@ -540,18 +549,18 @@ mod tests {
     fn a_dependency_deadlock_is_matched_by_dependency_not_ready() {
         let o = observed(vec![c(
             1,
-            Status::False,
+            ConditionStatus::False,
             "DependencyNotReady",
             "dependency 'flux-system/apps-vms' is not ready",
         )]);
         let p = predicted(Expect::Deadlock {
             symptom: Symptom::Dependency(TierId::new("flux-system", "apps-vms")),
         });
-        assert!(compare(&p, &o, 600).outcome == Outcome::Pass);
+        assert!(compare(&p, &o, 600).outcome == TrialOutcome::Pass);
         let other = predicted(Expect::Deadlock {
             symptom: Symptom::Dependency(TierId::new("flux-system", "platform")),
         });
-        assert!(compare(&other, &o, 600).outcome == Outcome::Fail);
+        assert!(compare(&other, &o, 600).outcome == TrialOutcome::Fail);
     }
 
     #[test]
@@ -560,37 +569,42 @@ mod tests {
             symptoms: vec![Symptom::MissingNamespace("team".into())],
         });
         let shown = observed(vec![
-            c(2, Status::False, "ReconciliationFailed", NO_NS),
+            c(2, ConditionStatus::False, "ReconciliationFailed", NO_NS),
             c(
                 35,
-                Status::True,
+                ConditionStatus::True,
                 "ReconciliationSucceeded",
                 "Applied revision: main@sha1:abc",
             ),
         ]);
         let r = compare(&p, &shown, 600);
         assert!(
-            r.outcome == Outcome::Pass && r.summary.contains("1 dry-run failure"),
+            r.outcome == TrialOutcome::Pass && r.summary.contains("1 dry-run failure"),
             "{r:?}"
         );
         let hidden = observed(vec![c(
             5,
-            Status::True,
+            ConditionStatus::True,
             "ReconciliationSucceeded",
             "Applied revision: main@sha1:abc",
         )]);
         let r = compare(&p, &hidden, 600);
-        assert_eq!(r.outcome, Outcome::Pass, "{r:?}");
+        assert_eq!(r.outcome, TrialOutcome::Pass, "{r:?}");
         assert!(r.notes[0].contains("did not show"), "{r:?}");
         // Failing on a kind the model did not name is a miss.
         let missed = observed(vec![
-            c(2, Status::False, "ReconciliationFailed", NO_KIND),
-            c(35, Status::True, "ReconciliationSucceeded", "ok"),
+            c(2, ConditionStatus::False, "ReconciliationFailed", NO_KIND),
+            c(35, ConditionStatus::True, "ReconciliationSucceeded", "ok"),
         ]);
-        assert!(compare(&p, &missed, 600).outcome == Outcome::Fail);
+        assert!(compare(&p, &missed, 600).outcome == TrialOutcome::Fail);
         // Never Ready is not a race.
-        let stuck = observed(vec![c(2, Status::False, "ReconciliationFailed", NO_NS)]);
-        assert!(compare(&p, &stuck, 600).outcome == Outcome::Fail);
+        let stuck = observed(vec![c(
+            2,
+            ConditionStatus::False,
+            "ReconciliationFailed",
+            NO_NS,
+        )]);
+        assert!(compare(&p, &stuck, 600).outcome == TrialOutcome::Fail);
     }
 
     #[test]
@@ -599,43 +613,43 @@ mod tests {
         let slow = observed(vec![
             c(
                 0,
-                Status::False,
+                ConditionStatus::False,
                 "ArtifactFailed",
                 "Source artifact not found, retrying in 30s",
             ),
             c(
                 40,
-                Status::False,
+                ConditionStatus::False,
                 "HealthCheckFailed",
                 "timeout waiting for: [Deployment/apps/echo status: 'InProgress']",
             ),
             c(
                 90,
-                Status::True,
+                ConditionStatus::True,
                 "ReconciliationSucceeded",
                 "Applied revision: main@sha1:abc",
             ),
         ]);
         let r = compare(&p, &slow, 600);
-        assert_eq!(r.outcome, Outcome::Pass, "{r:?}");
+        assert_eq!(r.outcome, TrialOutcome::Pass, "{r:?}");
         assert_eq!(r.notes.len(), 2, "{r:?}");
         let raced = observed(vec![
-            c(2, Status::False, "ReconciliationFailed", NO_NS),
-            c(35, Status::True, "ReconciliationSucceeded", "ok"),
+            c(2, ConditionStatus::False, "ReconciliationFailed", NO_NS),
+            c(35, ConditionStatus::True, "ReconciliationSucceeded", "ok"),
         ]);
         let r = compare(&p, &raced, 600);
         assert!(
-            r.outcome == Outcome::Fail && r.summary.contains("namespaces \"team\" not found"),
+            r.outcome == TrialOutcome::Fail && r.summary.contains("namespaces \"team\" not found"),
             "{r:?}"
         );
         let never = observed(vec![c(
             2,
-            Status::Unknown,
+            ConditionStatus::Unknown,
             "Progressing",
             "Reconciliation in progress",
         )]);
-        assert!(compare(&p, &never, 600).outcome == Outcome::Fail);
-        assert!(compare(&p, &Observed::default(), 600).outcome == Outcome::Fail);
+        assert!(compare(&p, &never, 600).outcome == TrialOutcome::Fail);
+        assert!(compare(&p, &Observed::default(), 600).outcome == TrialOutcome::Fail);
     }
 
     #[test]
@@ -645,19 +659,26 @@ mod tests {
             suspended: true,
             ..Observed::default()
         };
-        assert!(compare(&predicted(Expect::Suspended), &suspended, 600).outcome == Outcome::Pass);
+        assert!(
+            compare(&predicted(Expect::Suspended), &suspended, 600).outcome == TrialOutcome::Pass
+        );
         let p = predicted(Expect::NeverApplied {
             parent: TierId::new("flux-system", "apps"),
         });
-        assert!(compare(&p, &Observed::default(), 600).outcome == Outcome::Pass);
+        assert!(compare(&p, &Observed::default(), 600).outcome == TrialOutcome::Pass);
         assert!(
             compare(
                 &p,
-                &observed(vec![c(1, Status::True, "ReconciliationSucceeded", "ok")]),
+                &observed(vec![c(
+                    1,
+                    ConditionStatus::True,
+                    "ReconciliationSucceeded",
+                    "ok"
+                )]),
                 600
             )
             .outcome
-                == Outcome::Fail
+                == TrialOutcome::Fail
         );
     }
 
@@ -665,7 +686,7 @@ mod tests {
     fn a_missing_substitute_from_is_named_by_its_name() {
         let o = observed(vec![c(
             1,
-            Status::False,
+            ConditionStatus::False,
             "BuildFailed",
             "substitute from 'ConfigMap/cluster-vars' error: configmaps \"cluster-vars\" not found",
         )]);
@@ -675,10 +696,10 @@ mod tests {
                 name: "cluster-vars".into(),
             },
         });
-        assert!(compare(&p, &o, 600).outcome == Outcome::Pass);
+        assert!(compare(&p, &o, 600).outcome == TrialOutcome::Pass);
         let source = c(
             1,
-            Status::False,
+            ConditionStatus::False,
             "ArtifactFailed",
             "Source 'GitRepository/flux-system/other' not found",
         );
@@ -710,37 +731,41 @@ mod tests {
         let seen = |t: &TierId| match t.name.as_str() {
             "platform" => observed(vec![c(
                 300,
-                Status::False,
+                ConditionStatus::False,
                 "HealthCheckFailed",
                 "timeout waiting for: [HelmRelease/longhorn-system/longhorn status: 'Failed']",
             )]),
             "platform-config" => observed(vec![c(
                 30,
-                Status::False,
+                ConditionStatus::False,
                 "DependencyNotReady",
                 "dependency 'flux-system/platform' is not ready",
             )]),
             _ => observed(vec![c(
                 30,
-                Status::False,
+                ConditionStatus::False,
                 "DependencyNotReady",
                 "dependency 'flux-system/apps' is not ready",
             )]),
         };
         let all = compare_all(&[platform, config, cycle], &seen, 600);
-        let outcomes: Vec<Outcome> = all.iter().map(|(_, _, c)| c.outcome).collect();
+        let outcomes: Vec<TrialOutcome> = all.iter().map(|(_, _, c)| c.outcome).collect();
         assert_eq!(
             outcomes,
-            vec![Outcome::Inconclusive, Outcome::Inconclusive, Outcome::Pass],
+            vec![
+                TrialOutcome::Inconclusive,
+                TrialOutcome::Inconclusive,
+                TrialOutcome::Pass
+            ],
             "{all:?}"
         );
         assert!(all[0].2.summary.contains("never became healthy"), "{all:?}");
         // A dry-run failure is never the environment's.
         let p = predicted(Expect::Converges);
         let o = observed(vec![
-            c(2, Status::False, "ReconciliationFailed", NO_KIND),
-            c(300, Status::False, "HealthCheckFailed", "timeout"),
+            c(2, ConditionStatus::False, "ReconciliationFailed", NO_KIND),
+            c(300, ConditionStatus::False, "HealthCheckFailed", "timeout"),
         ]);
-        assert_eq!(compare(&p, &o, 600).outcome, Outcome::Fail);
+        assert_eq!(compare(&p, &o, 600).outcome, TrialOutcome::Fail);
     }
 }

@@ -230,7 +230,7 @@ pub const SOURCES: &[&dyn ProviderSource] = &[
     &builtin::BuiltIn,
     &flux::Flux,
     &preinstalled::Preinstalled,
-    &bootstrap::Installed,
+    &bootstrap::BootstrapKinds,
     &crd::GitCrds,
     &chart::Charts,
     &crossplane::Crossplane,

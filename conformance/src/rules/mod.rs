@@ -6,7 +6,6 @@
 //! saying which Flux behaviour it models.
 
 mod api;
-pub mod bootstrap;
 mod cold_start;
 mod cold_start_race;
 mod dependency_cycle;
@@ -26,6 +25,8 @@ mod render_failed;
 mod schema_violation;
 pub(crate) mod sops_decryption;
 mod substitution;
+pub mod tier_order_script;
+pub mod toolchain_skew;
 mod unresolved_reference;
 pub mod waivers;
 
@@ -81,8 +82,8 @@ pub struct Context<'s> {
 pub struct Settings<'s> {
     pub parity: &'s Parity,
     pub policies: &'s placement::cfg::Policies,
-    pub bootstrap: Option<&'s bootstrap::cfg::Bootstrap>,
-    pub toolchain: Option<&'s bootstrap::cfg::Toolchain>,
+    pub tier_script: Option<&'s tier_order_script::TierScript>,
+    pub toolchain: Option<&'s toolchain_skew::Toolchain>,
     pub substitution: &'s Substitution,
     pub waivers: &'s [waivers::cfg::Waiver],
     /// `severity:` per rule id.
@@ -111,8 +112,8 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &sops_decryption::SopsDecryption,
         &substitution::SubstitutionHazard,
         &substitution::SubstitutionUnaudited,
-        &bootstrap::TierOrderScript,
-        &bootstrap::ToolchainSkew,
+        &tier_order_script::TierOrderScript,
+        &toolchain_skew::ToolchainSkew,
         &placement::KindPlacement,
         &placement::FieldPolicyRule,
         &prune_transient::PruneTransient,

@@ -46,9 +46,9 @@ use crate::repo::RepoIndex;
 
 /// Kinds the bootstrap installs, as a source of kinds.
 #[derive(Debug)]
-pub struct Installed;
+pub struct BootstrapKinds;
 
-impl ProviderSource for Installed {
+impl ProviderSource for BootstrapKinds {
     fn name(&self) -> &'static str {
         "bootstrap"
     }

@@ -124,7 +124,7 @@ fn flux_rows() -> &'static [Row] {
 
 /// What an object's apiVersion is, for its cluster.
 #[derive(Debug, Clone)]
-enum Status {
+enum ApiStatus {
     Removed {
         /// "Flux v2.9.4 (gotk-components.yaml:3)", "Kubernetes 1.36".
         by: String,
@@ -158,7 +158,7 @@ fn status(
     crds: &BTreeMap<(String, String), &Object>,
     kube: &Option<KubeVersion>,
     o: &Object,
-) -> Option<Status> {
+) -> Option<ApiStatus> {
     let id = &o.id;
     // A CRD the cluster has in git says which versions it serves.
     if let Some(crd) = crds.get(&(id.group.clone(), id.kind.clone())) {
@@ -179,7 +179,7 @@ fn status(
         let flux = id.group.ends_with(".toolkit.fluxcd.io");
         let mine = versions.iter().find(|v| name(v) == id.version);
         return match mine {
-            None => Some(Status::Removed {
+            None => Some(ApiStatus::Removed {
                 by,
                 since: "it does not list it".into(),
                 replacement: format!("{}/{storage}", id.group),
@@ -187,7 +187,7 @@ fn status(
                 at: crd.source.clone(),
             }),
             Some(v) if v.path(&["served"]).and_then(crate::yaml::Node::as_bool) == Some(false) => {
-                Some(Status::Removed {
+                Some(ApiStatus::Removed {
                     by,
                     since: "served: false".into(),
                     replacement: format!("{}/{storage}", id.group),
@@ -198,7 +198,7 @@ fn status(
             Some(v)
                 if v.path(&["deprecated"]).and_then(crate::yaml::Node::as_bool) == Some(true) =>
             {
-                Some(Status::Deprecated {
+                Some(ApiStatus::Deprecated {
                     by,
                     since: "deprecated: true".into(),
                     removed: None,
@@ -248,7 +248,7 @@ fn status(
                 .is_some_and(|v| flux >= v)
         };
         if at_least(&r.removed) {
-            return Some(Status::Removed {
+            return Some(ApiStatus::Removed {
                 by,
                 since: r.removed.clone().unwrap_or_default(),
                 replacement: r.replacement.clone(),
@@ -257,7 +257,7 @@ fn status(
             });
         }
         if at_least(&r.deprecated) {
-            return Some(Status::Deprecated {
+            return Some(ApiStatus::Deprecated {
                 by,
                 since: r
                     .deprecated
@@ -299,7 +299,7 @@ fn status(
             .is_some_and(|m| minor >= m)
     };
     if reached(&r.removed) {
-        return Some(Status::Removed {
+        return Some(ApiStatus::Removed {
             by,
             since: r.removed.clone().unwrap_or_default(),
             replacement: r.replacement.clone(),
@@ -308,7 +308,7 @@ fn status(
         });
     }
     if reached(&r.deprecated) {
-        return Some(Status::Deprecated {
+        return Some(ApiStatus::Deprecated {
             by,
             since: r.deprecated.clone().unwrap_or_default(),
             removed: r.removed.clone(),
@@ -332,7 +332,7 @@ fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
                     continue;
                 };
                 match (&s, removed) {
-                    (Status::Removed { .. }, true) | (Status::Deprecated { .. }, false) => {
+                    (ApiStatus::Removed { .. }, true) | (ApiStatus::Deprecated { .. }, false) => {
                         out.push(finding(rule, a, tier, o, &s));
                     }
                     _ => {}
@@ -343,7 +343,13 @@ fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
     out
 }
 
-fn finding(rule: &dyn Rule, a: &ClusterAnalysis, tier: &Tier, o: &Object, s: &Status) -> Finding {
+fn finding(
+    rule: &dyn Rule,
+    a: &ClusterAnalysis,
+    tier: &Tier,
+    o: &Object,
+    s: &ApiStatus,
+) -> Finding {
     let label = a.cluster.tier_label(&tier.id);
     let api = o.id.api_version();
     let migrate = |flux: bool, replacement: &str| {
@@ -359,7 +365,7 @@ fn finding(rule: &dyn Rule, a: &ClusterAnalysis, tier: &Tier, o: &Object, s: &St
         }
     };
     let (message, why, fix, at, cause) = match s {
-        Status::Removed {
+        ApiStatus::Removed {
             by,
             since,
             replacement,
@@ -382,7 +388,7 @@ fn finding(rule: &dyn Rule, a: &ClusterAnalysis, tier: &Tier, o: &Object, s: &St
             at.clone(),
             format!("{api}/{} is no longer served", o.id.kind),
         ),
-        Status::Deprecated {
+        ApiStatus::Deprecated {
             by,
             since,
             removed,
