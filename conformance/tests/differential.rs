@@ -102,13 +102,11 @@ impl Coverage {
     fn record(
         &mut self,
         what: &str,
-        native: Result<Vec<Node>, String>,
-        external: Result<Vec<Node>, String>,
+        native: Result<Vec<Node>, conformance::render::Error>,
+        external: Result<Vec<Node>, conformance::render::Error>,
     ) {
         match (native, external) {
-            (Err(n), _) if n.starts_with("unsupported:") => {
-                self.unsupported.push(format!("{what}: {n}"))
-            }
+            (Err(n), _) if n.is_unsupported() => self.unsupported.push(format!("{what}: {n}")),
             (Ok(n), Ok(e)) => match difference(&objects(n), &objects(e)) {
                 None => self.equal += 1,
                 Some(d) => self.different.push(format!("{what}:\n{d}")),
@@ -249,10 +247,12 @@ fn main() -> ExitCode {
                                 .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
                                 .map_err(|e| match e {
                                     flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
-                                        f.message
+                                        conformance::render::Error::new(f.message)
                                     }
                                     flux::BuildError::RemoteBases(r) => {
-                                        format!("remote bases: {r:?}")
+                                        conformance::render::Error::new(format!(
+                                            "remote bases: {r:?}"
+                                        ))
                                     }
                                 })
                         };

@@ -50,45 +50,59 @@ impl Kustomize for External {
         &self.label
     }
 
-    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, crate::render::Error> {
         // The program reads a real directory: lay out the files the build
         // reads (and the kustomization Flux writes) in a private one, so it
         // sees exactly the artifact, nothing ignored and nothing outside.
         let work = tempfile::Builder::new()
             .prefix("conformance-build-")
             .tempdir()
-            .map_err(|err| format!("cannot create a temporary directory: {err}"))?;
-        let root = work
-            .path()
-            .canonicalize()
-            .map_err(|err| format!("cannot resolve the temporary directory: {err}"))?;
+            .map_err(|err| {
+                crate::render::Error::from(format!("cannot create a temporary directory: {err}"))
+            })?;
+        let root = work.path().canonicalize().map_err(|err| {
+            crate::render::Error::from(format!("cannot resolve the temporary directory: {err}"))
+        })?;
         let reach = super::reach::reach_tree(tree, dir);
         for d in reach.dirs.iter().chain(std::iter::once(&dir.to_string())) {
             std::fs::create_dir_all(root.join(d))
-                .map_err(|err| format!("cannot lay out {d}: {err}"))?;
+                .map_err(|err| crate::render::Error::from(format!("cannot lay out {d}: {err}")))?;
         }
         for file in reach.reads.iter().chain(tree.written.keys()) {
             let bytes = tree.read(file).map_err(|m| m.describe(file))?;
             let target = root.join(file);
             if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|err| format!("cannot lay out {file}: {err}"))?;
+                std::fs::create_dir_all(parent).map_err(|err| {
+                    crate::render::Error::from(format!("cannot lay out {file}: {err}"))
+                })?;
             }
-            std::fs::write(&target, &bytes)
-                .map_err(|err| format!("cannot lay out {file}: {err}"))?;
+            std::fs::write(&target, &bytes).map_err(|err| {
+                crate::render::Error::from(format!("cannot lay out {file}: {err}"))
+            })?;
         }
         let output = Command::new(&self.program)
             .args(&self.args)
             .arg(root.join(dir))
             .output()
-            .map_err(|err| format!("could not run {}: {err}", self.program.display()))?;
+            .map_err(|err| {
+                crate::render::Error::from(format!(
+                    "could not run {}: {err}",
+                    self.program.display()
+                ))
+            })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(clean_stderr(&stderr).replace(&format!("{}/", root.display()), ""));
+            return Err(clean_stderr(&stderr)
+                .replace(&format!("{}/", root.display()), "")
+                .into());
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
-        yaml::parse_documents(&stdout)
-            .map_err(|err| format!("{} printed YAML we could not read: {err}", self.label))
+        yaml::parse_documents(&stdout).map_err(|err| {
+            crate::render::Error::from(format!(
+                "{} printed YAML we could not read: {err}",
+                self.label
+            ))
+        })
     }
 }
 

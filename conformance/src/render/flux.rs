@@ -101,10 +101,17 @@ pub fn build(
     if written.generated {
         check_decodable(artifact, &reach.resources).map_err(BuildError::Failed)?;
     }
-    let built = kustomize.build(&tree, path).map_err(|message| {
-        // The backend's message usually starts with the file and line at
-        // fault; point there, else at the kustomization.
-        let at = blamed_place(&tree, &message)
+    let built = kustomize.build(&tree, path).map_err(|err| {
+        // The place the backend names (the native renderer says it, the
+        // external program's message starts with it), when it is a file of
+        // the build; else the kustomization.
+        let message = err.to_string();
+        let at = err
+            .at
+            .as_ref()
+            .filter(|(file, _)| tree.is_file(file) && !tree.written.contains_key(file))
+            .map(|(file, line)| Span::new(file.clone(), *line))
+            .or_else(|| blamed_place(&tree, &message))
             .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));
         BuildError::Failed(RenderFailure { message, at })
     })?;

@@ -11,6 +11,7 @@
 //! the required fields, `spec.commonMetadata` and the owner labels.
 //! Rendering never touches the network.
 
+mod error;
 pub mod external;
 pub mod flux;
 pub mod native;
@@ -19,6 +20,8 @@ pub mod reach;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+pub use error::Error;
 
 use crate::repo::artifact::DocError;
 use crate::repo::{Artifact, Missing, RepoIndex};
@@ -67,9 +70,10 @@ impl<'a> Tree<'a> {
     }
 
     /// The text of a file (UTF-8).
-    pub fn read_text(&self, rel: &str) -> Result<String, String> {
+    pub fn read_text(&self, rel: &str) -> Result<String, crate::render::Error> {
         let bytes = self.read(rel).map_err(|m| m.describe(rel))?;
-        String::from_utf8(bytes.into_owned()).map_err(|_| format!("{rel} is not valid UTF-8"))
+        String::from_utf8(bytes.into_owned())
+            .map_err(|_| crate::render::Error::from(format!("{rel} is not valid UTF-8")))
     }
 
     /// The YAML documents of a file.
@@ -125,7 +129,7 @@ pub trait Kustomize: Sync + std::fmt::Debug {
     /// order, each with kustomize's origin annotation when the kustomization
     /// asks for it (paths relative to `dir`). `Err` carries the backend's
     /// own message.
-    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String>;
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, crate::render::Error>;
 
     /// Builds the backend handed to another one (with `--renderer auto`),
     /// and why: one line each.
@@ -141,7 +145,7 @@ pub fn build_directory(
     kustomize: &dyn Kustomize,
     index: &RepoIndex,
     dir: &str,
-) -> Result<Vec<Node>, String> {
+) -> Result<Vec<Node>, crate::render::Error> {
     let artifact = index.unfiltered();
     kustomize.build(&Tree::new(&artifact), dir)
 }
@@ -186,15 +190,15 @@ impl Kustomize for Auto {
         "native (auto)"
     }
 
-    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, crate::render::Error> {
         let message = match native::Native.build(tree, dir) {
             Ok(objects) => return Ok(objects),
             Err(message) => message,
         };
-        let unsupported = message.starts_with("unsupported:");
+        let unsupported = message.is_unsupported();
         let Some(external) = &self.external else {
             return Err(if unsupported {
-                format!("{message}; and no kustomize or kubectl is installed to take over")
+                format!("{message}; and no kustomize or kubectl is installed to take over").into()
             } else {
                 message
             });

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::load::Kustomization;
 use super::{Origin, Res, same_id};
+use crate::render::Error;
 use crate::render::Tree;
 use crate::yaml::{Node, Value};
 
@@ -23,7 +24,7 @@ pub fn run(
     dir: &str,
     file: &str,
     origin: &str,
-) -> Result<Vec<Generated>, String> {
+) -> Result<Vec<Generated>, Error> {
     let global = k.generator_options.clone();
     let mut out = Vec::new();
     for (entries, kind) in [
@@ -47,7 +48,7 @@ pub fn run(
 
 /// Reads a generator input (an env file, a file), relative to the
 /// kustomization's directory and inside the source.
-fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Result<Vec<u8>, String> {
+fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Result<Vec<u8>, Error> {
     // kustomize fetches an http(s) input (`FileLoader.Load`); this tool
     // never does: the content is empty, and remote-base says so.
     if crate::render::reach::is_url(path) {
@@ -55,10 +56,10 @@ fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Resul
     }
     let resolved = tree
         .resolve(dir, path)
-        .map_err(|m| format!("{at}: {what} {}", m.describe(path)))?;
+        .map_err(|m| Error::from(format!("{at}: {what} {}", m.describe(path))))?;
     tree.read(&resolved)
         .map(|b| b.into_owned())
-        .map_err(|m| format!("{at}: {what} {}", m.describe(path)))
+        .map_err(|m| Error::from(format!("{at}: {what} {}", m.describe(path))))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -70,17 +71,25 @@ pub(super) fn generate(
     dir: &str,
     file: &str,
     origin: &str,
-) -> Result<Generated, String> {
+) -> Result<Generated, Error> {
     let at = format!("{file}:{}", entry.line);
     let name = entry
         .str_at(&["name"])
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| format!("{at}: a {} must have a name", kind.to_lowercase()))?;
+        .ok_or_else(|| {
+            Error::at(
+                file,
+                entry.line,
+                format!("a {} must have a name", kind.to_lowercase()),
+            )
+        })?;
     let mut data: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut push = |key: String, value: Vec<u8>| -> Result<(), String> {
+    let mut push = |key: String, value: Vec<u8>| -> Result<(), Error> {
         if data.iter().any(|(k, _)| *k == key) {
-            return Err(format!(
-                "{at}: configmap {name} illegally repeats the key `{key}`"
+            return Err(Error::at(
+                file,
+                entry.line,
+                format!("configmap {name} illegally repeats the key `{key}`"),
             ));
         }
         data.push((key, value));
@@ -99,8 +108,13 @@ pub(super) fn generate(
     envs.extend(entry.str_at(&["env"]));
     for env in envs {
         let text = read_input(tree, dir, &at, "env file", &env)?;
-        let text = String::from_utf8(text)
-            .map_err(|_| format!("{at}: env file {env} is not valid UTF-8"))?;
+        let text = String::from_utf8(text).map_err(|_| {
+            Error::at(
+                file,
+                entry.line,
+                format!("env file {env} is not valid UTF-8"),
+            )
+        })?;
         for (i, line) in text.split('\n').enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
             let line = if i == 0 {
@@ -118,8 +132,10 @@ pub(super) fn generate(
     }
     for literal in strings("literals") {
         let Some((k, v)) = literal.split_once('=').filter(|(k, _)| !k.is_empty()) else {
-            return Err(format!(
-                "{at}: invalid literal source {literal}, expected key=value"
+            return Err(Error::at(
+                file,
+                entry.line,
+                format!("invalid literal source {literal}, expected key=value"),
             ));
         };
         let v = strip_matching_quotes(v);
@@ -128,15 +144,17 @@ pub(super) fn generate(
     for file in strings("files") {
         let (key, path) = match file.split_once('=') {
             Some(("", _)) => {
-                return Err(format!("{at}: missing key name for file {file}"));
+                return Err(Error::from(format!(
+                    "{at}: missing key name for file {file}"
+                )));
             }
             Some((_, "")) => {
-                return Err(format!("{at}: missing file path for {file}"));
+                return Err(Error::from(format!("{at}: missing file path for {file}")));
             }
             Some((k, p)) if p.contains('=') => {
-                return Err(format!(
+                return Err(Error::from(format!(
                     "{at}: key names or file paths cannot contain '=': {k}"
-                ));
+                )));
             }
             Some((k, p)) => (k.to_string(), p.to_string()),
             None => (
@@ -240,7 +258,7 @@ fn strip_matching_quotes(v: &str) -> &str {
 }
 
 /// Adds generated objects with kustomize's behaviors (create, merge, replace).
-pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), String> {
+pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Error> {
     for g in generated {
         let id = g.res.id();
         let existing = acc.iter().position(|r| {
@@ -253,7 +271,8 @@ pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Strin
                 return Err(format!(
                     "id {}/{} does not exist; cannot merge or replace",
                     id.kind, id.name
-                ));
+                )
+                .into());
             }
             (None, _) => acc.push(g.res),
             (Some(_), "merge" | "replace") => {
@@ -289,7 +308,8 @@ pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Strin
                 return Err(format!(
                     "id {}/{} exists; behavior must be merge or replace",
                     id.kind, id.name
-                ));
+                )
+                .into());
             }
         }
     }
@@ -297,7 +317,7 @@ pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Strin
 }
 
 /// Appends `-<hash>` to generated ConfigMaps and Secrets (once, at the top).
-pub fn add_hash_suffixes(acc: &mut [Res]) -> Result<(), String> {
+pub fn add_hash_suffixes(acc: &mut [Res]) -> Result<(), Error> {
     for r in acc.iter_mut().filter(|r| r.needs_hash) {
         let hash = name_hash(&r.node)?;
         r.store_previous();
@@ -310,7 +330,7 @@ pub fn add_hash_suffixes(acc: &mut [Res]) -> Result<(), String> {
 /// kustomize's ConfigMap/Secret hash (api/hasher): sha256 of Go's JSON of
 /// {kind, name: "" (kustomize's lookup never finds it), data, binaryData |
 /// type, stringData}, first 10 hex digits, with 0→g 1→h 3→k a→m e→t.
-pub fn name_hash(node: &Node) -> Result<String, String> {
+pub fn name_hash(node: &Node) -> Result<String, Error> {
     let kind = node.str_at(&["kind"]).unwrap_or_default();
     let field = |key: &str| -> serde_json::Value {
         match node.get(key) {
@@ -424,7 +444,7 @@ pub fn replacements(
     tree: &Tree,
     dir: &str,
     file: &str,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     // A `path:` entry names a file holding one replacement or a list of
     // them (kustomize unmarshals either).
     let mut expanded: Vec<(String, Node)> = Vec::new();
@@ -433,18 +453,21 @@ pub fn replacements(
         match entry.str_at(&["path"]) {
             Some(path) => {
                 if entry.get("source").is_some() || entry.get("targets").is_some() {
-                    return Err(format!(
-                        "{at}: cannot specify both path and inline replacement"
+                    return Err(Error::at(
+                        file,
+                        entry.line,
+                        "cannot specify both path and inline replacement".to_string(),
                     ));
                 }
                 let bytes = read_input(tree, dir, &at, "replacements file", &path)?;
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| format!("{at}: {path} is not valid UTF-8"))?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    Error::at(file, entry.line, format!("{path} is not valid UTF-8"))
+                })?;
                 let doc = crate::yaml::parse_documents(&text)
-                    .map_err(|e| format!("{at}: {path}: {e}"))?
+                    .map_err(|e| Error::at(file, entry.line, format!("{path}: {e}")))?
                     .into_iter()
                     .next()
-                    .ok_or_else(|| format!("{at}: {path} is empty"))?;
+                    .ok_or_else(|| Error::at(file, entry.line, format!("{path} is empty")))?;
                 match &doc.value {
                     Value::Seq(items) => {
                         for item in items {
@@ -453,8 +476,12 @@ pub fn replacements(
                     }
                     Value::Map(_) => expanded.push((format!("{at} ({path}:{})", doc.line), doc)),
                     _ => {
-                        return Err(format!(
-                            "{at}: {path}: unsupported replacement type (neither a replacement nor a list of them)"
+                        return Err(Error::at(
+                            file,
+                            entry.line,
+                            format!(
+                                "{path}: unsupported replacement type (neither a replacement nor a list of them)"
+                            ),
                         ));
                     }
                 }
@@ -465,20 +492,20 @@ pub fn replacements(
     for (at, entry) in expanded {
         let source = entry
             .get("source")
-            .ok_or_else(|| format!("{at}: replacement has no source"))?;
+            .ok_or_else(|| Error::from(format!("{at}: replacement has no source")))?;
         let source_path = source
             .str_at(&["fieldPath"])
             .unwrap_or_else(|| "metadata.name".into());
         let candidates: Vec<&Res> = acc.iter().filter(|r| select_matches(source, r)).collect();
         let [src] = candidates.as_slice() else {
-            return Err(format!(
+            return Err(Error::from(format!(
                 "{at}: replacement source matches {} resources, expected exactly one",
                 candidates.len()
-            ));
+            )));
         };
         let mut value = get_path(&src.node, &source_path)
             .cloned()
-            .ok_or_else(|| format!("{at}: source field {source_path} not found"))?;
+            .ok_or_else(|| Error::from(format!("{at}: source field {source_path} not found")))?;
         if let Some(opts) = source.get("options")
             && let (Some(delim), Some(Value::Int(i))) = (
                 opts.str_at(&["delimiter"]),
@@ -496,7 +523,7 @@ pub fn replacements(
         for target in entry.get("targets").map(Node::as_seq).unwrap_or_default() {
             let select = target
                 .get("select")
-                .ok_or_else(|| format!("{at}: replacement target has no select"))?;
+                .ok_or_else(|| Error::from(format!("{at}: replacement target has no select")))?;
             let rejects = target.get("reject").map(Node::as_seq).unwrap_or_default();
             let create = target
                 .path(&["options", "create"])
@@ -536,7 +563,7 @@ pub fn replacements(
                         _ => value.clone(),
                     };
                     set_path(&mut r.node, &fp, new_value, create)
-                        .map_err(|e| format!("{at}: {e}"))?;
+                        .map_err(|e| Error::from(format!("{at}: {e}")))?;
                 }
             }
         }
@@ -601,12 +628,12 @@ fn step<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
     node.get(seg)
 }
 
-fn set_path(node: &mut Node, path: &str, value: Node, create: bool) -> Result<(), String> {
+fn set_path(node: &mut Node, path: &str, value: Node, create: bool) -> Result<(), Error> {
     let segs = segments(path);
     set_segments(node, &segs, value, create)
 }
 
-fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> Result<(), String> {
+fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> Result<(), Error> {
     let Some((seg, rest)) = segs.split_first() else {
         *cur = value;
         return Ok(());
@@ -614,7 +641,7 @@ fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> R
     if let Some(sel) = seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
         let (k, v) = sel
             .split_once('=')
-            .ok_or_else(|| format!("bad selector {seg}"))?;
+            .ok_or_else(|| Error::from(format!("bad selector {seg}")))?;
         if let Value::Seq(items) = &mut cur.value
             && let Some(item) = items
                 .iter_mut()

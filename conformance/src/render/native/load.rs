@@ -1,6 +1,7 @@
 //! Reading kustomization files and resource files.
 
 use super::{Origin, Res};
+use crate::render::Error;
 use crate::render::Tree;
 use crate::render::paths::canonical_field;
 use crate::repo::artifact::DocError;
@@ -61,36 +62,35 @@ const IGNORED: &[&str] = &["apiVersion", "kind", "metadata", "sortOptions"];
 
 /// The documents of a YAML file of the build, with the loader's message
 /// (naming the file) on failure.
-pub fn documents(tree: &Tree, file: &str) -> Result<Vec<Node>, String> {
+pub fn documents(tree: &Tree, file: &str) -> Result<Vec<Node>, Error> {
     match tree.documents(file) {
         Ok(docs) => Ok(docs.into_owned()),
-        Err(DocError::Missing(m)) => Err(m.describe(file)),
-        Err(DocError::Load(message, _) | DocError::Budget(message, _)) => Err(message),
+        Err(DocError::Missing(m)) => Err(m.describe(file).into()),
+        Err(DocError::Load(message, _) | DocError::Budget(message, _)) => Err(message.into()),
     }
 }
 
 impl Kustomization {
     /// Reads and checks a kustomization file of the build.
-    pub fn read(tree: &Tree, file: &str) -> Result<Kustomization, String> {
+    pub fn read(tree: &Tree, file: &str) -> Result<Kustomization, Error> {
         let docs = documents(tree, file)?;
         let doc = match docs.len() {
             // kustomize refuses a file with nothing in it.
-            0 => return Err(format!("{file}: kustomization.yaml is empty")),
+            0 => return Err(format!("{file}: kustomization.yaml is empty").into()),
             1 => &docs[0],
             _ => {
-                return Err(format!(
-                    "{file}: a kustomization file must hold one document"
-                ));
+                return Err(format!("{file}: a kustomization file must hold one document").into());
             }
         };
         if !doc.is_map() {
-            return Err(format!(
-                "{file}:{}: a kustomization must be a mapping",
-                doc.line
+            return Err(Error::at(
+                file,
+                doc.line,
+                "a kustomization must be a mapping".to_string(),
             ));
         }
         if doc.as_map().is_empty() {
-            return Err(format!("{file}: kustomization.yaml is empty"));
+            return Err(format!("{file}: kustomization.yaml is empty").into());
         }
         let mut k = Kustomization {
             kind: doc
@@ -104,7 +104,8 @@ impl Kustomization {
                 return Err(format!(
                     "{}: invalid Kustomization: unknown field \"{written}\"",
                     at(value)
-                ));
+                )
+                .into());
             };
             let key = &key.to_string();
             check_shape(key, value).map_err(|expected| {
@@ -119,7 +120,7 @@ impl Kustomization {
                     return Err(format!(
                         "unsupported: {key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
                         at(value)
-                    ));
+                    ).into());
                 }
                 "resources" | "bases" => k.resources.extend(entries(value, file, key)?),
                 "configurations" => k.configurations.extend(entries(value, file, key)?),
@@ -156,7 +157,8 @@ impl Kustomization {
                     return Err(format!(
                         "{}: invalid Kustomization: unknown field \"{other}\"",
                         at(value)
-                    ));
+                    )
+                    .into());
                 }
             }
         }
@@ -211,7 +213,7 @@ fn check_shape(key: &str, value: &Node) -> Result<(), &'static str> {
     })
 }
 
-fn entries(value: &Node, file: &str, key: &str) -> Result<Vec<Entry>, String> {
+fn entries(value: &Node, file: &str, key: &str) -> Result<Vec<Entry>, Error> {
     match &value.value {
         Value::Null => Ok(Vec::new()),
         Value::Seq(items) => items
@@ -222,16 +224,18 @@ fn entries(value: &Node, file: &str, key: &str) -> Result<Vec<Entry>, String> {
                         value,
                         line: n.line,
                     })
-                    .ok_or_else(|| format!("{file}:{}: {key} entries must be strings", n.line))
+                    .ok_or_else(|| {
+                        Error::at(file, n.line, format!("{key} entries must be strings"))
+                    })
             })
             .collect(),
-        _ => Err(format!("{file}:{}: {key} must be a list", value.line)),
+        _ => Err(Error::at(file, value.line, format!("{key} must be a list"))),
     }
 }
 
 /// The objects of a resource file: documents, with `List` kinds expanded
 /// (kustomize inlines any kind ending in `List` that has `items`).
-pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<Res>, String> {
+pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<Res>, Error> {
     let docs = documents(tree, path)?;
     let rel = path;
     let mut out = Vec::new();
@@ -249,24 +253,27 @@ pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<
                 }
                 Value::Null => continue,
                 _ => {
-                    return Err(format!(
-                        "{rel}:{}: items of a {kind} must be a list",
-                        items.line
+                    return Err(Error::at(
+                        rel,
+                        items.line,
+                        format!("items of a {kind} must be a list"),
                     ));
                 }
             }
         }
         match (&kind, doc.str_at(&["metadata", "name"])) {
             (None, _) => {
-                return Err(format!(
-                    "{rel}:{}: missing Resource metadata: kind is required",
-                    doc.line
+                return Err(Error::at(
+                    rel,
+                    doc.line,
+                    "missing Resource metadata: kind is required".to_string(),
                 ));
             }
             (Some(k), None) if !k.ends_with("List") => {
-                return Err(format!(
-                    "{rel}:{}: missing metadata.name in object {k}",
-                    doc.line
+                return Err(Error::at(
+                    rel,
+                    doc.line,
+                    format!("missing metadata.name in object {k}"),
                 ));
             }
             _ => {}
@@ -287,7 +294,7 @@ pub struct NameRef {
 
 /// Reads a transformer configuration file. Only `nameReference` is
 /// implemented; any other non-empty section is unsupported.
-pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, String> {
+pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, Error> {
     let docs = documents(tree, path)?;
     let mut out = Vec::new();
     for doc in &docs {
@@ -316,7 +323,7 @@ pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, String> {
                     return Err(format!(
                         "unsupported: configurations section `{other}` in {path}:{} (the native renderer implements nameReference only; use --renderer kustomize or auto)",
                         value.line
-                    ));
+                    ).into());
                 }
             }
         }

@@ -34,6 +34,7 @@ pub use crate::render::paths::{FIELDS, canonical_field, relative_str};
 pub use patch::selector::go_regex;
 
 use super::{Kustomize, Tree};
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// The native renderer.
@@ -45,7 +46,7 @@ impl Kustomize for Native {
         "native"
     }
 
-    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+    fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, Error> {
         let mut builder = Builder {
             tree,
             root: dir.to_string(),
@@ -309,19 +310,20 @@ struct Builder<'t> {
 impl Builder<'_> {
     /// Builds the kustomization in `dir` on top of `acc` (empty for a normal
     /// kustomization; the parent's resources for a component).
-    fn build_dir(&mut self, dir: &str, acc: Vec<Res>, component: bool) -> Result<Vec<Res>, String> {
+    fn build_dir(&mut self, dir: &str, acc: Vec<Res>, component: bool) -> Result<Vec<Res>, Error> {
         if self.stack.iter().any(|d| d == dir) {
             return Err(format!(
                 "cyclic kustomization reference: {dir} includes itself (through {})",
                 self.stack.join(" → ")
-            ));
+            )
+            .into());
         }
         let files = self.tree.kustomization_files(dir);
         let file = match files.as_slice() {
             [] => {
                 return Err(format!(
                     "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{dir}'"
-                ));
+                ).into());
             }
             [one] => one.clone(),
             [..] => {
@@ -332,17 +334,19 @@ impl Builder<'_> {
                         .map(|f| f.rsplit('/').next().unwrap_or(f))
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
+                )
+                .into());
             }
         };
         let k = load::Kustomization::read(self.tree, &file)?;
         if component != (k.kind == "Component") {
             return Err(if component {
-                format!("{file}: a component's kustomization must have kind: Component")
+                format!("{file}: a component's kustomization must have kind: Component").into()
             } else {
                 format!(
                     "{file}: a Component cannot be used as a resource; list it under components"
                 )
+                .into()
             });
         }
         if self.stack.is_empty() && k.build_metadata.iter().any(|m| m == "originAnnotations") {
@@ -355,14 +359,10 @@ impl Builder<'_> {
     }
 
     /// Resolves an entry of the kustomization file `file` inside the source.
-    fn resolve(&self, dir: &str, file: &str, entry: &load::Entry) -> Result<String, String> {
-        self.tree.resolve(dir, &entry.value).map_err(|m| {
-            format!(
-                "{file}:{}: {}",
-                entry.line,
-                m.describe(&format!("`{}`", entry.value))
-            )
-        })
+    fn resolve(&self, dir: &str, file: &str, entry: &load::Entry) -> Result<String, Error> {
+        self.tree
+            .resolve(dir, &entry.value)
+            .map_err(|m| Error::at(file, entry.line, m.describe(&format!("`{}`", entry.value))))
     }
 
     fn run(
@@ -371,13 +371,14 @@ impl Builder<'_> {
         file: &str,
         k: &load::Kustomization,
         mut acc: Vec<Res>,
-    ) -> Result<Vec<Res>, String> {
+    ) -> Result<Vec<Res>, Error> {
         for entry in &k.configurations {
             let path = self.resolve(dir, file, entry)?;
             if !self.tree.is_file(&path) {
-                return Err(format!(
-                    "{file}:{}: configurations file {} not found",
-                    entry.line, entry.value
+                return Err(Error::at(
+                    file,
+                    entry.line,
+                    format!("configurations file {} not found", entry.value),
                 ));
             }
             let refs = load::configuration(self.tree, &path)?;
@@ -398,9 +399,13 @@ impl Builder<'_> {
                     }
                     _ => String::new(),
                 };
-                return Err(format!(
-                    "{file}:{}: accumulating resources: '{}' is neither a file nor a directory{why}",
-                    entry.line, entry.value
+                return Err(Error::at(
+                    file,
+                    entry.line,
+                    format!(
+                        "accumulating resources: '{}' is neither a file nor a directory{why}",
+                        entry.value
+                    ),
                 ));
             }
         }
@@ -418,9 +423,10 @@ impl Builder<'_> {
         for entry in &k.components {
             let path = self.resolve(dir, file, entry)?;
             if !self.tree.is_dir(&path) {
-                return Err(format!(
-                    "{file}:{}: component '{}' is not a directory",
-                    entry.line, entry.value
+                return Err(Error::at(
+                    file,
+                    entry.line,
+                    format!("component '{}' is not a directory", entry.value),
                 ));
             }
             acc = self.build_dir(&path, acc, true)?;
@@ -437,7 +443,7 @@ impl Builder<'_> {
 
 /// Builds a directory of transformer or generator configs as a
 /// kustomization; its objects are the configs.
-fn build_configs(tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
+fn build_configs(tree: &Tree, dir: &str) -> Result<Vec<Node>, Error> {
     let mut builder = Builder {
         tree,
         root: dir.to_string(),
@@ -453,7 +459,7 @@ fn build_configs(tree: &Tree, dir: &str) -> Result<Vec<Node>, String> {
 }
 
 /// Appends resources, failing on a duplicate identity as kustomize does.
-fn append(acc: &mut Vec<Res>, more: Vec<Res>) -> Result<(), String> {
+fn append(acc: &mut Vec<Res>, more: Vec<Res>) -> Result<(), Error> {
     let mut seen: std::collections::HashSet<IdKey> = acc.iter().map(|r| id_key(&r.id())).collect();
     for r in more {
         let id = r.id();
@@ -461,7 +467,8 @@ fn append(acc: &mut Vec<Res>, more: Vec<Res>) -> Result<(), String> {
             return Err(format!(
                 "may not add resource with an already registered id: {}",
                 id.text()
-            ));
+            )
+            .into());
         }
         acc.push(r);
     }
@@ -525,7 +532,7 @@ pub fn relative(from: &std::path::Path, to: &std::path::Path) -> std::path::Path
 /// Applies one inline kustomize patch (`patch:` text and optional `target:`
 /// selector, as in `spec.patches`) to one object, as kustomize would.
 /// `Ok(None)`: the selector does not select it.
-pub fn patch_one(object: &Node, text: &str, target: Option<&Node>) -> Result<Option<Node>, String> {
+pub fn patch_one(object: &Node, text: &str, target: Option<&Node>) -> Result<Option<Node>, Error> {
     let mut res = Res {
         node: object.clone(),
         origin: Origin::File(String::new()),

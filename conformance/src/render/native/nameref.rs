@@ -4,6 +4,7 @@
 
 use super::fields::visit;
 use super::{Res, is_cluster_scoped};
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// Where a Pod spec sits in each workload kind.
@@ -133,7 +134,7 @@ struct Renamed {
     name: String,
 }
 
-pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> Result<(), String> {
+pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> Result<(), Error> {
     let renamed: Vec<Renamed> = acc
         .iter()
         .filter(|r| !r.previous.is_empty())
@@ -188,7 +189,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
             if path == "spec/scaleTargetRef/name" && hpa_kind.as_deref() != Some(target.as_str()) {
                 continue;
             }
-            let find = |old: &str, ns_hint: &str| -> Result<Option<&Renamed>, String> {
+            let find = |old: &str, ns_hint: &str| -> Result<Option<&Renamed>, Error> {
                 let hits: Vec<&Renamed> = renamed
                     .iter()
                     .filter(|c| c.kind == target && c.old_names.iter().any(|n| n == old))
@@ -208,7 +209,8 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                     _ => Err(format!(
                         "found multiple possible referrals for {target}/{old}: {}",
                         names.join(", ")
-                    )),
+                    )
+                    .into()),
                 }
             };
             visit(&mut r.node, &path, false, &mut |field: &mut Node| {

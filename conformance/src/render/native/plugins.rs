@@ -13,32 +13,35 @@ use super::fields::FieldSpec;
 use super::generate::{self, Generated};
 use super::transform::{self, Cx};
 use super::{Res, load::Entry};
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// The config objects an entry names: inline YAML, a file, or a directory
 /// built as a kustomization (whose output is the configs).
-fn configs(cx: &Cx, entry: &Entry) -> Result<Vec<Node>, String> {
-    let at = format!("{}:{}", cx.file, entry.line);
+fn configs(cx: &Cx, entry: &Entry) -> Result<Vec<Node>, Error> {
     if entry.value.contains('\n') {
-        return crate::yaml::parse_documents(&entry.value).map_err(|e| format!("{at}: {e}"));
+        return crate::yaml::parse_documents(&entry.value)
+            .map_err(|e| Error::at(cx.file, entry.line, format!("{e}")));
     }
     let path = cx
         .tree
         .resolve(cx.dir, &entry.value)
-        .map_err(|m| format!("{at}: {}", m.describe(&entry.value)))?;
+        .map_err(|m| Error::at(cx.file, entry.line, m.describe(&entry.value).to_string()))?;
     if cx.tree.is_dir(&path) {
-        return super::build_configs(cx.tree, &path).map_err(|e| format!("{at}: {e}"));
+        return super::build_configs(cx.tree, &path)
+            .map_err(|e| Error::at(cx.file, entry.line, format!("{e}")));
     }
-    super::load::documents(cx.tree, &path).map_err(|e| format!("{at}: {e}"))
+    super::load::documents(cx.tree, &path)
+        .map_err(|e| Error::at(cx.file, entry.line, format!("{e}")))
 }
 
 /// Checks a config is a builtin one and returns its kind.
-fn builtin_kind(config: &Node, at: &str) -> Result<String, String> {
+fn builtin_kind(config: &Node, at: &str) -> Result<String, Error> {
     let kind = config.str_at(&["kind"]).unwrap_or_default();
     if config.str_at(&["apiVersion"]).as_deref() != Some("builtin") {
         return Err(format!(
             "{at}: external plugins disabled; unable to load external plugin '{kind}' (kustomize-controller builds without plugins; only apiVersion: builtin configs run)"
-        ));
+        ).into());
     }
     Ok(kind)
 }
@@ -49,7 +52,7 @@ fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
 }
 
 /// Runs one `transformers:` entry.
-pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), String> {
+pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error> {
     let at = format!("{}:{}", cx.file, entry.line);
     for config in configs(cx, entry)? {
         let kind = builtin_kind(&config, &at)?;
@@ -123,10 +126,11 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Strin
                 {
                     return Err(format!(
                         "unsupported: ImageTagTransformer with fieldSpecs outside containers in {at} (the native renderer implements its default image locations; use --renderer kustomize or auto)"
-                    ));
+                    ).into());
                 }
                 if let Some(tag) = config.get("imageTag") {
-                    transform::images(acc, tag).map_err(|e| format!("{at}: {e}"))?;
+                    transform::images(acc, tag)
+                        .map_err(|e| Error::at(cx.file, entry.line, format!("{e}")))?;
                 }
             }
             "ReplicaCountTransformer" => {
@@ -136,7 +140,8 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Strin
                     .filter_map(|s| s.kind)
                     .collect();
                 if let Some(replica) = config.get("replica") {
-                    transform::replicas(acc, replica, &kinds).map_err(|e| format!("{at}: {e}"))?;
+                    transform::replicas(acc, replica, &kinds)
+                        .map_err(|e| Error::at(cx.file, entry.line, format!("{e}")))?;
                 }
             }
             "PatchTransformer" => transform::patch_entry(cx, acc, &config)?,
@@ -150,9 +155,7 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Strin
             }
             "PatchJson6902Transformer" => {
                 if config.str_at(&["target", "name"]).is_none() {
-                    return Err(format!(
-                        "{at}: plugin PatchJson6902Transformer fails configuration: must specify the target name"
-                    ));
+                    return Err(Error::at(cx.file, entry.line, "plugin PatchJson6902Transformer fails configuration: must specify the target name".to_string()));
                 }
                 transform::json6902_entry(cx, acc, &config, config.get("jsonOp"))?;
             }
@@ -166,7 +169,7 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Strin
             other => {
                 return Err(format!(
                     "unsupported: builtin transformer {other} in {at} (the native renderer does not implement it; use --renderer kustomize or auto)"
-                ));
+                ).into());
             }
         }
     }
@@ -176,7 +179,7 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Strin
 /// Runs one `generators:` entry: ConfigMapGenerator and SecretGenerator
 /// configs (the generated name defaults to the config's metadata.name, its
 /// namespace to the config's metadata.namespace).
-pub fn generate(cx: &Cx, entry: &Entry, origin: &str) -> Result<Vec<Generated>, String> {
+pub fn generate(cx: &Cx, entry: &Entry, origin: &str) -> Result<Vec<Generated>, Error> {
     let at = format!("{}:{}", cx.file, entry.line);
     let mut out = Vec::new();
     for mut config in configs(cx, entry)? {
@@ -187,7 +190,7 @@ pub fn generate(cx: &Cx, entry: &Entry, origin: &str) -> Result<Vec<Generated>, 
             other => {
                 return Err(format!(
                     "unsupported: builtin generator {other} in {at} (the native renderer implements ConfigMapGenerator and SecretGenerator; use --renderer kustomize or auto)"
-                ));
+                ).into());
             }
         };
         for field in ["name", "namespace"] {

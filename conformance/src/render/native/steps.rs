@@ -10,6 +10,7 @@ use super::transform::{
     COMMON_ANNOTATIONS, COMMON_LABELS, Cx, REPLICA_KINDS, TEMPLATE_LABELS, affix, images,
     json6902_entry, namespace, pairs, patch_entry, replicas, set_all, strategic_merge_entry,
 };
+use crate::render::Error;
 use crate::yaml::Node;
 
 /// Runs the transformer steps of the kustomization `k` (the file `file` in
@@ -20,7 +21,7 @@ pub fn run(
     dir: &str,
     file: &str,
     acc: &mut Vec<Res>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let cx = Cx { tree, dir, file };
     // 1. patchesStrategicMerge: paths or inline documents, matched by id.
     for entry in &k.patches_strategic_merge {
@@ -70,11 +71,12 @@ pub fn run(
     }
     // 9. replicas.
     for entry in &k.replicas {
-        replicas(acc, entry, REPLICA_KINDS).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+        replicas(acc, entry, REPLICA_KINDS)
+            .map_err(|e| Error::from(format!("{}: {e}", cx.at(entry))))?;
     }
     // 10. images.
     for entry in &k.images {
-        images(acc, entry).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+        images(acc, entry).map_err(|e| Error::from(format!("{}: {e}", cx.at(entry))))?;
     }
     // 11. replacements.
     if !k.replacements.is_empty() {

@@ -6,6 +6,7 @@
 use super::fields::{FieldSpec, set_pairs, visit};
 use super::patch::{self, Patch, Selector};
 use super::{Res, is_cluster_scoped, same_id};
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// Where the steps read files from, and which kustomization file they
@@ -32,7 +33,7 @@ pub fn set_all(acc: &mut [Res], specs: &[FieldSpec], pairs: &[(String, String)])
 
 /// One `patchesStrategicMerge` entry: a path or an inline document,
 /// matched by id.
-pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), String> {
+pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
     let text = entry.as_scalar_string().unwrap_or_default();
     let is_file = !text.contains('\n')
         && cx
@@ -54,7 +55,8 @@ pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Resul
             return Err(format!(
                 "{}: patchesStrategicMerge entry is a JSON patch",
                 cx.at(entry)
-            ));
+            )
+            .into());
         }
     }
     acc.retain(|r| !matches!(r.node.value, Value::Null));
@@ -62,21 +64,19 @@ pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Resul
 }
 
 /// One `patches` entry (`patch` or `path`, optional `target`, `options`).
-pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), String> {
+pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
     let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
         (Some(_), Some(_)) => {
             return Err(format!(
                 "{}: patch and path can't be set at the same time",
                 cx.at(entry)
-            ));
+            )
+            .into());
         }
         (Some(p), None) => p.trim().to_string(),
         (None, Some(path)) => patch::read_patch_file(cx.tree, cx.dir, cx.file, &path, entry.line)?,
         (None, None) => {
-            return Err(format!(
-                "{}: must specify one of patch and path",
-                cx.at(entry)
-            ));
+            return Err(format!("{}: must specify one of patch and path", cx.at(entry)).into());
         }
     };
     let what = entry
@@ -93,7 +93,7 @@ pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Stri
         .get("target")
         .map(Selector::parse)
         .transpose()
-        .map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+        .map_err(|e| Error::from(format!("{}: {e}", cx.at(entry))))?;
     if text.trim().is_empty()
         || text
             .lines()
@@ -111,19 +111,19 @@ pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Stri
             if docs.len() > 1 {
                 return Err(format!(
                     "{what}: Multiple Strategic-Merge Patches in one `patches` entry is not allowed to set `patches.target` field"
-                ));
+                ).into());
             }
             for r in acc.iter_mut().filter(|r| sel.matches(r)) {
                 patch::apply_strategic(r, &docs[0], allow_name, allow_kind)
-                    .map_err(|e| format!("{what}: {e}"))?;
+                    .map_err(|e| Error::from(format!("{what}: {e}")))?;
             }
         }
         (Patch::Json(_), None) => {
-            return Err(format!("{what}: must specify a target for JSON patch"));
+            return Err(format!("{what}: must specify a target for JSON patch").into());
         }
         (Patch::Json(ops), Some(sel)) => {
             for r in acc.iter_mut().filter(|r| sel.matches(r)) {
-                patch::apply_json(r, &ops).map_err(|e| format!("{what}: {e}"))?;
+                patch::apply_json(r, &ops).map_err(|e| Error::from(format!("{what}: {e}")))?;
             }
         }
     }
@@ -138,13 +138,18 @@ pub fn json6902_entry(
     acc: &mut [Res],
     entry: &Node,
     inline: Option<&Node>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let sel = entry
         .get("target")
         .map(Selector::parse)
         .transpose()
-        .map_err(|e| format!("{}: {e}", cx.at(entry)))?
-        .ok_or_else(|| format!("{}: must specify a target for JSON patch", cx.at(entry)))?;
+        .map_err(|e| Error::from(format!("{}: {e}", cx.at(entry))))?
+        .ok_or_else(|| {
+            Error::from(format!(
+                "{}: must specify a target for JSON patch",
+                cx.at(entry)
+            ))
+        })?;
     let text = match (inline, entry.str_at(&["path"])) {
         (Some(ops), _) => match ops.as_scalar_string() {
             Some(text) => text,
@@ -152,20 +157,18 @@ pub fn json6902_entry(
         },
         (None, Some(path)) => patch::read_patch_file(cx.tree, cx.dir, cx.file, &path, entry.line)?,
         (None, None) => {
-            return Err(format!(
-                "{}: must specify one of patch and path",
-                cx.at(entry)
-            ));
+            return Err(format!("{}: must specify one of patch and path", cx.at(entry)).into());
         }
     };
     let Patch::Json(ops) = patch::parse(&text, &cx.at(entry))? else {
         return Err(format!(
             "{}: patchesJson6902 entry is not a JSON patch",
             cx.at(entry)
-        ));
+        )
+        .into());
     };
     for r in acc.iter_mut().filter(|r| sel.matches(r)) {
-        patch::apply_json(r, &ops).map_err(|e| format!("{}: {e}", cx.at(entry)))?;
+        patch::apply_json(r, &ops).map_err(|e| Error::from(format!("{}: {e}", cx.at(entry))))?;
     }
     Ok(())
 }
@@ -179,7 +182,7 @@ pub const REPLICA_KINDS: &[&str] = &[
 ];
 
 /// One `replicas` entry (`name`, `count`) on the given kinds.
-pub fn replicas(acc: &mut [Res], entry: &Node, kinds: &[&str]) -> Result<(), String> {
+pub fn replicas(acc: &mut [Res], entry: &Node, kinds: &[&str]) -> Result<(), Error> {
     let name = entry.str_at(&["name"]).unwrap_or_default();
     let count = match entry.get("count").map(|n| &n.value) {
         Some(Value::Int(i)) => *i,
@@ -201,7 +204,7 @@ pub fn replicas(acc: &mut [Res], entry: &Node, kinds: &[&str]) -> Result<(), Str
     if !matched {
         return Err(format!(
             "resource with name {name} does not match a config with the following GVK [apps/v1, Kind=Deployment …]"
-        ));
+        ).into());
     }
     Ok(())
 }
@@ -214,7 +217,7 @@ fn apply_by_id(
     what: &str,
     allow_name: bool,
     allow_kind: bool,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let probe = Res::new(doc.clone(), super::Origin::File(Default::default()));
     let want = probe.id();
     let hits: Vec<usize> = acc
@@ -234,15 +237,17 @@ fn apply_by_id(
         .collect();
     match hits.as_slice() {
         [i] => patch::apply_strategic(&mut acc[*i], doc, allow_name, allow_kind)
-            .map_err(|e| format!("{what}: {e}")),
+            .map_err(|e| Error::from(format!("{what}: {e}"))),
         [] => Err(format!(
             "{what}: no resource matches strategic merge patch \"{}\"",
             want.text()
-        )),
+        )
+        .into()),
         _ => Err(format!(
             "{what}: multiple matches for strategic merge patch \"{}\"",
             want.text()
-        )),
+        )
+        .into()),
     }
 }
 
@@ -254,7 +259,7 @@ pub fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
+pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), Error> {
     for r in acc.iter_mut() {
         let (api, kind) = (r.api_version(), r.kind());
         if matches!(r.node.value, Value::Map(ref m) if m.is_empty()) {
@@ -303,7 +308,8 @@ pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), String> {
             return Err(format!(
                 "namespace transformation produces ID conflict: {}",
                 id.text()
-            ));
+            )
+            .into());
         }
         seen.push(id);
     }
@@ -333,7 +339,7 @@ pub fn affix(acc: &mut [Res], text: &str, prefix: bool) {
 
 /// The images transformer: every `image` of every `containers` /
 /// `initContainers` list, at any depth (CRDs excepted).
-pub fn images(acc: &mut [Res], entry: &Node) -> Result<(), String> {
+pub fn images(acc: &mut [Res], entry: &Node) -> Result<(), Error> {
     let name = entry.str_at(&["name"]).unwrap_or_default();
     let new_name = entry.str_at(&["newName"]);
     let new_tag = entry.str_at(&["newTag"]);
@@ -342,7 +348,7 @@ pub fn images(acc: &mut [Res], entry: &Node) -> Result<(), String> {
     let re = regex::Regex::new(&format!(
         r"^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
     ))
-    .map_err(|e| format!("image name `{name}` is not a valid pattern: {e}"))?;
+    .map_err(|e| Error::from(format!("image name `{name}` is not a valid pattern: {e}")))?;
     for r in acc.iter_mut() {
         if r.kind() == "CustomResourceDefinition" {
             continue;

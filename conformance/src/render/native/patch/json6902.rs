@@ -2,18 +2,20 @@
 //! it).
 
 use super::super::Res;
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// The `path` of an operation, decoded as evanphx/json-patch does: it
 /// must be a string (`null`, a list or a mapping fail, with the message
 /// that operation's decoder gives).
-fn path_of(op: &Node, name: &str) -> Result<String, String> {
+fn path_of(op: &Node, name: &str) -> Result<String, Error> {
     let strict = matches!(name, "replace" | "test" | "move");
     match op.get("path").map(|n| &n.value) {
         Some(Value::String(p)) => Ok(p.clone()),
         None | Some(Value::Null) if strict => Err(format!(
             "{name} operation failed to decode path: operation missing path field: missing value"
-        )),
+        )
+        .into()),
         Some(other) if strict => {
             let what = match other {
                 Value::Seq(_) => "array",
@@ -23,18 +25,16 @@ fn path_of(op: &Node, name: &str) -> Result<String, String> {
             };
             Err(format!(
                 "{name} operation failed to decode path: json: cannot unmarshal {what} into Go value of type string"
-            ))
+            ).into())
         }
-        _ => Err(format!(
-            "{name} operation failed to decode path: missing value"
-        )),
+        _ => Err(format!("{name} operation failed to decode path: missing value").into()),
     }
 }
 
 /// Applies JSON 6902 operations. A result that is no longer a mapping is
 /// dropped and the object kept as it was (kustomize's patch filter does the
 /// same).
-pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
+pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), Error> {
     let mut doc = target.node.to_json();
     for op in ops {
         let name = op.str_at(&["op"]).unwrap_or_default();
@@ -43,10 +43,10 @@ pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
             .get("value")
             .map_or(serde_json::Value::Null, Node::to_json);
         let at_root = |what: &str| {
-            Err(format!(
+            Err(Error::from(format!(
                 "{name} operation does not apply: doc is missing {what}path: {}: missing value",
                 if what.is_empty() { "\"\"" } else { "" }
-            ))
+            )))
         };
         match name.as_str() {
             "add" if path.is_empty() => return at_root(""),
@@ -73,18 +73,18 @@ pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), String> {
                 let moved = if name == "move" {
                     remove(&mut doc, &from)?
                 } else {
-                    get(&doc, &from)
-                        .cloned()
-                        .ok_or_else(|| format!("copy from {from}: doc is missing path"))?
+                    get(&doc, &from).cloned().ok_or_else(|| {
+                        Error::from(format!("copy from {from}: doc is missing path"))
+                    })?
                 };
                 add(&mut doc, &path, moved)?;
             }
             "test" => {
                 if get(&doc, &path) != Some(&value) {
-                    return Err(format!("test operation for path {path} failed"));
+                    return Err(format!("test operation for path {path} failed").into());
                 }
             }
-            other => return Err(format!("Unexpected kind: {other}")),
+            other => return Err(format!("Unexpected kind: {other}").into()),
         }
     }
     if doc.is_object() {
@@ -106,12 +106,12 @@ fn merge_lines(mut new: Node, old: &Node) -> Node {
     new
 }
 
-fn tokens(path: &str) -> Result<Vec<String>, String> {
+fn tokens(path: &str) -> Result<Vec<String>, Error> {
     if path.is_empty() {
         return Ok(Vec::new());
     }
     if !path.starts_with('/') {
-        return Err(format!("invalid JSON pointer `{path}`"));
+        return Err(format!("invalid JSON pointer `{path}`").into());
     }
     Ok(path[1..]
         .split('/')
@@ -131,13 +131,13 @@ fn get<'a>(doc: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Val
     Some(cur)
 }
 
-fn index(token: &str, len: usize) -> Result<usize, String> {
+fn index(token: &str, len: usize) -> Result<usize, Error> {
     let i: i64 = token
         .parse()
-        .map_err(|_| format!("invalid array index `{token}`"))?;
+        .map_err(|_| Error::from(format!("invalid array index `{token}`")))?;
     let i = if i < 0 { len as i64 + i } else { i };
     if i < 0 {
-        return Err(format!("array index `{token}` out of bounds"));
+        return Err(format!("array index `{token}` out of bounds").into());
     }
     Ok(i as usize)
 }
@@ -145,7 +145,7 @@ fn index(token: &str, len: usize) -> Result<usize, String> {
 fn parent<'a>(
     doc: &'a mut serde_json::Value,
     path: &str,
-) -> Result<(&'a mut serde_json::Value, String), String> {
+) -> Result<(&'a mut serde_json::Value, String), Error> {
     let mut toks = tokens(path)?;
     let last = toks
         .pop()
@@ -155,19 +155,19 @@ fn parent<'a>(
         cur = match cur {
             serde_json::Value::Object(m) => m
                 .get_mut(&t)
-                .ok_or_else(|| format!("doc is missing path: {path}"))?,
+                .ok_or_else(|| Error::from(format!("doc is missing path: {path}")))?,
             serde_json::Value::Array(a) => {
                 let i = index(&t, a.len())?;
                 a.get_mut(i)
-                    .ok_or_else(|| format!("doc is missing path: {path}"))?
+                    .ok_or_else(|| Error::from(format!("doc is missing path: {path}")))?
             }
-            _ => return Err(format!("doc is missing path: {path}")),
+            _ => return Err(format!("doc is missing path: {path}").into()),
         };
     }
     Ok((cur, last))
 }
 
-fn add(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) -> Result<(), String> {
+fn add(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) -> Result<(), Error> {
     if path.is_empty() {
         *doc = value;
         return Ok(());
@@ -185,45 +185,38 @@ fn add(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) -> Res
                 index(&last, a.len())?
             };
             if i > a.len() {
-                return Err(format!(
-                    "add operation does not apply: index out of bounds at {path}"
-                ));
+                return Err(
+                    format!("add operation does not apply: index out of bounds at {path}").into(),
+                );
             }
             a.insert(i, value);
             Ok(())
         }
-        _ => Err(format!(
-            "add operation does not apply: doc is missing path: {path}"
-        )),
+        _ => Err(format!("add operation does not apply: doc is missing path: {path}").into()),
     }
 }
 
-fn remove(doc: &mut serde_json::Value, path: &str) -> Result<serde_json::Value, String> {
+fn remove(doc: &mut serde_json::Value, path: &str) -> Result<serde_json::Value, Error> {
     let (p, last) = parent(doc, path)?;
     match p {
         serde_json::Value::Object(m) => m
             .remove(&last)
-            .ok_or_else(|| format!("Unable to remove nonexistent key: {last}")),
+            .ok_or_else(|| Error::from(format!("Unable to remove nonexistent key: {last}"))),
         serde_json::Value::Array(a) => {
             let i = index(&last, a.len())?;
             if i >= a.len() {
                 return Err(format!(
                     "remove operation does not apply: index out of bounds at {path}"
-                ));
+                )
+                .into());
             }
             Ok(a.remove(i))
         }
-        _ => Err(format!(
-            "remove operation does not apply: doc is missing path: {path}"
-        )),
+        _ => Err(format!("remove operation does not apply: doc is missing path: {path}").into()),
     }
 }
 
-fn replace(
-    doc: &mut serde_json::Value,
-    path: &str,
-    value: serde_json::Value,
-) -> Result<(), String> {
+fn replace(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) -> Result<(), Error> {
     let (p, last) = parent(doc, path)?;
     match p {
         // evanphx/json-patch v4 lets replace create a missing key.
@@ -239,8 +232,6 @@ fn replace(
             *slot = value;
             Ok(())
         }
-        _ => Err(format!(
-            "replace operation does not apply: doc is missing path: {path}"
-        )),
+        _ => Err(format!("replace operation does not apply: doc is missing path: {path}").into()),
     }
 }

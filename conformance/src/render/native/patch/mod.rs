@@ -11,6 +11,7 @@ pub use json6902::apply_json;
 pub use selector::Selector;
 pub use strategic::apply_strategic;
 
+use crate::render::Error;
 use crate::yaml::{self, Node, Value};
 
 /// One parsed patch.
@@ -22,8 +23,8 @@ pub enum Patch {
 
 /// Parses patch text as kustomize does: both as strategic merge documents
 /// and as a JSON 6902 operation list; exactly one must succeed.
-pub fn parse(text: &str, what: &str) -> Result<Patch, String> {
-    let docs = yaml::parse_documents(text).map_err(|e| format!("{what}: {e}"))?;
+pub fn parse(text: &str, what: &str) -> Result<Patch, Error> {
+    let docs = yaml::parse_documents(text).map_err(|e| Error::from(format!("{what}: {e}")))?;
     let is_json = docs.len() == 1 && matches!(docs[0].value, Value::Seq(_));
     if is_json {
         let ops = docs[0].as_seq().to_vec();
@@ -33,7 +34,7 @@ pub fn parse(text: &str, what: &str) -> Result<Patch, String> {
         {
             return Ok(Patch::Json(ops));
         }
-        return Err(format!("unable to parse SM or JSON patch from {what}"));
+        return Err(format!("unable to parse SM or JSON patch from {what}").into());
     }
     let mut out = Vec::new();
     for doc in docs {
@@ -44,7 +45,7 @@ pub fn parse(text: &str, what: &str) -> Result<Patch, String> {
         {
             return Err(format!(
                 "unable to parse SM or JSON patch from {what}: a strategic merge patch needs kind and metadata.name"
-            ));
+            ).into());
         }
         out.push(doc);
     }
@@ -59,10 +60,10 @@ pub fn read_patch_file(
     file: &str,
     path: &str,
     line: u32,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     let resolved = tree
         .resolve(dir, path)
-        .map_err(|m| format!("{file}:{line}: patch file {}", m.describe(path)))?;
+        .map_err(|m| Error::at(file, line, format!("patch file {}", m.describe(path))))?;
     tree.read_text(&resolved)
-        .map_err(|e| format!("{file}:{line}: patch file {e}"))
+        .map_err(|e| Error::at(file, line, format!("patch file {e}")))
 }

@@ -2,6 +2,7 @@
 //! kind, name and namespace, and Kubernetes label and annotation selectors.
 
 use super::super::{Res, is_cluster_scoped};
+use crate::render::Error;
 use crate::yaml::Node;
 
 /// A `target:` selector (fields are anchored regexes).
@@ -17,13 +18,15 @@ pub struct Selector {
 }
 
 impl Selector {
-    pub fn parse(node: &Node) -> Result<Selector, String> {
-        let re = |key: &str| -> Result<Option<regex::Regex>, String> {
+    pub fn parse(node: &Node) -> Result<Selector, Error> {
+        let re = |key: &str| -> Result<Option<regex::Regex>, Error> {
             match node.str_at(&[key]).filter(|s| !s.is_empty()) {
                 None => Ok(None),
                 Some(p) => regex::Regex::new(&format!("^(?:{})$", go_regex(&p)))
                     .map(Some)
-                    .map_err(|e| format!("target {key} `{p}` is not a valid regex: {e}")),
+                    .map_err(|e| {
+                        Error::from(format!("target {key} `{p}` is not a valid regex: {e}"))
+                    }),
             }
         };
         Ok(Selector {
@@ -130,7 +133,7 @@ pub enum Requirement {
 
 /// Kubernetes label selector syntax (labels.Parse): `a=b`, `a==b`, `a!=b`,
 /// `a`, `!a`, `a in (x,y)`, `a notin (x,y)`, comma-separated.
-fn parse_label_selector(text: Option<&str>) -> Result<Vec<Requirement>, String> {
+fn parse_label_selector(text: Option<&str>) -> Result<Vec<Requirement>, Error> {
     let Some(text) = text else {
         return Ok(Vec::new());
     };
@@ -151,12 +154,14 @@ fn parse_label_selector(text: Option<&str>) -> Result<Vec<Requirement>, String> 
     parts.push(&text[start..]);
     let mut out = Vec::new();
     for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
-        let set = |rest: &str| -> Result<Vec<String>, String> {
+        let set = |rest: &str| -> Result<Vec<String>, Error> {
             let inner = rest
                 .trim()
                 .strip_prefix('(')
                 .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| format!("selector `{part}`: expected a (value, …) list"))?;
+                .ok_or_else(|| {
+                    Error::from(format!("selector `{part}`: expected a (value, …) list"))
+                })?;
             Ok(inner
                 .split(',')
                 .map(|v| v.trim().to_string())

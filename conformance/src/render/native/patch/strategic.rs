@@ -2,6 +2,7 @@
 //! keys of built-in Kubernetes types.
 
 use super::super::Res;
+use crate::render::Error;
 use crate::yaml::{Node, Value};
 
 /// Applies one strategic merge patch document to a resource.
@@ -10,7 +11,7 @@ pub fn apply_strategic(
     patch: &Node,
     allow_name_change: bool,
     allow_kind_change: bool,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let kind = target.kind();
     let name = target.name();
     let namespace = target.node.path(&["metadata", "namespace"]).cloned();
@@ -109,7 +110,7 @@ fn is_null(node: &Node) -> bool {
     matches!(node.value, Value::Null)
 }
 
-fn merge(target: &mut Node, patch: &Node, ctx: &MergeCtx) -> Result<(), String> {
+fn merge(target: &mut Node, patch: &Node, ctx: &MergeCtx) -> Result<(), Error> {
     let target_is_null = is_null(target);
     let target_shape = shape(target);
     match (&mut target.value, &patch.value) {
@@ -126,7 +127,7 @@ fn merge(target: &mut Node, patch: &Node, ctx: &MergeCtx) -> Result<(), String> 
                     target.value = Value::Null;
                     return Ok(());
                 }
-                Some(other) => return Err(format!("unknown patch strategy '{other}'")),
+                Some(other) => return Err(format!("unknown patch strategy '{other}'").into()),
             }
             for (key, pvalue) in pentries {
                 if key == "$patch" {
@@ -185,7 +186,8 @@ fn merge(target: &mut Node, patch: &Node, ctx: &MergeCtx) -> Result<(), String> 
                 ctx.path.join("."),
                 shape(patch),
                 target_shape
-            ))
+            )
+            .into())
         }
         _ => {
             let mut value = patch.clone();
@@ -244,7 +246,7 @@ fn merge_keyed(
     pitems: &[Node],
     keys: &[&str],
     ctx: &MergeCtx,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     // A lone {$patch: …} element directs the whole list.
     if let [only] = pitems
         && only.as_map().len() == 1
