@@ -25,6 +25,7 @@ pub struct BaseError(pub String);
 /// A materialised base tree; the temporary directory lives as long as it.
 #[derive(Debug)]
 pub struct BaseTree {
+    /// The repository root in the previous tree.
     pub root: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }

@@ -9,17 +9,24 @@ use std::sync::OnceLock;
 /// Whether a kind is cluster-scoped or namespaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
+    /// Cluster-scoped.
     Cluster,
+    /// Namespaced.
     Namespaced,
 }
 
 /// One built-in kind.
 #[derive(Debug, Clone)]
 pub struct BuiltinKind {
+    /// The API group (empty for the core group).
     pub group: String,
+    /// The API version (`v1`, `v1beta1`).
     pub version: String,
+    /// The kind (`Deployment`).
     pub kind: String,
+    /// The resource's plural name, as in its API path (`deployments`).
     pub plural: String,
+    /// Whether it is cluster-scoped or namespaced.
     pub scope: Scope,
     /// First and last Kubernetes minor version serving it.
     pub minors: (u32, u32),

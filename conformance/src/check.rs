@@ -12,6 +12,7 @@ use crate::session::{Session, stat};
 /// What a check covers.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
+    /// The repository root to check.
     pub repo: PathBuf,
     /// Report only these clusters (all when empty). Rules still see every
     /// cluster, so parity is judged against the whole repository.
@@ -25,10 +26,13 @@ pub struct CheckOptions {
 /// The result of a run.
 #[derive(Debug)]
 pub struct Outcome {
+    /// The discovered, rendered and substituted clusters.
     pub model: Model,
+    /// The repository's conformance.yaml (defaults when absent).
     pub config: crate::config::Config,
     /// What the repository installs before Flux.
     pub bootstrap: crate::provenance::bootstrap::Bootstrap,
+    /// The findings on the reported clusters, waived ones included.
     pub findings: Vec<Finding>,
     /// The renderer that built the tiers.
     pub renderer: String,

@@ -53,6 +53,8 @@ pub struct Config {
     /// How the cluster's kustomize-controller substitutes.
     #[serde(default)]
     pub substitution: Substitution,
+    /// Placement and field policies: which kinds a tier must or must not render, and
+    /// what fields of objects must hold.
     #[serde(default)]
     pub policies: Policies,
     /// The bootstrap script whose tier list must match the graph.
@@ -62,6 +64,7 @@ pub struct Config {
     /// clusters.
     #[serde(default)]
     pub toolchain: Option<Toolchain>,
+    /// Findings accepted until a date.
     #[serde(default)]
     pub waivers: Vec<Waiver>,
     /// Severity per rule id, overriding the rule's default

@@ -12,8 +12,11 @@ pub const FILE_NAME: &str = "conformance.yaml";
 /// more found in the same run.
 #[derive(Debug)]
 pub struct ConfigError {
+    /// The file the problem is in (`conformance.yaml`).
     pub file: String,
+    /// The line of the problem (0: the whole file).
     pub line: u32,
+    /// What is wrong, in words.
     pub message: String,
     /// Further problems, in line order.
     pub more: Vec<ConfigError>,

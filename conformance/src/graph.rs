@@ -37,11 +37,14 @@ pub enum Edge {
 /// dependents on health, and whether it prunes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeAttrs {
+    /// The tier's `spec.wait`: its Ready waits for what it applies to be healthy.
     pub wait: bool,
+    /// The tier's `spec.prune`: objects removed from its build are deleted.
     pub prune: bool,
 }
 
 impl TierGraph {
+    /// The graph of a cluster: its tiers, their `dependsOn` edges and wait edges.
     pub fn of(cluster: &Cluster) -> TierGraph {
         let nodes: BTreeMap<TierId, NodeAttrs> = cluster
             .tiers

@@ -10,11 +10,14 @@ use crate::yaml::Node;
 /// line (0 when the whole file, or a directory, is meant).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
+    /// The path, relative to the repository root.
     pub file: String,
+    /// The 1-based line, or 0 for the whole file.
     pub line: u32,
 }
 
 impl Span {
+    /// A place at `line` of `file`.
     pub fn new(file: impl Into<String>, line: u32) -> Self {
         Span {
             file: file.into(),
@@ -36,10 +39,15 @@ impl fmt::Display for Span {
 /// Identity of a Kubernetes object: group, version, kind, namespace, name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectId {
+    /// API group, empty for the core group.
     pub group: String,
+    /// API version within the group (`v1`, `v1beta2`).
     pub version: String,
+    /// `kind`.
     pub kind: String,
+    /// `metadata.namespace`; `None` when unset or empty.
     pub namespace: Option<String>,
+    /// `metadata.name`.
     pub name: String,
 }
 
@@ -66,6 +74,7 @@ impl ObjectId {
         })
     }
 
+    /// `apiVersion` as written: `group/version`, or the version alone for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
@@ -97,21 +106,26 @@ impl fmt::Display for ObjectId {
 /// One rendered object of a tier.
 #[derive(Debug, Clone)]
 pub struct Object {
+    /// Its identity.
     pub id: ObjectId,
     /// Where the object is defined in the repository, when the renderer could
     /// trace it (generated objects have no file).
     pub source: Option<Span>,
+    /// The rendered object.
     pub body: Node,
 }
 
 /// Identity of a Flux Kustomization: namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TierId {
+    /// The Kustomization's namespace.
     pub namespace: String,
+    /// The Kustomization's name.
     pub name: String,
 }
 
 impl TierId {
+    /// A tier identity from its namespace and name.
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
         TierId {
             namespace: namespace.into(),
@@ -130,20 +144,25 @@ impl fmt::Display for TierId {
 /// the dependent's own namespace).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DependsOn {
+    /// The Kustomization depended on.
     pub target: TierId,
     /// Whether the entry named its namespace explicitly.
     pub explicit_namespace: bool,
     /// The entry has a `readyExpr` (CEL): it replaces the Ready check
     /// (`checkDependencies`), so the dependency need not be Ready.
     pub ready_expr: bool,
+    /// The entry's line in the file that defines the Kustomization.
     pub line: u32,
 }
 
 /// `spec.sourceRef`, namespace defaulted to the Kustomization's own.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SourceRef {
+    /// The source's kind, as written (`GitRepository`, `OCIRepository`, …).
     pub kind: String,
+    /// The source's namespace.
     pub namespace: String,
+    /// The source's name.
     pub name: String,
 }
 
@@ -167,6 +186,7 @@ pub enum TierState {
 /// Why a tier did not render, with the best location we could find.
 #[derive(Debug, Clone)]
 pub struct RenderFailure {
+    /// What went wrong, in Flux's words where we reproduce them.
     pub message: String,
     /// The file (and line) at fault, when known; otherwise the Kustomization.
     pub at: Option<Span>,
@@ -175,13 +195,18 @@ pub struct RenderFailure {
 /// A Flux `Kustomization`: one tier of a cluster.
 #[derive(Debug, Clone)]
 pub struct Tier {
+    /// The Kustomization's namespace and name.
     pub id: TierId,
     /// `spec.path` normalised: relative to the source root, no leading `./`,
     /// empty for the root itself.
     pub path: String,
+    /// `spec.dependsOn`, in order.
     pub depends_on: Vec<DependsOn>,
+    /// `spec.sourceRef`.
     pub source_ref: SourceRef,
+    /// `spec.wait`.
     pub wait: bool,
+    /// `spec.prune`.
     pub prune: bool,
     /// `spec.suspend: true`: kustomize-controller does not reconcile it at
     /// all (`Reconcile` returns before the source is even read).
@@ -190,6 +215,7 @@ pub struct Tier {
     pub post_build: Option<Node>,
     /// `spec.decryption`, as written.
     pub decryption: Option<Node>,
+    /// `spec.targetNamespace`, when set and not empty.
     pub target_namespace: Option<String>,
     /// Where the Kustomization object is defined.
     pub defined_at: Span,
@@ -213,10 +239,12 @@ pub struct Tier {
     pub files_read: usize,
     /// What postBuild substitution did and found (set after discovery).
     pub substitution: Audit,
+    /// What the build produced.
     pub state: TierState,
 }
 
 impl Tier {
+    /// The objects the tier renders; none when it did not render.
     pub fn objects(&self) -> &[Object] {
         match &self.state {
             TierState::Rendered(objects) => objects,
@@ -224,10 +252,6 @@ impl Tier {
         }
     }
 
-    /// The remote cluster this tier applies to (`spec.kubeConfig`: the
-    /// Secret or ConfigMap holding the kubeconfig), `None` for this cluster.
-    /// Its objects live in another API server, so the rules that reason
-    /// about one cluster's objects leave them out.
     /// The Flux Operator `ResourceSet`s the tier renders: each generates
     /// objects from templates and inputs (Kustomizations, HelmReleases,
     /// namespaces) that this tool does not expand, so what the tier provides
@@ -239,6 +263,9 @@ impl Tier {
             .collect()
     }
 
+    /// The remote cluster this tier applies to (`spec.kubeConfig`), as
+    /// `namespace/secretRef/name` or `namespace/configMapRef/name` (`kubeConfig` when it
+    /// names neither); `None` for this cluster.
     pub fn remote_target(&self) -> Option<String> {
         let kube = self.spec.path(&["spec", "kubeConfig"])?;
         // The Secret/ConfigMap lives in the Kustomization's namespace: two
@@ -287,14 +314,23 @@ pub struct GeneratorInput {
 pub enum Entry {
     /// A Flux sync Kustomization in git whose path contains itself
     /// (`clusters/prod/flux-system/gotk-sync.yaml` with `path: ./clusters/prod`).
-    SyncKustomization { tier: TierId, path: String },
+    SyncKustomization {
+        /// The sync Kustomization.
+        tier: TierId,
+        /// Its `spec.path`, normalised: the directory it syncs.
+        path: String,
+    },
     /// No sync Kustomization in git (Flux Operator bootstrap: the FluxInstance
     /// syncs this directory). Modelled as the `flux-system` Kustomization that
     /// the FluxInstance creates.
-    Directory { path: String },
+    Directory {
+        /// The directory the FluxInstance syncs.
+        path: String,
+    },
 }
 
 impl Entry {
+    /// The directory the entry syncs, relative to the repository root.
     pub fn path(&self) -> &str {
         match self {
             Entry::SyncKustomization { path, .. } | Entry::Directory { path } => path,
@@ -305,7 +341,10 @@ impl Entry {
 /// One cluster: the tiers reachable from its entry.
 #[derive(Debug, Clone)]
 pub struct Cluster {
+    /// The name reports use: the shortest tail of the entry's path that tells the
+    /// clusters apart (`clusters/prod` → `prod`).
     pub name: String,
+    /// How the cluster was entered.
     pub entry: Entry,
     /// Tiers keyed by identity (sorted, so every iteration is deterministic).
     pub tiers: BTreeMap<TierId, Tier>,
@@ -341,6 +380,7 @@ pub fn is_sops_encrypted(body: &Node) -> bool {
 pub struct Model {
     /// The repository root as given.
     pub repo: std::path::PathBuf,
+    /// The clusters found, one per entry.
     pub clusters: Vec<Cluster>,
     /// What discovery inferred that the report should say (a source's
     /// root read from the layout).
@@ -361,6 +401,7 @@ pub struct Audit {
     /// `${…}` references that ship literally, in a tier without postBuild
     /// or whose pass is skipped (no variable defined): (object, line, name).
     pub unaudited: Vec<(ObjectId, Option<Span>, String)>,
+    /// Problems the substitution found.
     pub hazards: Vec<Hazard>,
 }
 
@@ -369,20 +410,45 @@ pub struct Audit {
 pub struct Hazard {
     /// The object, when the hazard is in one (not for a bad variable name).
     pub object: Option<ObjectId>,
+    /// Where the hazard is: the line in the object's file, or the Kustomization for a bad
+    /// variable name.
     pub at: Option<Span>,
+    /// What the problem is.
     pub kind: HazardKind,
 }
 
+/// What kind of substitution problem a [`Hazard`] is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HazardKind {
     /// A variable without definition or default.
-    Undefined { name: String },
+    Undefined {
+        /// The variable.
+        name: String,
+    },
     /// Flux cannot parse the expression and fails the build.
-    Unparsable { expression: String, message: String },
+    Unparsable {
+        /// The text from where parsing failed, up to its first `}`.
+        expression: String,
+        /// The parser's error.
+        message: String,
+    },
     /// `:?` / `:+`: Flux treats them as `:-`, unlike bash.
-    Misleading { name: String, op: &'static str },
+    Misleading {
+        /// The variable.
+        name: String,
+        /// The operator as written (`:?` or `:+`).
+        op: &'static str,
+    },
     /// A variable key that is not a valid name: Flux fails the tier.
-    InvalidName { name: String, source: String },
+    InvalidName {
+        /// The key as written.
+        name: String,
+        /// Where it is defined (`spec.postBuild.substitute`, or a substituteFrom source).
+        source: String,
+    },
     /// A substring with a negative length (Flux's code panics on it).
-    BadSubstring { name: String },
+    BadSubstring {
+        /// The variable.
+        name: String,
+    },
 }

@@ -31,20 +31,31 @@ pub enum SessionError {
     #[error(
         "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
     )]
-    NoClusters { repo: String },
+    NoClusters {
+        /// The repository root as given.
+        repo: String,
+    },
     /// Flux Kustomizations exist, but none is built from this repository.
     #[error(
         "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
     )]
-    NoLocalClusters { repo: String, sources: String },
+    NoLocalClusters {
+        /// The repository root as given.
+        repo: String,
+        /// The Flux Kustomizations' sources (`Kind/name`), comma-separated.
+        sources: String,
+    },
     /// The Flux paths resolve below a directory of the checkout, not at its
     /// root.
     #[error(
         "{repo}: no cluster found at this root, but the Flux Kustomizations' paths resolve below {dir}/: the artifact Flux builds from is that directory; try --repo {hint}"
     )]
     RootBelow {
+        /// The repository root as given.
         repo: String,
+        /// The directory below the root that the Flux paths resolve under.
         dir: String,
+        /// The repository path joined with `dir`, to pass as `--repo`.
         hint: String,
     },
     /// `conformance.yaml` is invalid.
@@ -56,8 +67,11 @@ pub enum SessionError {
     /// `--cluster` named a cluster that discovery did not find.
     #[error("no cluster named `{name}` in {repo}; discovered: {known}")]
     UnknownCluster {
+        /// The cluster name `--cluster` gave.
         name: String,
+        /// The repository root as given.
         repo: String,
+        /// The discovered clusters' names, comma-separated.
         known: String,
     },
 }
@@ -73,11 +87,14 @@ impl From<ConfigError> for SessionError {
 pub struct Session {
     /// The repository root as given.
     pub repo: PathBuf,
+    /// The repository's conformance.yaml (defaults when absent).
     pub config: Config,
     /// The embedded catalog extended with conformance.yaml's `catalog`.
     pub catalog: Catalog,
     renderer: Box<dyn Kustomize>,
+    /// The repository's paths and loaded YAML files.
     pub index: RepoIndex,
+    /// The discovered, rendered and substituted clusters.
     pub model: Model,
     /// What the repository installs before Flux.
     pub bootstrap: Bootstrap,

@@ -30,7 +30,9 @@ pub const MAX_DOCUMENTS: usize = 50_000;
 /// A YAML node with the 1-based line it starts on (0 when unknown).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
+    /// The 1-based line the node starts on (0 when unknown).
     pub line: u32,
+    /// What the node holds.
     pub value: Value,
 }
 
@@ -38,12 +40,19 @@ pub struct Node {
 /// always strings (a non-string scalar key is written as its YAML text).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `null`, `~` or an empty value.
     Null,
+    /// A boolean.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A floating-point number.
     Float(f64),
+    /// A string.
     String(String),
+    /// A sequence.
     Seq(Vec<Node>),
+    /// A mapping: key and value, in document order.
     Map(Vec<(String, Node)>),
 }
 
@@ -52,8 +61,11 @@ pub enum Value {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct YamlError {
+    /// The 1-based line (0 when unknown).
     pub line: u32,
+    /// The 1-based column (0 when unknown).
     pub column: u32,
+    /// What is wrong, without the position.
     pub message: String,
     /// The input exceeds one of this loader's budgets: a limit of ours, not
     /// invalid YAML (kustomize may well read it).
@@ -61,6 +73,7 @@ pub struct YamlError {
 }
 
 impl Node {
+    /// A node holding `value`, with no known line.
     pub fn new(value: Value) -> Self {
         Node { line: 0, value }
     }
@@ -91,6 +104,7 @@ impl Node {
         self.path(keys).and_then(Node::as_scalar_string)
     }
 
+    /// The string, when the node is a string.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::String(s) => Some(s),
@@ -109,6 +123,7 @@ impl Node {
         }
     }
 
+    /// The boolean, when the node is a boolean.
     pub fn as_bool(&self) -> Option<bool> {
         match &self.value {
             Value::Bool(b) => Some(*b),
@@ -116,6 +131,7 @@ impl Node {
         }
     }
 
+    /// The items of a sequence; empty for other nodes.
     pub fn as_seq(&self) -> &[Node] {
         match &self.value {
             Value::Seq(items) => items,
@@ -123,6 +139,7 @@ impl Node {
         }
     }
 
+    /// The entries of a mapping; empty for other nodes.
     pub fn as_map(&self) -> &[(String, Node)] {
         match &self.value {
             Value::Map(entries) => entries,
@@ -130,6 +147,7 @@ impl Node {
         }
     }
 
+    /// Whether the node is a mapping.
     pub fn is_map(&self) -> bool {
         matches!(self.value, Value::Map(_))
     }
@@ -439,7 +457,9 @@ pub enum LoadError {
     /// The file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file's path.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -447,11 +467,18 @@ pub enum LoadError {
     #[error(
         "{path}: file is {bytes} bytes, which exceeds the file-size budget of {MAX_FILE_BYTES} bytes"
     )]
-    TooLarge { path: String, bytes: u64 },
+    TooLarge {
+        /// The file's path.
+        path: String,
+        /// The file's size in bytes.
+        bytes: u64,
+    },
     /// The file is not valid YAML or exceeds a parsing budget.
     #[error("{path}:{}: {}", source.line, source.message)]
     Yaml {
+        /// The file's path.
         path: String,
+        /// The parse or budget error.
         #[source]
         source: YamlError,
     },

@@ -24,6 +24,7 @@ use conformance::rules::{self, Finding, Severity};
 /// What a trial will report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Passed: no error that a waiver does not accept.
     Pass,
     /// Failed, with the message to print.
     Fail(String),
@@ -34,7 +35,9 @@ pub enum Verdict {
 /// One planned trial.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedTrial {
+    /// `<cluster>::<rule>::<kustomization>`.
     pub name: String,
+    /// What it will report.
     pub verdict: Verdict,
 }
 

@@ -16,7 +16,9 @@ use testcontainers_modules::k3s::{K3s, KUBE_SECURE_PORT};
 pub enum Runtime {
     /// `L1_KUBECONFIG` (and optional `L1_CONTEXT`): an existing cluster.
     Kubeconfig {
+        /// The kubeconfig file (`L1_KUBECONFIG`).
         path: PathBuf,
+        /// The context to use (`L1_CONTEXT`); the kubeconfig's current one when unset.
         context: Option<String>,
     },
     /// A Docker engine for testcontainers.
@@ -51,6 +53,7 @@ pub fn detect_runtime() -> Runtime {
 /// A running cluster; [`Cluster::stop`] removes a container that was
 /// started (dropping it does too).
 pub struct Cluster {
+    /// A Kubernetes API client for the cluster.
     pub client: Client,
     /// The Docker network the k3s container is on (`None` for an existing
     /// cluster): a git server started on it is reachable from pods by IP.

@@ -120,6 +120,7 @@ async fn flux_api(
 /// What was seen of the run.
 #[derive(Debug, Clone, Default)]
 pub struct Watched {
+    /// Everything observed of each Kustomization, by namespace and name.
     pub kustomizations: BTreeMap<TierId, Observed>,
     /// Every HelmRelease's last Ready condition, in words.
     pub helm_releases: BTreeMap<String, String>,

@@ -32,6 +32,7 @@ pub struct GitServer {
     pub internal: String,
     /// The address the host pushes to (`http://127.0.0.1:<port>`).
     external: String,
+    /// The Gitea image run (`name:tag`).
     pub image: String,
 }
 

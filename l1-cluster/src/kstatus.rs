@@ -34,7 +34,9 @@ use crate::git::GitServer;
 /// How the trial ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Result {
+    /// Every part that ran held; the text says what each showed.
     Pass(String),
+    /// A part did not hold, or the trial could not run; the text says why.
     Fail(String),
     /// Parts 1 and 2 held, but the operator never finished on this cluster.
     Inconclusive(String),
@@ -43,10 +45,12 @@ pub enum Result {
 /// What the trial needs from the repository.
 #[derive(Debug, Clone)]
 pub struct Subject {
+    /// The trigger object, as the repository renders it.
     pub trigger: Object,
     /// The objects of the file that defines the trigger's CRD (the
     /// operator's manifest).
     pub operator: Vec<Object>,
+    /// The operator's manifest: the file the `operator` objects come from.
     pub operator_file: String,
     /// The CRDs the operator creates (the catalog's list).
     pub crds: Vec<String>,

@@ -55,6 +55,7 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// Reads `L1_TIMEOUT` and `L1_HOLD` (seconds), with their defaults.
     pub fn from_env() -> Timing {
         let secs = |name: &str, default: u64| {
             Duration::from_secs(
@@ -95,13 +96,18 @@ pub fn kstatus_trial(cluster: &str, trigger: &conformance::model::ObjectId) -> S
 /// Everything a Flux-mode run produced.
 #[derive(Debug, Clone, Default)]
 pub struct FluxReport {
+    /// The cluster's name.
     pub cluster: String,
     /// What L1 did that the repository does not say: the Flux manifests
     /// used, every change to the served tree, the images.
     pub notes: Vec<String>,
+    /// What the served repository installs outside Flux, which the L1 cluster does not have.
     pub prediction_outside: Vec<String>,
+    /// Per tier: the prediction, what Flux did, and the verdict.
     pub comparisons: Vec<(TierPrediction, Observed, Comparison)>,
+    /// Every HelmRelease's last Ready condition, in words, by `namespace/name`.
     pub helm_releases: BTreeMap<String, String>,
+    /// Why the watch ended.
     pub ended: String,
     /// The kstatus trials, by trial name.
     pub kstatus: Vec<(String, kstatus::Result)>,

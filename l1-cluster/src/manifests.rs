@@ -18,8 +18,11 @@ use sha2::{Digest, Sha256};
 pub struct Fetched {
     /// The repository file it replaces.
     pub file: String,
+    /// The address it was downloaded from.
     pub url: String,
+    /// The SHA-256 of its bytes, as 64 lowercase hex digits.
     pub sha256: String,
+    /// Its content.
     pub bytes: Vec<u8>,
 }
 

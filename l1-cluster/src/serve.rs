@@ -34,6 +34,7 @@ pub struct Changes {
     pub replace: Vec<(String, Vec<u8>, String)>,
     /// The URL Flux clones from, and the branch pushed there.
     pub url: String,
+    /// The branch pushed there (the one the sync GitRepository follows, else `main`).
     pub branch: String,
     /// The retry interval to shorten to (`None`: leave them).
     pub retry: Option<String>,
@@ -42,6 +43,7 @@ pub struct Changes {
 /// The tree served, and what was changed in it.
 #[derive(Debug)]
 pub struct Served {
+    /// The directory holding the served copy.
     pub dir: PathBuf,
     /// Every change, in words, for the report.
     pub notes: Vec<String>,
@@ -52,7 +54,9 @@ pub struct Served {
 /// Where the cluster's sync GitRepository is defined, and its `ref`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncSource {
+    /// Where the repository defines the GitRepository (`None`: not in git).
     pub at: Option<Span>,
+    /// The GitRepository's namespace and name.
     pub id: TierId,
 }
 

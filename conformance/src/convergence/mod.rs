@@ -66,8 +66,11 @@ pub const INITIAL_NAMESPACES: &[&str] =
 /// The resolution of one object's kind.
 #[derive(Debug, Clone)]
 pub struct KindUse<'m> {
+    /// The tier that renders the object.
     pub tier: &'m Tier,
+    /// The object whose kind is resolved.
     pub object: &'m Object,
+    /// Whether the kind exists in time on a cold start.
     pub verdict: Verdict,
     /// Where the kind comes from (the supplier the verdict is about).
     pub provenance: Provenance,
@@ -76,23 +79,30 @@ pub struct KindUse<'m> {
 /// A namespaced object in a namespace that does not exist at first.
 #[derive(Debug, Clone)]
 pub struct NamespaceUse<'m> {
+    /// The tier that renders the object.
     pub tier: &'m Tier,
+    /// The namespaced object.
     pub object: &'m Object,
+    /// The namespace it is in.
     pub namespace: String,
     /// The tiers that render a Namespace of that name.
     pub creators: Vec<TierId>,
+    /// Whether the namespace exists in time on a cold start.
     pub verdict: Verdict,
 }
 
 /// A reference to an object the repository defines.
 #[derive(Debug, Clone)]
 pub struct ReferenceUse<'m> {
+    /// The tier whose object (or Kustomization) refers.
     pub tier: &'m Tier,
     /// `None`: the Kustomization itself refers (sourceRef, substituteFrom).
     pub object: Option<&'m Object>,
+    /// What is referred to, and by which field.
     pub reference: Reference,
     /// The tiers that render the target, with where.
     pub targets: Vec<(TierId, Option<crate::model::Span>)>,
+    /// Whether the target exists in time on a cold start.
     pub verdict: Verdict,
 }
 
@@ -102,14 +112,22 @@ pub struct ReferenceUse<'m> {
 /// and shared by every rule and report.
 #[derive(Debug)]
 pub struct ClusterAnalysis<'m> {
+    /// The cluster analysed.
     pub cluster: &'m Cluster,
+    /// The cluster's tiers and their `dependsOn` edges.
     pub graph: TierGraph,
     /// The dependency cycles of the graph (strongly connected components).
     pub cycles: Vec<Cycle>,
+    /// What is applied and Ready before each tier, and a cold-start sequence of the
+    /// tiers.
     pub order: Order,
+    /// What supplies kinds and namespaces on the cluster, indexed.
     pub providers: Providers<'m>,
+    /// The resolution of every rendered object's kind.
     pub uses: Vec<KindUse<'m>>,
+    /// Every object in a namespace that does not exist at first.
     pub namespaces: Vec<NamespaceUse<'m>>,
+    /// The references the cluster's objects and Kustomizations make, each judged.
     pub references: Vec<ReferenceUse<'m>>,
     /// The cold start as it stands.
     pub live: Simulation,

@@ -60,6 +60,7 @@ pub struct TierSet<'o> {
 }
 
 impl<'o> TierSet<'o> {
+    /// Whether the tier is a member (`false` for a tier the cluster does not have).
     pub fn contains(&self, id: &TierId) -> bool {
         match (self.bits, self.order.index.get(id)) {
             (Some(bits), Some(&i)) => bits.contains(i),
@@ -76,6 +77,7 @@ impl<'o> TierSet<'o> {
             .map(move |i| &order.ids[i])
     }
 
+    /// Whether the set has no members.
     pub fn is_empty(&self) -> bool {
         self.bits.is_none_or(|b| b.0.iter().all(|w| *w == 0))
     }
@@ -106,6 +108,8 @@ enum Event {
 }
 
 impl Order {
+    /// Works out the cold-start ordering of a cluster's tiers, from their `dependsOn`,
+    /// their parents and what their Ready waits for.
     pub fn of(cluster: &Cluster) -> Order {
         let ids: Vec<TierId> = cluster.tiers.keys().cloned().collect();
         let index: BTreeMap<TierId, usize> = ids

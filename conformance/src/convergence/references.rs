@@ -13,12 +13,17 @@ use crate::yaml::Node;
 /// A reference from one object (or a Kustomization itself) to another.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
+    /// Kind of the target (`StorageClass`, `Secret`, `GitRepository`).
     pub kind: &'static str,
+    /// API group of the target (empty for the core group).
     pub group: &'static str,
+    /// Namespace of the target; `None` for a cluster-scoped one.
     pub namespace: Option<String>,
+    /// Name of the target.
     pub name: String,
     /// What the reference is for, in words ("storageClassName").
     pub via: &'static str,
+    /// Line of the referring field in the object (or the Kustomization).
     pub line: u32,
     /// Why losing the race to the target harms the object for good, when
     /// it does.

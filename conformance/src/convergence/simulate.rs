@@ -42,6 +42,7 @@ pub enum Phase {
 /// One need of a tier, for the simulation.
 #[derive(Debug, Clone)]
 pub struct Requirement {
+    /// When in the tier's reconcile it must be met.
     pub phase: Phase,
     /// What is needed, in words ("external-secrets.io/ExternalSecret").
     pub what: String,
@@ -50,6 +51,7 @@ pub struct Requirement {
     /// Whether a target nobody provides fails the tier (`false`: an
     /// optional `substituteFrom`, skipped when absent).
     pub required: bool,
+    /// The tiers that can serve it.
     pub suppliers: Vec<Supplier>,
 }
 
@@ -57,12 +59,22 @@ pub struct Requirement {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Need {
     /// A kind: its CRD must be served.
-    Kind { group: String, kind: String },
+    Kind {
+        /// The kind's API group (empty for the core group).
+        group: String,
+        /// The kind's name (`ExternalSecret`).
+        kind: String,
+    },
     /// A namespace must exist.
     Namespace(String),
     /// An object the Kustomization reads before it builds (its source, a
     /// `substituteFrom`): `Kind/namespace/name`.
-    Reference { kind: String, name: String },
+    Reference {
+        /// The object's kind (`Secret`, `GitRepository`).
+        kind: String,
+        /// The object's name.
+        name: String,
+    },
 }
 
 /// How a cold start treats what it cannot see.
@@ -83,26 +95,53 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
     /// `spec.suspend: true`.
-    Suspended { tier: TierId },
+    Suspended {
+        /// The suspended tier.
+        tier: TierId,
+    },
     /// Its build fails (strict mode only: the rules report it on its own).
-    BuildFails { tier: TierId },
+    BuildFails {
+        /// The tier that fails to build.
+        tier: TierId,
+    },
     /// Its Kustomization is applied by `parent`, which never applies.
-    RenderedBy { tier: TierId, parent: TierId },
+    RenderedBy {
+        /// The tier whose Kustomization `parent` renders.
+        tier: TierId,
+        /// The tier that renders its Kustomization.
+        parent: TierId,
+    },
     /// It depends on `on`, which never becomes Ready.
-    DependsOn { tier: TierId, on: TierId },
+    DependsOn {
+        /// The dependent tier.
+        tier: TierId,
+        /// The tier it depends on.
+        on: TierId,
+    },
     /// It needs `what`, which only `from` supplies.
     Needs {
+        /// The tier with the need.
         tier: TierId,
+        /// The need, in words ("external-secrets.io/ExternalSecret").
         what: String,
+        /// The only tier that supplies it.
         from: TierId,
     },
     /// Its Ready waits for `child`, which never becomes Ready.
-    WaitsFor { tier: TierId, child: TierId },
+    WaitsFor {
+        /// The tier whose Ready waits.
+        tier: TierId,
+        /// The Kustomization its health check waits for.
+        child: TierId,
+    },
     /// Its HelmRelease `release` installs only once a HelmRelease it
     /// depends on, in `on`, is Ready (helm-controller's `dependsOn`).
     ReleaseAfter {
+        /// The tier of the HelmRelease.
         tier: TierId,
+        /// The HelmRelease's name.
         release: String,
+        /// The tier of the HelmRelease it depends on.
         on: TierId,
     },
 }

@@ -22,7 +22,9 @@ pub enum Level {
 /// What a runtime supplier's controller needs to create a kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runtime {
+    /// Which controller creates it: helm-controller for a chart, an operator, or Crossplane.
     pub how: RuntimeHow,
+    /// The object whose reconcile creates it (a HelmRelease, an operator's trigger, an XRD).
     pub trigger: ObjectId,
     /// The created kind (group, kind), for the health gate.
     pub created: (String, String),
@@ -34,7 +36,9 @@ pub struct Runtime {
 /// One tier that can serve a need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Supplier {
+    /// The tier that serves it.
     pub tier: TierId,
+    /// When the tier's object serves the need.
     pub level: Level,
     /// Only plausibly a supplier (a chart the catalog does not know, a tier
     /// that was not checked, matched by name): never the ground for an

@@ -43,7 +43,9 @@ pub enum Ungated {
 /// [`Check`], ordered (for [`Verdict`]'s derive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CheckKind {
+    /// `spec.wait: true`.
     Wait,
+    /// A `spec.healthChecks` entry.
     HealthCheck,
 }
 
@@ -69,32 +71,46 @@ pub enum Deadlock {
     /// starting at the supplier. `loops` when the chain leads back to the
     /// consumer (the supplier can only apply after the consumer).
     Never {
+        /// The supplier that never applies.
         supplier: TierId,
+        /// Why the supplier never applies, one step per reason, starting at it.
         chain: Vec<Step>,
+        /// Whether the chain leads back to the consumer.
         loops: bool,
     },
     /// The supplier never applies, but because of a deadlock further up
     /// that is reported where it is (a tier whose needs loop back to it):
     /// fixing that one fixes this.
-    Downstream { supplier: TierId, chain: Vec<Step> },
+    Downstream {
+        /// The supplier that never applies.
+        supplier: TierId,
+        /// Why the supplier never applies, one step per reason, starting at it.
+        chain: Vec<Step>,
+    },
 }
 
 /// Whether a need is met on a cold cluster, best first (a need with several
 /// suppliers takes the best verdict).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
+    /// Met at the first attempt: the supplier is applied (and, for a kind an operator
+    /// creates, Ready with a check that sees it) before the consumer starts.
     Available,
     /// Ordered after the supplier, but the supplier's Ready does not prove
     /// the kind exists: the first attempt races the operator, a retry wins.
     Ungated {
+        /// The tier the consumer is ordered after.
         supplier: TierId,
+        /// Why its Ready does not prove the kind exists.
         why: Ungated,
     },
     /// Not ordered after the supplier: fails until the supplier has
     /// applied, then converges on a retry. `possible`: the supplier is a
     /// tier that was not checked, which may or may not provide it.
     Race {
+        /// The tier that supplies the need once it has applied.
         supplier: TierId,
+        /// Whether the supplier is an unchecked tier that may not provide it at all.
         possible: bool,
     },
     /// Never converges.
@@ -127,7 +143,9 @@ impl Verdict {
 /// What judging a need reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Judge<'a> {
+    /// The cluster the needs are in.
     pub cluster: &'a Cluster,
+    /// The cold-start order of the cluster's tiers.
     pub order: &'a Order,
     /// The cold start as it stands.
     pub live: &'a Simulation,

@@ -52,6 +52,7 @@ use walk::Walk;
 pub struct SourceMapping {
     /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`.
     pub kind: String,
+    /// The source's `metadata.name`.
     pub name: String,
     /// Default: any namespace.
     #[serde(default)]
@@ -88,7 +89,9 @@ pub struct LocalSources(pub Vec<LocalSource>);
 /// One configured source.
 #[derive(Debug, Clone)]
 pub struct LocalSource {
+    /// The source kind (`OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`).
     pub kind: String,
+    /// The source's `metadata.name`.
     pub name: String,
     /// `None`: any namespace.
     pub namespace: Option<String>,
@@ -117,6 +120,7 @@ impl LocalSources {
 /// create`), so discovery cannot find it.
 #[derive(Debug, Clone)]
 pub struct DeclaredEntry {
+    /// The cluster's name (the key under `clusters`).
     pub name: String,
     /// The directory it syncs.
     pub path: String,
@@ -127,7 +131,9 @@ pub struct DeclaredEntry {
 /// What conformance.yaml tells discovery.
 #[derive(Debug, Clone, Default)]
 pub struct Declared {
+    /// Sources that are this repository (`sources`).
     pub sources: LocalSources,
+    /// Clusters whose entry is declared rather than discovered.
     pub entries: Vec<DeclaredEntry>,
 }
 

@@ -28,6 +28,7 @@ use crate::repo::{self, RepoIndex};
 /// One inferred root, with the reason in words.
 #[derive(Debug, Clone)]
 pub struct Inferred {
+    /// The source, with the directory taken as its root.
     pub source: LocalSource,
     /// How many Kustomizations agree.
     pub kustomizations: usize,

@@ -30,9 +30,11 @@ use crate::provenance::{Provenance, RuntimeHow};
 /// The plan for one cluster.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The cluster's name.
     pub cluster: String,
     /// Tiers to apply, in model order.
     pub tiers: Vec<PlannedTier>,
+    /// What the run asserts: each tier applies, then the runtime checks.
     pub assertions: Vec<Assertion>,
     /// How the tiers were chosen.
     pub selection: String,
@@ -41,9 +43,13 @@ pub struct Plan {
 /// One tier to apply.
 #[derive(Debug, Clone)]
 pub struct PlannedTier {
+    /// The tier's Flux Kustomization.
     pub id: TierId,
+    /// The tier's name in reports (see `Cluster::tier_label`).
     pub label: String,
+    /// Whether the tier sets `spec.wait`: its objects must become healthy once applied.
     pub wait: bool,
+    /// The objects to apply, by stage, in order.
     pub stages: Vec<Stage>,
     /// Objects left out, and why.
     pub skipped: Vec<(ObjectId, String)>,
@@ -52,7 +58,9 @@ pub struct PlannedTier {
 /// One stage of Flux's staged apply.
 #[derive(Debug, Clone)]
 pub struct Stage {
+    /// `crds-namespaces-clusterroles`, `classes` or `rest`.
     pub name: &'static str,
+    /// The objects applied in this stage.
     pub objects: Vec<Object>,
 }
 
@@ -61,19 +69,29 @@ pub struct Stage {
 pub enum Assertion {
     /// Every stage of the tier dry-runs and applies, and its objects become
     /// healthy.
-    TierApplies { tier: String },
+    TierApplies {
+        /// The tier's label.
+        tier: String,
+    },
     /// Once `trigger` is healthy, these CRDs are Established.
     RuntimeCrds {
+        /// The label of the tier holding the trigger.
         tier: String,
+        /// The runtime-catalog trigger (a CR, an XRD or an operator Deployment).
         trigger: ObjectId,
+        /// The operator the catalog names for the trigger (`crossplane` for an XRD).
         operator: String,
+        /// The names of the CRDs the catalog says the operator creates.
         crds: Vec<String>,
     },
     /// Before `tier` is applied, a dry-run of `object` fails with "no matches
     /// for kind": its CRD does not exist until the trigger is reconciled.
     SecondOrderRejected {
+        /// The label of the tier holding the trigger.
         tier: String,
+        /// A repository object of a kind the trigger creates.
         object: ObjectId,
+        /// The name of the CRD for `object`'s kind.
         crd: String,
     },
 }

@@ -18,12 +18,16 @@ use super::predict::{Expect, Symptom, TierPrediction};
 /// A Ready condition's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConditionStatus {
+    /// `True`.
     True,
+    /// `False`.
     False,
+    /// `Unknown`, or any other value.
     Unknown,
 }
 
 impl ConditionStatus {
+    /// Reads a condition's `status`; anything but `True` or `False` is `Unknown`.
     pub fn parse(s: &str) -> ConditionStatus {
         match s {
             "True" => ConditionStatus::True,
@@ -38,8 +42,11 @@ impl ConditionStatus {
 pub struct Condition {
     /// Seconds since Flux started reconciling the repository.
     pub at: u64,
+    /// The condition's `status`.
     pub status: ConditionStatus,
+    /// The condition's `reason` (`ReconciliationFailed`, `DependencyNotReady`, …).
     pub reason: String,
+    /// The condition's `message`.
     pub message: String,
 }
 
@@ -185,6 +192,7 @@ pub enum TrialOutcome {
 /// The verdict on one tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Comparison {
+    /// Whether the trial passed, failed or was inconclusive.
     pub outcome: TrialOutcome,
     /// One line: what was predicted and what Flux did.
     pub summary: String,

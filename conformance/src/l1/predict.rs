@@ -39,6 +39,7 @@ use crate::repo::RepoIndex;
 /// The prediction for one cluster.
 #[derive(Debug, Clone)]
 pub struct Prediction {
+    /// The cluster's name.
     pub cluster: String,
     /// Every tier, in the order Flux can first reconcile them.
     pub tiers: Vec<TierPrediction>,
@@ -50,9 +51,11 @@ pub struct Prediction {
 /// The prediction for one tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TierPrediction {
+    /// The tier's Flux Kustomization.
     pub tier: TierId,
     /// The name reports use.
     pub label: String,
+    /// What Flux is expected to do with the tier.
     pub expect: Expect,
     /// The model's reasoning, in words, shown beside Flux's events when the
     /// two disagree.
@@ -65,15 +68,27 @@ pub enum Expect {
     /// Ready, with no dry-run failure before.
     Converges,
     /// Ready in the end; attempts before may fail on any of these.
-    Race { symptoms: Vec<Symptom> },
+    Race {
+        /// What the early attempts may fail with.
+        symptoms: Vec<Symptom>,
+    },
     /// Never Ready; its failure names this.
-    Deadlock { symptom: Symptom },
+    Deadlock {
+        /// What the failure names.
+        symptom: Symptom,
+    },
     /// Never reconciled.
     Suspended,
     /// Its Kustomization is never created: `parent` never applies.
-    NeverApplied { parent: TierId },
+    NeverApplied {
+        /// The tier whose build holds this Kustomization.
+        parent: TierId,
+    },
     /// Not judged: Flux's result is reported.
-    NotPredicted { why: String },
+    NotPredicted {
+        /// Why the tier is not judged, in words.
+        why: String,
+    },
 }
 
 impl Expect {
@@ -96,17 +111,30 @@ pub enum Symptom {
     /// The dry-run: `no matches for kind "Kind"` (or, for a group the API
     /// server does not serve at all, "could not find the requested
     /// resource" for it).
-    MissingKind { group: String, kind: String },
+    MissingKind {
+        /// The kind's API group (empty for the core group).
+        group: String,
+        /// The missing kind.
+        kind: String,
+    },
     /// The dry-run: `namespaces "name" not found`.
     MissingNamespace(String),
     /// Read before the build: `Kind/name` "not found".
-    MissingObject { kind: String, name: String },
+    MissingObject {
+        /// The missing object's kind.
+        kind: String,
+        /// The missing object's name.
+        name: String,
+    },
     /// `DependencyNotReady`: a dependency that is never Ready (or does not
     /// exist).
     Dependency(TierId),
     /// `HealthCheckFailed`: what its health check waits for is never
     /// Ready.
-    Health { waits_for: TierId },
+    Health {
+        /// The tier the health check waits for.
+        waits_for: TierId,
+    },
     /// `BuildFailed`: the kustomize build fails.
     Build,
 }

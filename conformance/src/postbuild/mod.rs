@@ -120,6 +120,7 @@ pub fn substitute_early(
 pub struct Sources(BTreeMap<(String, String, String), Vec<(String, Lookup)>>);
 
 impl Sources {
+    /// Collects the ConfigMaps and Secrets every tier of a cluster renders.
     pub fn of(cluster: &Cluster) -> Sources {
         let mut sources = Sources::default();
         for tier in cluster.tiers.values() {

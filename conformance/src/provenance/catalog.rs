@@ -44,13 +44,17 @@ pub struct Catalog {
     pub manifests: Vec<ManifestEntry>,
 }
 
+/// `charts[]`: a chart and the API groups whose CRDs it installs.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChartEntry {
+    /// The chart's name, matched on a HelmRelease's `spec.chart.spec.chart` (or the
+    /// last path segment of the OCIRepository or HelmChart it points at).
     pub chart: String,
     /// Other names the chart is published under.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// API groups whose CRDs the chart installs.
     pub groups: Vec<String>,
     /// How the chart ships its CRDs (default: its `crds/` directory).
     #[serde(default)]
@@ -89,15 +93,20 @@ pub enum CrdShipping {
 pub struct ManifestEntry {
     /// Matched as a substring of the URL.
     pub url: String,
+    /// API groups whose CRDs the manifest installs.
     pub groups: Vec<String>,
 }
 
+/// `runtime[]`: a controller that creates CRDs itself once a trigger object is
+/// reconciled (or when it starts).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeEntry {
     /// The controller's name, for messages.
     pub operator: String,
+    /// The objects whose reconciliation makes the controller create the CRDs.
     pub trigger: TriggerMatch,
+    /// The CRDs it then creates, by group.
     pub creates: Vec<CreatedKinds>,
     /// Whether kstatus (`status.Compute`) can tell that the operator has
     /// reconciled the trigger. `false` for a kind with neither a `Ready`
@@ -119,7 +128,9 @@ fn yes() -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HealthExpr {
+    /// The `current` expression: true once the operator has reconciled the object.
     pub current: String,
+    /// The `failed` expression: true when the operator reports failure.
     #[serde(default)]
     pub failed: Option<String>,
 }
@@ -132,8 +143,11 @@ pub struct TriggerMatch {
     /// kind, any.
     #[serde(default)]
     pub group: String,
+    /// The trigger's kind; empty with `image`: a Deployment, DaemonSet,
+    /// StatefulSet or HelmRelease.
     #[serde(default)]
     pub kind: String,
+    /// The trigger's `metadata.name`; none: any name.
     #[serde(default)]
     pub name: Option<String>,
     /// A container image the object runs (a Deployment's, or one a
@@ -148,9 +162,11 @@ pub struct TriggerMatch {
     pub package: Option<String>,
 }
 
+/// `creates[]` of a runtime entry: kinds of one API group the controller creates.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreatedKinds {
+    /// The API group.
     pub group: String,
     /// Kinds, or `"*"` for every kind of the group.
     pub kinds: Vec<String>,
@@ -242,6 +258,7 @@ impl Catalog {
             .any(|k| k.split_once('/') == Some((group, kind)))
     }
 
+    /// Whether the catalog declares the kind, or its whole group, installed outside Flux.
     pub fn is_preinstalled(&self, group: &str, kind: &str) -> bool {
         self.preinstalled
             .iter()

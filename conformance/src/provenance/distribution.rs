@@ -39,9 +39,12 @@ pub struct ClusterFacts {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntrySource {
+    /// The source's kind (default: GitRepository).
     #[serde(default = "git_repository")]
     pub kind: String,
+    /// The source's name.
     pub name: String,
+    /// The source's namespace (default: flux-system).
     #[serde(default = "flux_system")]
     pub namespace: String,
 }
@@ -68,7 +71,9 @@ pub struct VersionSource {
 /// `clusters.<name>.kubernetes` and the `kubernetes:` file.
 #[derive(Debug, Clone, Copy)]
 pub struct Declared<'c> {
+    /// `clusters.<name>`, by cluster name.
     pub clusters: &'c BTreeMap<String, ClusterFacts>,
+    /// The `kubernetes:` file, when declared.
     pub file: Option<&'c VersionSource>,
 }
 
@@ -92,6 +97,7 @@ pub fn validate(clusters: &BTreeMap<String, ClusterFacts>, problems: &mut Vec<Co
 /// The Kubernetes version of a cluster and where it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeVersion {
+    /// The major and minor version (`(1, 36)`).
     pub minor: (u32, u32),
     /// As written (`v1.36.4+k3s1`).
     pub written: String,

@@ -38,9 +38,13 @@ impl std::fmt::Display for Version {
 /// One Flux release and its controllers (`flux-releases.txt`).
 #[derive(Debug, Clone)]
 pub struct Release {
+    /// The Flux release (`flux` CLI and distribution).
     pub flux: Version,
+    /// source-controller's version in the release.
     pub source_controller: Version,
+    /// kustomize-controller's version in the release.
     pub kustomize_controller: Version,
+    /// helm-controller's version in the release.
     pub helm_controller: Version,
 }
 

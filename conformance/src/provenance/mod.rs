@@ -47,34 +47,47 @@ use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
 /// Where a kind's API comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Provenance {
+    /// Built in to Kubernetes.
     BuiltIn,
+    /// One of Flux's own kinds (or the Flux Operator's).
     Flux,
+    /// Declared installed outside Flux (`catalog.preinstalled`).
     Preinstalled,
     /// Installed before Flux by the repository's own bootstrap (a helmfile,
     /// a script, k3s or Talos configuration): where, and how.
     Bootstrap {
+        /// The file and line that installs it.
         at: Span,
+        /// How, in words ("helmfile release cert-manager").
         via: String,
     },
     /// A CustomResourceDefinition rendered in a tier.
     Crd {
+        /// The tier that renders the CRD.
         tier: TierId,
+        /// Where the CRD is written in git, when known.
         at: Option<Span>,
     },
     /// Created once `trigger` (in `tier`) is reconciled: a HelmRelease of a
     /// catalog chart, a runtime-catalog trigger, or a Crossplane XRD.
     Runtime {
+        /// Which kind of runtime provider creates it.
         how: RuntimeHow,
+        /// The object whose reconciliation creates it.
         trigger: ObjectId,
+        /// The tier that applies the trigger.
         tier: TierId,
+        /// Where the trigger is written in git, when known.
         at: Option<Span>,
     },
     /// Nothing in the checked tiers provides it, but a tier of the cluster
     /// was not checked (another source) or did not build: the kind may well
     /// come from there, so nothing is claimed.
     Unchecked {
+        /// The tier that was not checked or did not build.
         tier: TierId,
     },
+    /// Nothing provides it.
     Unknown,
 }
 
@@ -99,18 +112,28 @@ impl Provenance {
 pub enum RuntimeHow {
     /// helm-controller installs the chart's CRDs. `probable`: the catalog
     /// does not know the chart, but its name or address matches the group.
-    Chart { chart: String, probable: bool },
+    Chart {
+        /// The chart's name.
+        chart: String,
+        /// The catalog does not know the chart; its name or address matches the group.
+        probable: bool,
+    },
     /// A controller creates the CRDs (runtime catalog).
     Operator {
+        /// The controller's name (`cdi-operator`).
         operator: String,
         /// Whether kstatus can tell the trigger was reconciled.
         kstatus: bool,
+        /// A `healthCheckExprs` entry that tells, when kstatus cannot.
         health: Option<HealthExpr>,
     },
     /// Crossplane creates the CRD of a CompositeResourceDefinition.
     Crossplane,
     /// Crossplane's package manager installs a provider package's CRDs.
-    Package { package: String },
+    Package {
+        /// The provider package (`spec.package` of the Crossplane `Provider`).
+        package: String,
+    },
 }
 
 impl RuntimeHow {
@@ -181,6 +204,8 @@ impl RuntimeHow {
 /// One provider found in a cluster's rendered objects.
 #[derive(Debug, Clone)]
 pub struct Provider {
+    /// The API group it provides kinds of (`*.example.com`: every group ending in
+    /// `.example.com`).
     pub group: String,
     /// `None`: every kind of the group.
     pub kind: Option<String>,
@@ -203,7 +228,9 @@ impl Provider {
 /// What a source of kinds reads.
 #[derive(Debug)]
 pub struct SourceCx<'a> {
+    /// The cluster whose objects are scanned.
     pub cluster: &'a Cluster,
+    /// The chart and runtime catalogs.
     pub catalog: &'a Catalog,
     /// What the repository installs before Flux.
     pub bootstrap: &'a bootstrap::Bootstrap,
@@ -266,6 +293,8 @@ struct Uncatalogued {
 }
 
 impl<'a> Providers<'a> {
+    /// Runs every source of kinds over the cluster's local tiers (those not applied
+    /// to another cluster through `spec.kubeConfig`) and indexes what they provide.
     pub fn of(
         cluster: &'a Cluster,
         catalog: &'a Catalog,

@@ -146,6 +146,7 @@ pub fn build(
 /// A successful build: the objects, and what the build fed to generators.
 #[derive(Debug)]
 pub struct Built {
+    /// The built objects, with `spec.commonMetadata` and the owner labels merged in.
     pub objects: Vec<Object>,
     /// How many files the build reads.
     pub files_read: usize,

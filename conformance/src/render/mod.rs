@@ -33,6 +33,7 @@ use crate::yaml::Node;
 /// `kustomization.yaml` of `spec.path`), which shadow what is there.
 #[derive(Debug)]
 pub struct Tree<'a> {
+    /// The source artifact the build reads.
     pub artifact: &'a Artifact<'a>,
     /// Kustomization files written over the artifact: path → document.
     pub written: BTreeMap<String, Node>,
@@ -53,10 +54,12 @@ impl<'a> Tree<'a> {
         self.artifact.resolve(base, reference)
     }
 
+    /// Whether `rel` is a file of the artifact or a kustomization file written over it.
     pub fn is_file(&self, rel: &str) -> bool {
         self.written.contains_key(rel) || self.artifact.is_file(rel)
     }
 
+    /// Whether `rel` is a directory of the artifact.
     pub fn is_dir(&self, rel: &str) -> bool {
         self.artifact.is_dir(rel)
     }

@@ -165,10 +165,12 @@ impl<'a> Artifact<'a> {
         self.lookup(rel)
     }
 
+    /// Whether `rel` is a directory of the artifact.
     pub fn is_dir(&self, rel: &str) -> bool {
         matches!(self.lookup(rel), Ok(Kind::Dir))
     }
 
+    /// Whether `rel` is a regular file of the artifact.
     pub fn is_file(&self, rel: &str) -> bool {
         matches!(self.lookup(rel), Ok(Kind::File))
     }
@@ -264,6 +266,7 @@ impl<'a> Artifact<'a> {
 /// Why a YAML file of a build has no documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DocError {
+    /// The file is not a readable file of the artifact.
     Missing(Missing),
     /// The loader's message (naming the file) and line: invalid YAML.
     Load(String, Option<u32>),

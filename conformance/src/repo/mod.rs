@@ -32,35 +32,51 @@ pub const KUSTOMIZATION_FILE_NAMES: &[&str] =
 pub enum RepoError {
     /// The root does not exist or is not a directory.
     #[error("{path}: not a directory")]
-    NotADirectory { path: String },
+    NotADirectory {
+        /// The root, as given.
+        path: String,
+    },
     /// A directory or file could not be read.
     #[error("{path}: {source}")]
     Io {
+        /// The path that failed (the root, or a path relative to it).
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
     /// A path (or the symlink it names) leads outside the repository.
     #[error("{path}: points outside the repository")]
-    Outside { path: String },
+    Outside {
+        /// The path, as given.
+        path: String,
+    },
     /// A file is larger than the loader's budget.
     #[error(
         "{path}: file is {bytes} bytes, larger than the {}-byte budget",
         yaml::MAX_FILE_BYTES
     )]
-    TooLarge { path: String, bytes: u64 },
+    TooLarge {
+        /// The path, as given.
+        path: String,
+        /// The file's size, in bytes.
+        bytes: u64,
+    },
 }
 
 /// One indexed YAML file.
 #[derive(Debug)]
 pub struct File {
+    /// The file's YAML documents, or why it did not load.
     pub docs: Result<Vec<Node>, LoadError>,
 }
 
 /// What a path of the repository is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
     /// A symbolic link: never followed, and never part of an artifact
     /// (source-controller archives regular files and directories only).

@@ -110,18 +110,39 @@ pub fn build(cluster: &Cluster, sequence: &[TierId], only: Option<&str>) -> Resu
 /// How one object changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Added { object: ObjectId, yaml: String },
-    Removed { object: ObjectId, yaml: String },
-    Changed { object: ObjectId, diff: String },
+    /// Rendered in `head` only.
+    Added {
+        /// The object.
+        object: ObjectId,
+        /// Its rendered YAML, Secret values redacted.
+        yaml: String,
+    },
+    /// Rendered in `base` only.
+    Removed {
+        /// The object.
+        object: ObjectId,
+        /// Its rendered YAML, Secret values redacted.
+        yaml: String,
+    },
+    /// Rendered in both, differently.
+    Changed {
+        /// The object.
+        object: ObjectId,
+        /// A unified diff of its rendered YAML, base to head.
+        diff: String,
+    },
 }
 
 /// The changes of one Kustomization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TierChanges {
+    /// The cluster's name.
     pub cluster: String,
+    /// The Kustomization.
     pub tier: TierId,
     /// The Kustomization appeared or went away as a whole.
     pub presence: Option<&'static str>,
+    /// Its objects that were added, removed or changed.
     pub changes: Vec<Change>,
 }
 

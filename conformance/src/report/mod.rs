@@ -24,17 +24,21 @@ use crate::rules::{self, Cause, Finding};
 /// GitHub reports show one by one.
 #[derive(Debug, Clone)]
 pub enum Item<'f> {
+    /// A finding shown on its own.
     One(&'f Finding),
     /// Findings of one rule and cluster with the same [`Cause`] (two or
     /// more; waived ones are never grouped).
     Group {
+        /// The root cause the members share.
         cause: &'f Cause,
+        /// The findings of the group, in report order.
         members: Vec<&'f Finding>,
     },
 }
 
 /// The formats of a check's report (the variants carry no doc comments:
 /// clap would print them in `--help`, which the CLI contract fixes).
+#[allow(missing_docs)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     // For people: each finding with its snippets, grouped by root cause.
@@ -169,11 +173,17 @@ fn plural_kind(kind: &str) -> String {
 /// Counts of what a run covered, for summary lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Coverage {
+    /// Clusters reported on.
     pub clusters: usize,
+    /// Their Kustomizations (tiers).
     pub kustomizations: usize,
+    /// Kustomizations that rendered.
     pub rendered: usize,
+    /// Kustomizations whose build failed.
     pub failed: usize,
+    /// Kustomizations not built (another source, remote bases, …).
     pub not_checked: usize,
+    /// Objects the rendered Kustomizations produce.
     pub objects: usize,
 }
 

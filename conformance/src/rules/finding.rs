@@ -17,7 +17,9 @@ use crate::model::Span;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Fails the run.
     Error,
+    /// Reported; does not fail the run.
     Warning,
 }
 
@@ -84,7 +86,9 @@ pub struct Cause {
 /// The waiver a finding is accepted under.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Waived {
+    /// The waiver's `reason`: why the finding is accepted.
     pub reason: String,
+    /// The waiver's `expires` date (`YYYY-MM-DD`), the last day it applies.
     pub expires: String,
 }
 

@@ -50,6 +50,7 @@ use crate::repo::RepoIndex;
 pub trait Rule: Sync {
     /// The stable id (`dependency-missing`).
     fn id(&self) -> RuleId;
+    /// The default severity of its findings (`severity:` in conformance.yaml overrides it).
     fn severity(&self) -> Severity;
     /// One line: what it catches.
     fn summary(&self) -> &'static str;
@@ -57,6 +58,7 @@ pub trait Rule: Sync {
     fn example(&self) -> &'static str;
     /// A paragraph: the Flux behaviour behind the rule and how to fix a finding.
     fn explain(&self) -> &'static str;
+    /// Runs the rule over the context: its findings.
     fn check(&self, cx: &Context) -> Vec<Finding>;
 }
 
@@ -66,9 +68,13 @@ pub trait Rule: Sync {
 /// (computed once). The session builds it.
 #[derive(Debug)]
 pub struct Context<'s> {
+    /// The discovered, rendered and substituted clusters.
     pub model: &'s Model,
+    /// The sections of conformance.yaml the rules read.
     pub settings: Settings<'s>,
+    /// The embedded catalog extended with conformance.yaml's `catalog`.
     pub catalog: &'s Catalog,
+    /// The repository's paths and loaded YAML files.
     pub index: &'s RepoIndex,
     /// One per cluster, in the model's order.
     pub analyses: Vec<ClusterAnalysis<'s>>,
@@ -80,11 +86,17 @@ pub struct Context<'s> {
 /// configuration (which aggregates them; the rules do not depend on it).
 #[derive(Debug, Clone, Copy)]
 pub struct Settings<'s> {
+    /// `parity:`: which clusters must have identical tier graphs.
     pub parity: &'s Parity,
+    /// `policies:`: placement and field policies.
     pub policies: &'s placement::cfg::Policies,
+    /// `bootstrap:`: the script whose tier list must match the graph.
     pub tier_script: Option<&'s tier_order_script::TierScript>,
+    /// `toolchain:`: the files pinning the kubectl version.
     pub toolchain: Option<&'s toolchain_skew::Toolchain>,
+    /// `substitution:`: how the cluster's kustomize-controller substitutes.
     pub substitution: &'s Substitution,
+    /// `waivers:`: findings accepted until a date.
     pub waivers: &'s [waivers::cfg::Waiver],
     /// `severity:` per rule id.
     pub severity: &'s BTreeMap<String, Spanned<Severity>>,

@@ -25,14 +25,17 @@ pub struct TierScript {
     pub clusters: Vec<String>,
 }
 
+/// The script read when `bootstrap.script` is not set.
 pub fn default_script() -> String {
     "bootstrap/standup.sh".into()
 }
 
+/// The bash array read when `bootstrap.variable` is not set.
 pub fn default_variable() -> String {
     "TIER_ORDER".into()
 }
 
+/// The `tier-order-script` rule.
 #[derive(Debug)]
 pub struct TierOrderScript;
 

@@ -19,10 +19,12 @@ pub struct Toolchain {
     pub variable: String,
 }
 
+/// The default `toolchain.variable`: `KUBECTL_VERSION`.
 pub fn default_kubectl_variable() -> String {
     "KUBECTL_VERSION".into()
 }
 
+/// The `toolchain-skew` rule.
 #[derive(Debug)]
 pub struct ToolchainSkew;
 

@@ -23,11 +23,17 @@ use crate::yaml::{Node, Value};
 /// A JSON type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {
+    /// `object`: a map.
     Object,
+    /// `array`: a sequence.
     Array,
+    /// `string`.
     String,
+    /// `integer`: a whole number.
     Integer,
+    /// `number`: an integer or a float.
     Number,
+    /// `boolean`.
     Boolean,
 }
 
@@ -73,9 +79,13 @@ pub enum Additional {
 pub struct Schema {
     /// Empty: any type.
     pub types: Vec<Type>,
+    /// Declared properties (`properties`), by name.
     pub properties: BTreeMap<String, Schema>,
+    /// Properties an object must carry (`required`).
     pub required: Vec<String>,
+    /// The schema of an array's items (`items`).
     pub items: Option<Box<Schema>>,
+    /// What an object may carry besides its properties (`additionalProperties`).
     pub additional: Additional,
     /// `x-kubernetes-int-or-string`.
     pub int_or_string: bool,
@@ -84,17 +94,29 @@ pub struct Schema {
     /// `x-kubernetes-embedded-resource`: an object with apiVersion, kind,
     /// metadata.
     pub embedded: bool,
+    /// Allowed values (`enum`), as text; empty: any.
     pub enum_values: Vec<String>,
+    /// The regular expression a string must match (`pattern`), when it compiles.
     pub pattern: Option<regex::Regex>,
+    /// `format` (only `int32` is checked: a number must fit one).
     pub format: Option<String>,
+    /// The fewest characters a string may have (`minLength`).
     pub min_length: Option<u64>,
+    /// The most characters a string may have (`maxLength`).
     pub max_length: Option<u64>,
+    /// The least a number may be (`minimum`).
     pub minimum: Option<f64>,
+    /// The most a number may be (`maximum`).
     pub maximum: Option<f64>,
+    /// The fewest items an array may have (`minItems`).
     pub min_items: Option<u64>,
+    /// The most items an array may have (`maxItems`).
     pub max_items: Option<u64>,
+    /// `oneOf` alternatives: a value must fit one, when they carry types.
     pub one_of: Vec<Schema>,
+    /// `anyOf` alternatives: a value must fit one, when they carry types.
     pub any_of: Vec<Schema>,
+    /// `allOf`: schemas a value must fit, every one.
     pub all_of: Vec<Schema>,
     /// `$ref` to a named definition.
     pub reference: Option<String>,
@@ -104,6 +126,7 @@ pub struct Schema {
 
 /// Named definitions `$ref`s resolve to.
 pub trait Definitions {
+    /// The definition named `name`, if there is one.
     fn get(&self, name: &str) -> Option<&Schema>;
 }
 
@@ -124,6 +147,7 @@ pub struct Violation {
     pub path: String,
     /// The line of the offending value (or of the object missing a field).
     pub line: u32,
+    /// What is wrong, in words.
     pub message: String,
     /// An undeclared field (pruned for custom resources, rejected for
     /// built-in kinds).
@@ -134,9 +158,11 @@ pub struct Violation {
 
 /// What validation keeps track of.
 pub struct Validator<'a> {
+    /// The definitions `$ref`s resolve to.
     pub defs: &'a dyn Definitions,
     /// Stop after this many violations per object.
     pub limit: usize,
+    /// The violations found so far.
     pub out: Vec<Violation>,
 }
 

@@ -35,14 +35,18 @@ pub struct Template(pub Vec<Piece>);
 /// Text, or a `${…}` expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
+    /// Literal text, escapes resolved.
     Text(String),
+    /// A `${…}` expression.
     Var(Var),
 }
 
 /// One `${…}` expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Var {
+    /// The variable's name.
     pub name: String,
+    /// What the expression does with the value.
     pub op: Op,
     /// Byte offset of the `$` in the input.
     pub offset: usize,
@@ -51,18 +55,29 @@ pub struct Var {
 /// The function of a `${…}` expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
+    /// `${v}`: the value itself.
     Plain,
+    /// `${#v}`: the value's length in bytes.
     Length,
     /// `=`, `:=`, `:-`, `:?`, `:+` (the operator as written).
     Default(&'static str, Template),
+    /// `${v^}`: the first character upper-cased.
     UpperFirst,
+    /// `${v^^}`: the whole value upper-cased.
     UpperAll,
+    /// `${v,}`: the first character lower-cased.
     LowerFirst,
+    /// `${v,,}`: the whole value lower-cased.
     LowerAll,
+    /// `${v:o}` / `${v:o:l}`: offset and optional length as written (byte offsets).
     Substring(String, Option<String>),
+    /// `${v#p}`: the shortest prefix matching the glob removed.
     TrimPrefix(Template),
+    /// `${v##p}`: the longest prefix matching the glob removed.
     TrimPrefixLongest(Template),
+    /// `${v%p}`: the shortest suffix matching the glob removed.
     TrimSuffix(Template),
+    /// `${v%%p}`: the longest suffix matching the glob removed.
     TrimSuffixLongest(Template),
     /// `/`, `//`, `/#`, `/%` with pattern and replacement.
     Replace(&'static str, Template, Template),
@@ -80,6 +95,7 @@ impl Op {
 pub struct ParseError {
     /// Byte offset where the failing expression starts.
     pub offset: usize,
+    /// Flux's error text.
     pub message: &'static str,
 }
 
@@ -92,10 +108,12 @@ impl fmt::Display for ParseError {
 /// A variable's value, as far as this check can know it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
+    /// Defined, with this value.
     Value(String),
     /// Defined, value unknown (a SOPS-encrypted Secret, a source outside the
     /// repository): the expression is left as written.
     Unknown,
+    /// Not defined by any variable source.
     Missing,
 }
 
@@ -103,9 +121,19 @@ pub enum Lookup {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EvalError {
     /// Strict mode and an unset variable without a default.
-    NotSet { name: String, offset: usize },
+    NotSet {
+        /// The variable's name.
+        name: String,
+        /// Byte offset of the expression's `$` in the input.
+        offset: usize,
+    },
     /// An invalid substring length (Flux's code panics on it).
-    BadSubstring { name: String, offset: usize },
+    BadSubstring {
+        /// The variable's name.
+        name: String,
+        /// Byte offset of the expression's `$` in the input.
+        offset: usize,
+    },
 }
 
 impl fmt::Display for EvalError {

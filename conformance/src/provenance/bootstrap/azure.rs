@@ -29,6 +29,8 @@ struct Configuration {
     namespace: String,
 }
 
+/// The namespace, and the GitRepository when its name is literal, of every
+/// fluxConfiguration the repository declares.
 pub fn read(index: &RepoIndex) -> Vec<Item> {
     let files: Vec<String> = index
         .below("")

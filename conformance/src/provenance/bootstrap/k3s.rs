@@ -11,6 +11,8 @@ use crate::model::Span;
 use crate::provenance::Catalog;
 use crate::repo::{Kind, RepoIndex};
 
+/// What k3s applies before Flux: the server manifests the repository provides (files,
+/// Ansible templates and URLs), and k3s's own kinds once the repository shows it runs k3s.
 pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
     let mut out = Vec::new();
     let mut k3s: Option<Span> = None;

@@ -65,6 +65,7 @@ impl ProviderSource for BootstrapKinds {
 /// Everything the repository installs before Flux.
 #[derive(Debug, Clone, Default)]
 pub struct Bootstrap {
+    /// Every item, sorted by where the repository says so.
     pub items: Vec<Item>,
     /// Each cluster's distinctive path segments (the parts of its entry
     /// path no other cluster's has), to tell which cluster a bootstrap
@@ -80,6 +81,7 @@ pub struct Item {
     /// How, in words: "helmfile release cert-manager", "kubectl apply -k
     /// bootstrap/crds", "Talos extraManifests".
     pub via: String,
+    /// What it installs.
     pub provides: Provides,
 }
 
@@ -89,8 +91,11 @@ pub enum Provides {
     /// A chart: its CRDs (the catalog's groups for it) and, unless only its
     /// CRDs are applied, its release namespace.
     Chart {
+        /// The chart's name, as looked up in the catalog.
         chart: String,
+        /// The release namespace, when known.
         namespace: Option<String>,
+        /// Only the chart's CRDs are applied (rendered with `--include-crds`, filtered).
         crds_only: bool,
     },
     /// Every kind of a group, or one kind (`group/Kind`).
@@ -127,9 +132,13 @@ impl Provides {
 /// script runs it).
 #[derive(Debug)]
 pub struct ReadCx<'a> {
+    /// The repository index.
     pub index: &'a RepoIndex,
+    /// The Flux objects (clusters and their tiers).
     pub model: &'a Model,
+    /// The effective chart and runtime catalogs.
     pub catalog: &'a Catalog,
+    /// What the repository's scripts apply.
     pub scripts: &'a scripts::Scripts,
 }
 

@@ -109,6 +109,8 @@ const NAMESPACES: &[&str] = &[
     "openshift-user-workload-monitoring",
 ];
 
+/// What OpenShift installs (its API groups and `openshift-*` namespaces), located where
+/// the repository shows it runs OpenShift; nothing when it does not.
 pub fn read(index: &RepoIndex, model: &Model) -> Vec<Item> {
     let Some((at, why)) = evidence(index, model) else {
         return Vec::new();

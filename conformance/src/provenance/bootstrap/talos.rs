@@ -26,6 +26,9 @@ fn candidate(rel: &str) -> bool {
             || lower.contains("controlplane"))
 }
 
+/// What Talos installs before Flux, as the repository's machine configuration says:
+/// its inline manifests' CRDs and namespaces, its extra manifests and custom CNI
+/// (fetched URLs), and the `talos.dev` kinds when Talos API access is enabled.
 pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
     let mut out = Vec::new();
     let files: Vec<String> = index

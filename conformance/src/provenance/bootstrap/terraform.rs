@@ -10,6 +10,7 @@ use super::{Item, Provides, untemplate};
 use crate::model::Span;
 use crate::repo::{Kind, RepoIndex};
 
+/// What the Terraform (`*.tf`, `*.tofu`) files of the repository create in the cluster.
 pub fn read(index: &RepoIndex) -> Vec<Item> {
     let mut out = Vec::new();
     let files: Vec<String> = index

@@ -68,6 +68,7 @@ impl Kustomize for Native {
 /// A resource being built, with the bookkeeping kustomize keeps on it.
 #[derive(Debug, Clone)]
 pub struct Res {
+    /// The object as built so far.
     pub node: Node,
     /// Where it came from, relative to the build root: the file, or for a
     /// generated object the kustomization that configured it.
@@ -79,6 +80,7 @@ pub struct Res {
     pub needs_hash: bool,
     /// Name prefixes and suffixes applied (for name-reference tie breaks).
     pub prefixes: Vec<String>,
+    /// Name suffixes applied, likewise.
     pub suffixes: Vec<String>,
 }
 
@@ -86,9 +88,13 @@ pub struct Res {
 /// build, as kustomize's origin annotation has them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// Read from this file.
     File(String),
+    /// Made by a generator of a kustomization.
     Generated {
+        /// The kustomization file that configures the generator.
         kustomization: String,
+        /// `ConfigMapGenerator` or `SecretGenerator`.
         generator: &'static str,
     },
 }
@@ -96,10 +102,15 @@ pub enum Origin {
 /// An identity: group, version, kind, namespace, name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Id {
+    /// The API group (empty for the core group).
     pub group: String,
+    /// The API version.
     pub version: String,
+    /// The kind.
     pub kind: String,
+    /// The namespace (empty when none is set).
     pub namespace: String,
+    /// The name.
     pub name: String,
 }
 
@@ -124,6 +135,7 @@ impl Id {
 }
 
 impl Res {
+    /// A resource from `origin`, with no renames recorded yet.
     pub fn new(node: Node, origin: Origin) -> Res {
         Res {
             node,
@@ -135,24 +147,29 @@ impl Res {
         }
     }
 
+    /// `kind` (empty when missing).
     pub fn kind(&self) -> String {
         self.node.str_at(&["kind"]).unwrap_or_default()
     }
 
+    /// `metadata.name` (empty when missing).
     pub fn name(&self) -> String {
         self.node.str_at(&["metadata", "name"]).unwrap_or_default()
     }
 
+    /// `metadata.namespace` (empty when missing).
     pub fn namespace(&self) -> String {
         self.node
             .str_at(&["metadata", "namespace"])
             .unwrap_or_default()
     }
 
+    /// `apiVersion` (empty when missing).
     pub fn api_version(&self) -> String {
         self.node.str_at(&["apiVersion"]).unwrap_or_default()
     }
 
+    /// The API group of `apiVersion` (empty for the core group).
     pub fn group(&self) -> String {
         let v = self.api_version();
         v.split_once('/')
@@ -160,6 +177,7 @@ impl Res {
             .unwrap_or_default()
     }
 
+    /// The current identity.
     pub fn id(&self) -> Id {
         let api = self.api_version();
         let (group, version) = match api.split_once('/') {
@@ -188,6 +206,7 @@ impl Res {
         self.previous.first().cloned().unwrap_or_else(|| self.id())
     }
 
+    /// Sets `metadata.name`.
     pub fn set_name(&mut self, name: &str) {
         self.node
             .map_entry("metadata")

@@ -10,8 +10,10 @@ use crate::config_error::{ConfigError, error_at};
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Policies {
+    /// `placement`: the `kind-placement` policies.
     #[serde(default)]
     pub placement: Vec<Placement>,
+    /// `fields`: the `field-policy` policies.
     #[serde(default)]
     pub fields: Vec<FieldPolicy>,
 }
@@ -45,25 +47,34 @@ pub struct Placement {
 pub struct FieldPolicy {
     /// `Kind` or `group/Kind`.
     pub kind: String,
+    /// Kustomization name or glob (default: every Kustomization).
     #[serde(default)]
     pub kustomization: Option<String>,
+    /// Cluster name or glob (default: every cluster).
     #[serde(default)]
     pub cluster: Option<String>,
+    /// Namespace name or glob (default: any object, cluster-scoped ones included).
     #[serde(default)]
     pub namespace: Option<String>,
+    /// Object name or glob (default: any name).
     #[serde(default)]
     pub name: Option<String>,
     /// The field: `spec.configuration.evictionStrategy`,
     /// `spec.template.spec.containers[*].image`, `metadata.labels["app.kubernetes.io/name"]`.
     pub path: Spanned<String>,
+    /// `absent: true`: the field must not be set.
     #[serde(default)]
     pub absent: Option<bool>,
+    /// `present: true`: the field must be set.
     #[serde(default)]
     pub present: Option<bool>,
+    /// The field must be set, and every value it reaches equal this (compared as text).
     #[serde(default)]
     pub equals: Option<Spanned<String>>,
+    /// The field must be set, and every value it reaches match this regex.
     #[serde(default)]
     pub matches: Option<Spanned<String>>,
+    /// Why (shown in findings).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -143,14 +154,19 @@ pub fn matches_glob(pattern: Option<&str>, name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPath(pub Vec<Segment>);
 
+/// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {
+    /// A mapping key.
     Key(String),
+    /// `[N]`: a list index.
     Index(usize),
+    /// `[*]`: every item of a list.
     Every,
 }
 
 impl FieldPath {
+    /// Parses a field path (`spec.template.spec.containers[*].image`).
     pub fn parse(text: &str) -> Result<FieldPath, String> {
         let mut segments = Vec::new();
         let chars: Vec<char> = text.chars().collect();

@@ -7,8 +7,10 @@ pub mod cfg;
 use crate::model::{Object, Span};
 use cfg::{FieldPath, matches_glob};
 
+/// The `kind-placement` rule: a tier breaks a `policies.placement` entry.
 #[derive(Debug)]
 pub struct KindPlacement;
+/// The `field-policy` rule: a rendered object's field breaks a `policies.fields` entry.
 #[derive(Debug)]
 pub struct FieldPolicyRule;
 

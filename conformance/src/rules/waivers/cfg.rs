@@ -10,14 +10,18 @@ use crate::config_error::{ConfigError, error_at};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Waiver {
+    /// The id of the rule whose findings it accepts.
     pub rule: Spanned<String>,
+    /// The cluster it covers (by discovered name); every cluster when unset.
     #[serde(default)]
     pub cluster: Option<String>,
+    /// The Kustomization it covers, as the cluster labels it; every one when unset.
     #[serde(default)]
     pub kustomization: Option<String>,
     /// `Kind/namespace/name` or `Kind/name`.
     #[serde(default)]
     pub object: Option<String>,
+    /// Why its findings are accepted (reports quote it).
     pub reason: String,
     /// `YYYY-MM-DD`: the last day the waiver applies.
     pub expires: Spanned<String>,
@@ -51,12 +55,16 @@ pub fn validate(
 /// A calendar date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Date {
+    /// Year.
     pub year: i32,
+    /// Month, 1 to 12.
     pub month: u32,
+    /// Day of the month, 1 to 31.
     pub day: u32,
 }
 
 impl Date {
+    /// Reads a `YYYY-MM-DD` date; `None` when it is not one.
     pub fn parse(text: &str) -> Option<Date> {
         let mut parts = text.trim().split('-');
         let year = parts.next()?.parse().ok()?;

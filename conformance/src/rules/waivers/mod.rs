@@ -13,8 +13,10 @@ use crate::config_error::FILE_NAME;
 use crate::model::Span;
 use cfg::{Date, Waiver};
 
+/// The `waiver-expired` rule: a waiver is past its expiry date.
 #[derive(Debug)]
 pub struct WaiverExpired;
+/// The `waiver-stale` rule: a waiver matches no finding.
 #[derive(Debug)]
 pub struct WaiverStale;
 

@@ -36,6 +36,7 @@ use crate::repo::{Kind, RepoIndex};
 /// Everything the scripts apply.
 #[derive(Debug, Clone, Default)]
 pub struct Scripts {
+    /// Every applying command, each once, in the order read.
     pub commands: Vec<Command>,
     /// Helmfiles a script renders only for their CRDs, by path.
     pub crds_only: Vec<String>,
@@ -59,7 +60,9 @@ impl Scripts {
 /// One applying command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
+    /// Where the command is.
     pub at: Span,
+    /// What it applies.
     pub target: Target,
 }
 
@@ -73,7 +76,9 @@ pub enum Target {
     /// A directory or file applied with `--namespace NS`: objects that name
     /// no namespace go there.
     PathIn(String, String),
+    /// A manifest URL (`-f https://…`, or a known manifest's URL in a file that applies).
     Url(String),
+    /// A namespace (`kubectl create namespace NS`).
     Namespace(String),
     /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
     /// -n NS`: `Kind/namespace/name`.
