@@ -66,10 +66,7 @@ pub fn github(outcome: &Outcome) -> String {
 /// place, listing the others.
 fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     let first = members[0];
-    let level = match first.severity() {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    };
+    let level = first.severity().as_str();
     let mut props = Vec::new();
     if let Some(at) = first.at() {
         props.push(format!("file={}", escape_property(&at.file)));
@@ -241,7 +238,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
                 "shortDescription": {"text": r.summary()},
                 "fullDescription": {"text": r.explain()},
                 "help": {"text": format!("{}\n\nExample: {}", r.explain(), r.example())},
-                "defaultConfiguration": {"level": match r.severity() { Severity::Error => "error", Severity::Warning => "warning" }},
+                "defaultConfiguration": {"level": r.severity().as_str()},
             })
         })
         .collect();
@@ -251,7 +248,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
         .map(|f| {
             let mut result = json!({
                 "ruleId": f.rule(),
-                "level": match f.severity() { Severity::Error => "error", Severity::Warning => "warning" },
+                "level": f.severity().as_str(),
                 "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix())},
                 "properties": {"cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object()},
             });

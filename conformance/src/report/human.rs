@@ -106,10 +106,7 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
 pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     let mut out = String::new();
     let first = members[0];
-    let severity = match first.severity() {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    };
+    let severity = first.severity().as_str();
     let _ = writeln!(
         out,
         "{severity}[{}]: {}: {}: {}",
