@@ -31,6 +31,10 @@ pub struct Reference {
     /// A target nobody provides fails the referrer (a non-optional
     /// `substituteFrom`: "not found"), rather than being left alone.
     pub required: bool,
+    /// The referrer's controller waits for the target without failing
+    /// (helm-controller's dependsOn): a target in an unordered tier only
+    /// delays it, and is no race.
+    pub waits: bool,
 }
 
 impl Reference {
@@ -72,6 +76,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     line,
                     permanent,
                     required: false,
+                    waits: false,
                 });
                 if profile {
                     out.push(Reference {
@@ -83,6 +88,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         line,
                         permanent,
                         required: false,
+                        waits: false,
                     });
                 }
             }
@@ -163,6 +169,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         line,
                         permanent: None,
                         required: false,
+                        waits: false,
                     });
                 }
             }
@@ -181,6 +188,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     line,
                     permanent: None,
                     required: false,
+                    waits: false,
                 });
             }
             if let Some((name, line)) =
@@ -195,6 +203,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     line,
                     permanent: None,
                     required: false,
+                    waits: false,
                 });
             }
         }
@@ -214,6 +223,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     line,
                     permanent: None,
                     required: false,
+                    waits: false,
                 });
             }
         }
@@ -238,13 +248,76 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         via,
                         line,
                         permanent: None,
-                        required: false,
+                        // helm-controller cannot build the chart without it
+                        // (reconcileChartTemplate / getSource: "not found").
+                        required: true,
+                        waits: false,
+                    });
+                }
+            }
+            // valuesFrom: ConfigMaps and Secrets in the release's namespace,
+            // read before every install or upgrade (fluxcd/pkg chartutil
+            // ChartValuesFromReferences: "not found" unless optional).
+            for entry in body
+                .path(&["spec", "valuesFrom"])
+                .map(Node::as_seq)
+                .unwrap_or_default()
+            {
+                if entry.get("optional").and_then(Node::as_bool) == Some(true) {
+                    continue;
+                }
+                let kind = match entry.str_at(&["kind"]).as_deref() {
+                    Some("ConfigMap") => "ConfigMap",
+                    Some("Secret") => "Secret",
+                    _ => continue,
+                };
+                if let Some((name, line)) = text(entry.get("name")) {
+                    out.push(Reference {
+                        kind,
+                        group: "",
+                        namespace: ns.clone(),
+                        name,
+                        via: "spec.valuesFrom",
+                        line,
+                        permanent: None,
+                        required: true,
+                        waits: false,
+                    });
+                }
+            }
+            // dependsOn: helm-controller installs the release only once each
+            // dependency exists and is Ready (HelmReleaseReconciler
+            // checkDependencies; namespace defaults to the release's).
+            for entry in body
+                .path(&["spec", "dependsOn"])
+                .map(Node::as_seq)
+                .unwrap_or_default()
+            {
+                if let Some((name, line)) = text(entry.get("name")) {
+                    let namespace = entry
+                        .str_at(&["namespace"])
+                        .filter(|n| !n.is_empty())
+                        .or_else(|| ns.clone());
+                    out.push(Reference {
+                        kind: "HelmRelease",
+                        group: "helm.toolkit.fluxcd.io",
+                        namespace,
+                        name,
+                        via: "spec.dependsOn",
+                        line,
+                        permanent: None,
+                        required: true,
+                        waits: true,
                     });
                 }
             }
         }
         _ => {}
     }
+    // One reference per target and field: several valuesFrom entries (each
+    // a key or a targetPath) of one Secret are one need, at the first.
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|r| seen.insert((r.target(), r.via)));
     out
 }
 
@@ -268,6 +341,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             line,
             permanent: None,
             required: false,
+            waits: false,
         });
     }
     if let (Some(kind), Some((name, line))) = (
@@ -284,6 +358,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             line,
             permanent: None,
             required: false,
+            waits: false,
         });
     }
     for entry in tier
@@ -311,6 +386,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
                 line,
                 permanent: None,
                 required: true,
+                waits: false,
             });
         }
     }
@@ -334,7 +410,10 @@ fn source_kind(kind: &str) -> Option<&'static str> {
 /// issues a Certificate into (`spec.secretName`), the Secret a SealedSecret
 /// unseals to (its template's name, default its own), and the Secret a
 /// ClusterExternalSecret writes into every namespace it selects (namespace
-/// `*`: any).
+/// `*`: any), the credentials database operators write (CloudNativePG,
+/// Crunchy PGO, ext-postgres-operator), the ConfigMap and Secret of an
+/// ObjectBucketClaim, a 1Password item's Secret, and a
+/// `spec.writeConnectionSecretToRef` Secret (Crossplane).
 pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
     let ns = o.id.namespace.clone();
     let secret = |name: String| (String::new(), "Secret".to_string(), ns.clone(), name);
@@ -363,6 +442,72 @@ pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
                 .str_at(&["spec", "template", "metadata", "name"])
                 .unwrap_or_else(|| o.id.name.clone()),
         )],
-        _ => Vec::new(),
+        // CloudNativePG writes the application user's credentials into
+        // `<cluster>-app`, and the superuser's into `<cluster>-superuser`
+        // when enableSuperuserAccess is set.
+        ("postgresql.cnpg.io", "Cluster") => {
+            let mut out = vec![secret(format!("{}-app", o.id.name))];
+            if o.body
+                .path(&["spec", "enableSuperuserAccess"])
+                .and_then(Node::as_bool)
+                == Some(true)
+            {
+                out.push(secret(format!("{}-superuser", o.id.name)));
+            }
+            out
+        }
+        // Crunchy PGO: `<cluster>-pguser-<user>` for each user (the
+        // cluster's own name when none is listed).
+        ("postgres-operator.crunchydata.com", "PostgresCluster") => {
+            let users: Vec<String> = o
+                .body
+                .path(&["spec", "users"])
+                .map(Node::as_seq)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|u| u.str_at(&["name"]))
+                .collect();
+            let users = if users.is_empty() {
+                vec![o.id.name.clone()]
+            } else {
+                users
+            };
+            users
+                .into_iter()
+                .map(|u| secret(format!("{}-pguser-{u}", o.id.name)))
+                .collect()
+        }
+        // ext-postgres-operator: `<secretName>-<name>` of a PostgresUser.
+        ("db.movetokube.com", "PostgresUser") => o
+            .body
+            .str_at(&["spec", "secretName"])
+            .map(|s| secret(format!("{s}-{}", o.id.name)))
+            .into_iter()
+            .collect(),
+        // An object bucket claim (Rook, NooBaa): a ConfigMap and a Secret
+        // named as the claim, with the bucket's address and keys.
+        ("objectbucket.io", "ObjectBucketClaim") => vec![
+            (
+                String::new(),
+                "ConfigMap".to_string(),
+                ns.clone(),
+                o.id.name.clone(),
+            ),
+            secret(o.id.name.clone()),
+        ],
+        // 1Password Connect: a Secret named as the item.
+        ("onepassword.com", "OnePasswordItem") => vec![secret(o.id.name.clone())],
+        // Crossplane managed resources and claims, and anything else that
+        // writes a connection Secret where writeConnectionSecretToRef says.
+        _ => o
+            .body
+            .path(&["spec", "writeConnectionSecretToRef"])
+            .and_then(|r| {
+                let name = r.str_at(&["name"])?;
+                let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
+                Some((String::new(), "Secret".to_string(), namespace, name))
+            })
+            .into_iter()
+            .collect(),
     }
 }

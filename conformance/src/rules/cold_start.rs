@@ -74,6 +74,9 @@ pub fn rule_of(need: Need) -> Option<RuleId> {
             Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.permanent.is_some() => {
                 Some(RuleId::UnresolvedReference)
             }
+            // The referrer waits for the target (helm-controller's
+            // dependsOn): an unordered target delays it, nothing fails.
+            Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.waits => None,
             Verdict::Ungated { .. } | Verdict::Race { .. } => Some(RuleId::ColdStartRace),
             Verdict::Deadlock(
                 Deadlock::SameTier | Deadlock::OwnOutput | Deadlock::Never { .. },

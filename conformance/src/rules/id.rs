@@ -93,6 +93,8 @@ rule_ids! {
     ApiDeprecated => "api-deprecated",
     /// An object the API server's schema rejects.
     SchemaViolation => "schema-violation",
+    /// A HelmRelease whose inputs helm-controller refuses.
+    HelmReleaseInvalid => "helmrelease-invalid",
 }
 
 impl fmt::Display for RuleId {

@@ -14,6 +14,7 @@ mod dependency_suspended;
 mod duplicate_object;
 mod finding;
 mod graph_parity;
+mod helmrelease_invalid;
 mod id;
 mod kinds;
 mod namespace_missing;
@@ -134,6 +135,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &api::ApiDeprecated,
         &waivers::WaiverExpired,
         &waivers::WaiverStale,
+        &helmrelease_invalid::HelmReleaseInvalid,
     ]
 }
 

@@ -36,8 +36,13 @@ error (the seed's apps-vms → platform-config-cdi edge). Add dependsOn on the t
 References to objects the repository does not define at all are left alone, except a non-optional \
 postBuild.substituteFrom ConfigMap or Secret: kustomize-controller fails the build with 'not found' when it is \
 missing, so one that no tier renders, no bootstrap applies (a script, Terraform) and catalog.preinstalled_objects \
-does not declare is an error; `optional: true` tolerates it. Secrets that controllers write (an ExternalSecret's \
-target, a Certificate's secretName, a SealedSecret's, a ClusterExternalSecret's in every namespace) count, ordered by \
+does not declare is an error; `optional: true` tolerates it. A HelmRelease's chart source, its non-optional \
+valuesFrom ConfigMaps and Secrets (fluxcd/pkg chartutil ChartValuesFromReferences: 'not found') and the \
+HelmReleases it dependsOn (HelmReleaseReconciler.checkDependencies: 'unable to get dependency') are required the \
+same way; a dependsOn release in an unordered tier is no race, since helm-controller waits for it without failing. Secrets that controllers write (an ExternalSecret's \
+target, a Certificate's secretName, a SealedSecret's, a ClusterExternalSecret's in every namespace, CloudNativePG's \
+<cluster>-app, Crunchy PGO's <cluster>-pguser-<user>, ext-postgres-operator's, an ObjectBucketClaim's ConfigMap and \
+Secret, a 1Password item's, a writeConnectionSecretToRef) count, ordered by \
 the tier of the object that produces them."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {

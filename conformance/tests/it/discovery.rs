@@ -428,6 +428,7 @@ fn chart_kinds_need_a_health_gated_dependency_on_the_helmrelease() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "cm", "cert-manager", "jetstack");
     write(
         root,
         "clusters/prod/tiers.yaml",

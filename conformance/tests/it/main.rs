@@ -11,6 +11,7 @@
 //! * `anchors`: finding locations (file, line, related places);
 //! * `l1_plan`: what the live-cluster run plans and expects;
 //! * `envsubst_props`: property tests of postBuild substitution;
+//! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
 //! * `layers`: the engine's imports only point down.
 //!
 //! `support` holds the helpers that write small repositories. The corpus
@@ -22,6 +23,7 @@ mod cli;
 mod cold_start;
 mod discovery;
 mod envsubst_props;
+mod helmrelease;
 mod l1_plan;
 mod layers;
 mod provenance;

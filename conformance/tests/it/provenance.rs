@@ -35,6 +35,7 @@ fn errors(outcome: &conformance::check::Outcome) -> Vec<&conformance::rules::Fin
 /// ExternalSecret next to it (the layout helmfile bootstraps make work).
 fn chart_with_its_crs(root: &Path) {
     sync(root, "kubernetes/flux");
+    helm_repository(root, "kubernetes/flux", "flux-system", "charts");
     write(
         root,
         "kubernetes/flux/apps.yaml",
@@ -292,6 +293,7 @@ fn install_crds_skip_on_a_crds_directory_chart_installs_none() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -345,6 +347,7 @@ fn template_crds_follow_the_values_that_gate_them() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -395,6 +398,7 @@ fn create_namespace_provides_the_namespace() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -433,6 +437,7 @@ fn an_uncatalogued_chart_that_matches_the_group_is_probable_never_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -546,6 +551,7 @@ fn the_best_ordered_provider_wins() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
     // The chart in the consumer's own tier would be a deadlock; the CRD
     // an ancestor applies makes the kind available.
     write(
@@ -816,6 +822,7 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "kubernetes/flux");
+    helm_repository(root, "kubernetes/flux", "flux-system", "charts");
     write(
         root,
         "kubernetes/flux/apps.yaml",

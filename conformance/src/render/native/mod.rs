@@ -548,6 +548,19 @@ pub fn relative(from: &std::path::Path, to: &std::path::Path) -> std::path::Path
     out
 }
 
+/// Checks one kustomize patch (`patch:` text and optional `target:`
+/// selector) as kustomize reads it before applying it: the text parses as
+/// strategic-merge documents or a JSON 6902 list, and the target's fields
+/// are valid (helm-controller's kustomize post-renderer reads
+/// `postRenderers[].kustomize.patches` the same way).
+pub fn check_patch(text: &str, target: Option<&Node>) -> Result<(), Error> {
+    patch::parse(text, "patch")?;
+    if let Some(t) = target {
+        patch::Selector::parse(t)?;
+    }
+    Ok(())
+}
+
 /// Applies one inline kustomize patch (`patch:` text and optional `target:`
 /// selector, as in `spec.patches`) to one object, as kustomize would.
 /// `Ok(None)`: the selector does not select it.

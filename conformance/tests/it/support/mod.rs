@@ -34,6 +34,18 @@ pub fn sync(root: &Path, cluster_dir: &str) {
     );
 }
 
+/// A HelmRepository `namespace/name` in `dir` (a directory the cluster's
+/// flux-system tier builds), for charts the fixtures' HelmReleases name.
+pub fn helm_repository(root: &Path, dir: &str, namespace: &str, name: &str) {
+    write(
+        root,
+        &format!("{dir}/helmrepository-{namespace}-{name}.yaml"),
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 1h\n  url: https://charts.example.com/{name}\n"
+        ),
+    );
+}
+
 pub fn configmap(name: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
