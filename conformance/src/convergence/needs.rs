@@ -59,10 +59,25 @@ pub(super) fn needs<'m>(
     let mut out = Vec::new();
     let objects = ObjectIndex::of(cluster);
     let releases = Releases::of(cluster);
+    // The sources the cluster's entries sync from: created with Flux at
+    // bootstrap (`flux bootstrap`, a FluxInstance, a managed extension),
+    // whether or not the repository renders them.
+    let entry_sources: Vec<String> = cluster
+        .tiers
+        .values()
+        .filter(|t| t.parent.is_none())
+        .map(|t| {
+            format!(
+                "{}/{}/{}",
+                t.source_ref.kind, t.source_ref.namespace, t.source_ref.name
+            )
+        })
+        .collect();
     // Objects created before Flux: by the bootstrap, or declared.
     let outside = |object: &str| {
         bootstrap.object(&cluster.name, object).is_some()
             || catalog.preinstalled_objects.iter().any(|o| o == object)
+            || entry_sources.iter().any(|o| o == object)
     };
     // Tiers that were not checked, with the address of their source.
     let unchecked: Vec<(TierId, Option<String>)> = cluster

@@ -35,6 +35,12 @@ pub struct Reference {
     /// (helm-controller's dependsOn): a target in an unordered tier only
     /// delays it, and is no race.
     pub waits: bool,
+    /// A required target the repository defines nowhere certainly fails
+    /// the referrer (what a Kustomization itself reads). `false` where the
+    /// platform often creates the target outside the repository (values
+    /// Secrets from Terraform or an operator it does not model): then the
+    /// finding is a warning that says how to declare it.
+    pub certain: bool,
 }
 
 impl Reference {
@@ -77,6 +83,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     permanent,
                     required: false,
                     waits: false,
+                    certain: true,
                 });
                 if profile {
                     out.push(Reference {
@@ -89,6 +96,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         permanent,
                         required: false,
                         waits: false,
+                        certain: true,
                     });
                 }
             }
@@ -170,6 +178,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         permanent: None,
                         required: false,
                         waits: false,
+                        certain: true,
                     });
                 }
             }
@@ -189,6 +198,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     permanent: None,
                     required: false,
                     waits: false,
+                    certain: true,
                 });
             }
             if let Some((name, line)) =
@@ -204,6 +214,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     permanent: None,
                     required: false,
                     waits: false,
+                    certain: true,
                 });
             }
         }
@@ -224,6 +235,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                     permanent: None,
                     required: false,
                     waits: false,
+                    certain: true,
                 });
             }
         }
@@ -236,8 +248,14 @@ pub fn references(o: &Object) -> Vec<Reference> {
                 (&["spec", "chartRef"][..], "chartRef"),
             ] {
                 let Some(r) = body.path(path) else { continue };
+                // A kind the field does not take is helmrelease-invalid's.
+                let takes: &[&str] = if via == "chartRef" {
+                    &["OCIRepository", "HelmChart"]
+                } else {
+                    &["HelmRepository", "GitRepository", "Bucket"]
+                };
                 if let (Some(kind), Some((name, line))) = (r.str_at(&["kind"]), text(r.get("name")))
-                    && let Some(kind) = source_kind(&kind)
+                    && let Some(kind) = source_kind(&kind).filter(|k| takes.contains(k))
                 {
                     let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
                     out.push(Reference {
@@ -252,6 +270,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         // (reconcileChartTemplate / getSource: "not found").
                         required: true,
                         waits: false,
+                        certain: false,
                     });
                 }
             }
@@ -282,6 +301,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         permanent: None,
                         required: true,
                         waits: false,
+                        certain: false,
                     });
                 }
             }
@@ -308,6 +328,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                         permanent: None,
                         required: true,
                         waits: true,
+                        certain: false,
                     });
                 }
             }
@@ -342,6 +363,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             permanent: None,
             required: false,
             waits: false,
+            certain: true,
         });
     }
     if let (Some(kind), Some((name, line))) = (
@@ -359,6 +381,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             permanent: None,
             required: false,
             waits: false,
+            certain: true,
         });
     }
     for entry in tier
@@ -387,6 +410,7 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
                 permanent: None,
                 required: true,
                 waits: false,
+                certain: true,
             });
         }
     }

@@ -6,6 +6,7 @@
 
 use super::finding::Cause;
 use super::{Finding, Rule, RuleId};
+use crate::convergence::references::Reference;
 use crate::convergence::{
     ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Step, Ungated, Verdict,
     simulate::chain_text,
@@ -378,9 +379,18 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                 "which was not checked"
             };
             if *possible {
-                let fix = format!(
-                    "if {p} provides it, add `dependsOn: {p}` to {label}; otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)"
-                );
+                let otherwise = match need {
+                    Need::Reference(u) => format!(
+                        "otherwise create {} in a tier {label} depends on, or declare it under catalog.preinstalled_objects in conformance.yaml",
+                        u.reference.target()
+                    ),
+                    Need::Namespace(u) => format!(
+                        "otherwise give it a source (a Namespace {} in git, or catalog.preinstalled_namespaces in conformance.yaml)",
+                        u.namespace
+                    ),
+                    Need::Kind(_) => "otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)".to_string(),
+                };
+                let fix = format!("if {p} provides it, add `dependsOn: {p}` to {label}; {otherwise}");
                 (
                     format!(
                         "{} {}, which no checked Kustomization provides; it may come from {p}, {unknown}, and which {label} is not ordered after",
@@ -632,27 +642,41 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                     fix: format!("create Namespace {} in a tier they all depend on", u.namespace),
                 }),
             ),
-            Need::Reference(u) => (
-                format!(
-                    "{} {}, which no Kustomization of cluster {} renders and nothing the repository applies before Flux creates",
-                    w.subject, w.wants, cluster.name
-                ),
-                format!(
-                    "kustomize-controller reads every non-optional substituteFrom object before it builds; a missing one fails {label} with 'not found' on every retry"
-                ),
-                format!(
-                    "create {} in a tier {label} depends on, mark the entry `optional: true`, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
-                    u.reference.target()
-                ),
-                Some(Cause {
-                    key: format!("missing:{}", u.reference.target()),
-                    text: format!("{} is read by substituteFrom but nothing creates it", u.reference.target()),
-                    fix: format!(
-                        "create {} before them, or declare it under catalog.preinstalled_objects",
-                        u.reference.target()
+            Need::Reference(u) => {
+                let target = u.reference.target();
+                let uncertain = if u.reference.certain {
+                    String::new()
+                } else {
+                    format!(
+                        " (unless something outside the repository creates it: Terraform, the platform, an operator this tool does not model; then declare it in conformance.yaml: `catalog: {{preinstalled_objects: [{target}]}}`)"
+                    )
+                };
+                (
+                    format!(
+                        "{} {}, which no Kustomization of cluster {} renders and nothing the repository applies before Flux creates{uncertain}",
+                        w.subject, w.wants, cluster.name
                     ),
-                }),
-            ),
+                    missing_why(&u.reference, &label),
+                    format!(
+                        "create {target} in a tier {label} depends on{}, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
+                        if u.reference.via == "spec.valuesFrom" || u.reference.via == "postBuild.substituteFrom" {
+                            ", mark the entry `optional: true`"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Some(Cause {
+                        key: format!("missing:{target}"),
+                        text: format!(
+                            "{target} is read by {} but nothing creates it",
+                            u.reference.via.strip_prefix("postBuild.").unwrap_or(u.reference.via)
+                        ),
+                        fix: format!(
+                            "create {target} before them, or declare it under catalog.preinstalled_objects"
+                        ),
+                    }),
+                )
+            }
         },
         Verdict::Available => {
             let (chart, supplier) = match need {
@@ -769,9 +793,32 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     if let Some(c) = cause {
         f = f.cause(c);
     }
-    // What a chart merely matched by name provides is never an error.
-    if probable {
+    // What a chart merely matched by name provides is never an error; nor
+    // is a target the repository defines nowhere when the platform often
+    // creates such targets itself.
+    let unknowable = matches!(
+        need,
+        Need::Reference(ReferenceUse {
+            verdict: Verdict::Unknown,
+            reference: Reference { certain: false, .. },
+            ..
+        })
+    );
+    if probable || unknowable {
         f = f.severity(super::Severity::Warning);
     }
     f.build()
+}
+
+/// Why a required target nothing creates fails its referrer, by the field
+/// that names it.
+fn missing_why(r: &Reference, label: &str) -> String {
+    match r.via {
+        "spec.valuesFrom" => "helm-controller reads every non-optional valuesFrom ConfigMap and Secret before each install and upgrade (ChartValuesFromReferences); a missing one fails the release with 'not found', and it is never installed".into(),
+        "chart.spec.sourceRef" | "chartRef" => "helm-controller cannot get the chart without its source; the release is never installed".into(),
+        "spec.dependsOn" => "helm-controller installs the release only once every dependsOn release exists and is Ready (checkDependencies); a missing one holds it back for ever".into(),
+        _ => format!(
+            "kustomize-controller reads every non-optional substituteFrom object before it builds; a missing one fails {label} with 'not found' on every retry"
+        ),
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use conformance::rules::{Finding, RuleId};
+use conformance::rules::{Finding, RuleId, Severity};
 
 use crate::support::*;
 
@@ -263,6 +263,10 @@ fn post_renderer_patches_and_images_as_kustomize_reads_them() {
             "        images:\n          - newTag: 1.2.3\n",
             "images[0] has no name",
         ),
+        (
+            "        patches:\n          - patch: |\n              - op: bogus\n                path: /spec/replicas\n",
+            "operation `bogus` is none of",
+        ),
     ] {
         repo(root, &[("hr.yaml", &post(body))]);
         let found = invalid(root);
@@ -437,6 +441,16 @@ fn references_a_release_makes_must_resolve() {
             .message()
             .contains("HelmRelease/web/databse (spec.dependsOn)")
     );
+    // Defined nowhere in the repository: something outside may create it,
+    // so a warning that says how to declare it.
+    assert_eq!(unresolved[0].severity(), Severity::Warning);
+    assert!(
+        unresolved[0]
+            .message()
+            .contains("preinstalled_objects: [HelmRelease/web/databse]"),
+        "{}",
+        unresolved[0].message()
+    );
     // A values Secret nothing creates.
     repo(
         root,
@@ -525,4 +539,35 @@ fn a_dependency_in_an_unordered_tier_only_delays_the_release() {
         .filter(|f| f.object() == Some("HelmRelease/web/a"))
         .collect();
     assert!(about_a.is_empty(), "{about_a:#?}");
+}
+
+#[test]
+fn the_source_a_cluster_syncs_from_exists_from_bootstrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    repo(
+        root,
+        &[(
+            "hr.yaml",
+            &release("web", "").replace(
+                "kind: HelmRepository\n        name: charts",
+                "kind: GitRepository\n        name: flux-system",
+            ),
+        )],
+    );
+    // The sync GitRepository is not in the repository (a managed Flux
+    // extension, a FluxInstance or `flux bootstrap` created it): the
+    // release's chart source still exists on the cold start.
+    write(
+        root,
+        "clusters/prod/flux-system/gotk-sync.yaml",
+        &ks("flux-system", "flux-system", "./clusters/prod", ""),
+    );
+    let outcome = run(root);
+    assert!(
+        of(&outcome.findings, RuleId::UnresolvedReference).is_empty()
+            && of(&outcome.findings, RuleId::ColdStartRace).is_empty(),
+        "{:#?}",
+        outcome.findings
+    );
 }

@@ -554,7 +554,18 @@ pub fn relative(from: &std::path::Path, to: &std::path::Path) -> std::path::Path
 /// are valid (helm-controller's kustomize post-renderer reads
 /// `postRenderers[].kustomize.patches` the same way).
 pub fn check_patch(text: &str, target: Option<&Node>) -> Result<(), Error> {
-    patch::parse(text, "patch")?;
+    if let patch::Patch::Json(ops) = patch::parse(text, "patch")? {
+        // kustomize applies JSON 6902 with evanphx/json-patch, which knows
+        // these operations and fails on any other ("Unexpected kind").
+        for op in &ops {
+            let name = op.str_at(&["op"]).unwrap_or_default();
+            if !["add", "remove", "replace", "move", "copy", "test"].contains(&name.as_str()) {
+                return Err(Error::new(format!(
+                    "JSON 6902 operation `{name}` is none of add, remove, replace, move, copy, test"
+                )));
+            }
+        }
+    }
     if let Some(t) = target {
         patch::Selector::parse(t)?;
     }

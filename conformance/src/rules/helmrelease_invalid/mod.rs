@@ -301,7 +301,7 @@ fn chart(hr: &Object, out: &mut Vec<Problem>) {
             line: r.line,
             what: "sets both spec.chart and spec.chartRef".into(),
             why: "the HelmRelease CRD admits exactly one of them ('either chart or chartRef must be set'): the API server rejects the release".into(),
-            fix: "keep spec.chart (a chart template) or spec.chartRef (an OCIRepository or HelmChart), not both".into(),
+            fix: "keep spec.chart (a chart template) or spec.chartRef (an OCIRepository, a HelmChart or an ExternalArtifact), not both".into(),
         }),
         (None, None) => {
             if spec.is_some_and(|s| s.get("chart").is_none()) {
@@ -320,15 +320,18 @@ fn chart(hr: &Object, out: &mut Vec<Problem>) {
                 && !["HelmRepository", "GitRepository", "Bucket"].contains(&kind)
             {
                 let instead = if ["OCIRepository", "HelmChart", "ExternalArtifact"].contains(&kind) {
-                    format!("; a {kind} is named by spec.chartRef instead")
+                    format!("; {} is named by spec.chartRef instead", a_or_an(kind))
                 } else {
                     String::new()
                 };
                 out.push(Problem {
                     line: t.path(&["sourceRef", "kind"]).map_or(t.line, |n| n.line),
-                    what: format!("chart.spec.sourceRef names a {kind}, which a chart template cannot use{instead}"),
+                    what: format!(
+                        "chart.spec.sourceRef names {}, which a chart template cannot use{instead}",
+                        a_or_an(kind)
+                    ),
                     why: "helm-controller builds a HelmChart from the template, whose source is a HelmRepository, a GitRepository or a Bucket (the CRD's enum): the release is refused".into(),
-                    fix: "point chart.spec.sourceRef at a HelmRepository, GitRepository or Bucket, or use spec.chartRef for an OCIRepository or HelmChart".into(),
+                    fix: "point chart.spec.sourceRef at a HelmRepository, GitRepository or Bucket, or use spec.chartRef for an OCIRepository, a HelmChart or an ExternalArtifact".into(),
                 });
             }
             // The version selects from a HelmRepository's index (or OCI
@@ -354,13 +357,31 @@ fn chart(hr: &Object, out: &mut Vec<Problem>) {
             {
                 out.push(Problem {
                     line: r.get("kind").map_or(r.line, |n| n.line),
-                    what: format!("spec.chartRef names a {kind}, which chartRef cannot use"),
+                    what: format!("spec.chartRef names {}, which chartRef cannot use", a_or_an(&kind)),
                     why: "spec.chartRef takes an OCIRepository, a HelmChart or an ExternalArtifact (the CRD's enum): the release is refused".into(),
-                    fix: format!("use spec.chart.spec with sourceRef kind {kind}, or point chartRef at an OCIRepository or HelmChart"),
+                    fix: format!("use spec.chart.spec with sourceRef kind {kind}, or point chartRef at an OCIRepository, a HelmChart or an ExternalArtifact"),
                 });
             }
         }
     }
+}
+
+/// The patch parser's message with its line said to be the patch's
+/// (`patch: line 4: …` → `line 4 of the patch: …`).
+fn patch_message(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("patch: line ")
+        && let Some((line, what)) = rest.split_once(": ")
+        && line.bytes().all(|b| b.is_ascii_digit())
+    {
+        return format!("line {line} of the patch: {what}");
+    }
+    message.to_string()
+}
+
+/// `a Bucket`, `an OCIRepository`.
+fn a_or_an(kind: &str) -> String {
+    let vowel = kind.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u']);
+    format!("{} {kind}", if vowel { "an" } else { "a" })
 }
 
 /// `spec.postRenderers[].kustomize`: patches that kustomize parses, with
@@ -397,7 +418,10 @@ fn post_renderers(hr: &Object, out: &mut Vec<Problem>) {
             if let Err(e) = crate::render::native::check_patch(&text, patch.get("target")) {
                 out.push(Problem {
                     line: patch.line,
-                    what: format!("postRenderers[{i}].kustomize.patches[{j}]: {}", e.message),
+                    what: format!(
+                        "postRenderers[{i}].kustomize.patches[{j}]: {}",
+                        patch_message(&e.message)
+                    ),
                     why: "helm-controller runs kustomize over the rendered chart (postrender.BuildPostRenderers); a patch kustomize cannot parse, or a target it cannot read, fails every install and upgrade".into(),
                     fix: "make the patch a strategic-merge patch (apiVersion, kind, metadata.name) or a JSON 6902 list (op, path), and the target's fields plain names or regexes".into(),
                 });
