@@ -242,7 +242,75 @@ impl Node {
 
 /// Parses every document of a YAML stream. Empty and null documents are
 /// skipped, as kustomize skips them.
+///
+/// An alias written right before a colon (`*app: value`, the app-template
+/// idiom of an alias as a mapping key) is read as go-yaml reads it: go-yaml's
+/// scanner (yaml_parser_scan_anchor) ends an anchor or alias name at the
+/// first character that is not alphanumeric, `_` or `-`, while YAML 1.2 (and
+/// our parser) let `:` continue the name. When the parser fails on a line
+/// that holds such an alias, the alias is split from its colon on that line
+/// only and the text parsed again: a text that parses is never changed, and
+/// the scanner only fails there on a token of the document (never inside a
+/// quoted or block scalar).
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    // Each round splits at least one alias, so the rounds are bounded by
+    // the aliases the text holds.
+    loop {
+        match parse_documents_once(&text) {
+            Err(err) if !err.budget => {
+                // The scanner stops on the alias's line, or just after it.
+                let fixed = split_alias_keys(&text, err.line)
+                    .or_else(|| split_alias_keys(&text, err.line.saturating_sub(1)));
+                match fixed {
+                    Some(fixed) => text = std::borrow::Cow::Owned(fixed),
+                    None => return Err(err),
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
+/// `text` with every `*name:` alias on line `line` (1-based) followed by a
+/// space, go-yaml's reading of it; `None` when the line holds none.
+fn split_alias_keys(text: &str, line: u32) -> Option<String> {
+    let index = (line as usize).checked_sub(1)?;
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut changed = false;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i != index {
+            out.push_str(l);
+            continue;
+        }
+        // Every delimiter is ASCII, so slicing at them is slicing at
+        // character boundaries.
+        let bytes = l.as_bytes();
+        let mut copied = 0;
+        for k in 0..bytes.len() {
+            let boundary = k == 0 || matches!(bytes[k - 1], b' ' | b'\t' | b'[' | b'{' | b',');
+            if bytes[k] != b'*' || !boundary {
+                continue;
+            }
+            let mut j = k + 1;
+            while j < bytes.len()
+                && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] == b'-')
+            {
+                j += 1;
+            }
+            if j > k + 1 && j < bytes.len() && bytes[j] == b':' {
+                out.push_str(&l[copied..j]);
+                out.push(' ');
+                copied = j;
+                changed = true;
+            }
+        }
+        out.push_str(&l[copied..]);
+    }
+    changed.then_some(out)
+}
+
+fn parse_documents_once(text: &str) -> Result<Vec<Node>, YamlError> {
     // Kubernetes tooling reads YAML with go-yaml v3: `0755` is octal, and
     // only true/false spellings are booleans (`yes`, `on` stay strings).
     let options = serde_saphyr::options! {
@@ -639,6 +707,30 @@ impl<'de> Deserialize<'de> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_alias_before_a_colon_is_a_key_as_go_yaml_reads_it() {
+        let docs = parse_documents(
+            "name: &app web\ncontrollers:\n  *app:\n    replicas: 2\nlabels: {a: &n x, *n: y}\n",
+        )
+        .unwrap();
+        let d = &docs[0];
+        assert_eq!(d.str_at(&["labels", "x"]).as_deref(), Some("y"));
+        assert_eq!(
+            d.path(&["controllers", "web", "replicas"])
+                .map(|n| n.value.clone()),
+            Some(Value::Int(2))
+        );
+        // Text inside a scalar is never touched.
+        let docs = parse_documents("script: |\n  echo *app: x\nq: \"*b: c\"\n").unwrap();
+        assert_eq!(
+            docs[0].str_at(&["script"]).as_deref(),
+            Some("echo *app: x\n")
+        );
+        assert_eq!(docs[0].str_at(&["q"]).as_deref(), Some("*b: c"));
+        // An alias of an anchor that does not exist stays an error.
+        assert!(parse_documents("a:\n  *nope: x\n").is_err());
+    }
 
     #[test]
     fn documents_keep_their_lines() {
