@@ -109,7 +109,7 @@ pub fn build(
         let at = err
             .at
             .as_ref()
-            .filter(|(file, _)| tree.is_file(file) && !tree.written.contains_key(file))
+            .filter(|(file, _)| blamable(&tree, file))
             .map(|(file, line)| Span::new(file.clone(), *line))
             .or_else(|| blamed_place(&tree, &message))
             .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));
@@ -392,11 +392,18 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
     })
 }
 
+/// Whether a finding may point at `file`: a file of the source, including
+/// a kustomization file Flux edited (its lines are the user's), but not one
+/// Flux generated where there was none.
+fn blamable(tree: &Tree, file: &str) -> bool {
+    tree.artifact.is_file(file)
+}
+
 /// The `file:line` a backend's message starts with, when it names a file of
 /// the build.
 fn blamed_place(tree: &Tree, message: &str) -> Option<Span> {
     let (file, rest) = message.split_once(':')?;
-    if !tree.is_file(file) || tree.written.contains_key(file) {
+    if !blamable(tree, file) {
         return None;
     }
     let line = rest

@@ -1240,3 +1240,154 @@ fn a_yaml_named_generator_input_is_data_not_a_manifest() {
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
 }
+
+/// Issue 23: a patch whose text holds only null documents (`null`, `~`,
+/// `---`), inline or from a file, with or without a target, panicked
+/// (`docs[0]` of no document); kustomize refuses it ("illegally qualifies
+/// as both an SM and JSON patch"), and so does Flux's spec.patches.
+#[test]
+fn a_null_patch_is_a_render_failure_at_its_line_not_a_panic() {
+    for (body, target) in [
+        ("null", "    target:\n      kind: ConfigMap\n"),
+        ("~", "    target:\n      kind: ConfigMap\n"),
+        ("---", ""),
+        ("null", ""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, "");
+        write(root, "apps/cm.yaml", &configmap("a"));
+        write(
+            root,
+            "apps/kustomization.yaml",
+            &format!("resources:\n  - cm.yaml\npatches:\n  - patch: \"{body}\"\n{target}"),
+        );
+        let outcome = run(root);
+        let failed: Vec<_> = outcome
+            .findings
+            .iter()
+            .filter(|f| f.rule() == conformance::rules::RuleId::RenderFailed)
+            .collect();
+        assert_eq!(failed.len(), 1, "{body}: {}", messages(&outcome));
+        assert!(
+            failed[0]
+                .message()
+                .contains("illegally qualifies as both an SM and JSON patch")
+                && failed[0]
+                    .at()
+                    .is_some_and(|a| a.file == "apps/kustomization.yaml" && a.line == 4),
+            "{body}: {:?}",
+            failed[0]
+        );
+    }
+    // In a Flux Kustomization's spec.patches.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(
+        root,
+        "  patches:\n    - patch: \"null\"\n      target:\n        kind: ConfigMap\n",
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::RenderFailed
+                && f.message().contains("illegally qualifies")),
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 23: a replacement source index outside the value's parts fails
+/// the build as kustomize's does (it was clamped to the first part), and a
+/// target index far past the parts appends one part (it padded a vector up
+/// to the index: 21 GB for 99999999999).
+#[test]
+fn replacement_indexes_as_kustomize_bounds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\n  namespace: default\ndata:\n  v: a.b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dst\n  namespace: default\ndata:\n  x: p-q\n",
+    );
+    let kustomization = |source_index: &str, target_index: &str| {
+        format!(
+            "resources:\n  - cm.yaml\nreplacements:\n  - source:\n      kind: ConfigMap\n      name: src\n      fieldPath: data.v\n      options:\n        delimiter: '.'\n        index: {source_index}\n    targets:\n      - select:\n          name: dst\n        fieldPaths:\n          - data.x\n        options:\n          delimiter: '-'\n          index: {target_index}\n"
+        )
+    };
+    write(root, "apps/kustomization.yaml", &kustomization("-1", "0"));
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::RenderFailed
+                && f.message()
+                    .contains("options.index -1 is out of bounds for value a.b")),
+        "{}",
+        messages(&outcome)
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        &kustomization("1", "99999999999"),
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    let tier =
+        &outcome.model.clusters[0].tiers[&conformance::model::TierId::new("flux-system", "apps")];
+    let dst = tier.objects().iter().find(|o| o.id.name == "dst").unwrap();
+    assert_eq!(dst.body.str_at(&["data", "x"]).as_deref(), Some("p-q-b"));
+}
+
+/// Issue 23: kustomize checks a kustomization file's header (either may be
+/// left out; written, they must agree): `kind: Kustomizaton` or an
+/// apiVersion of another version was accepted.
+#[test]
+fn a_kustomization_header_kustomize_refuses_fails_the_build_at_its_line() {
+    for (header, says, line) in [
+        (
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomizaton\n",
+            "kind should be Kustomization or Component",
+            2,
+        ),
+        (
+            "apiVersion: kustomize.config.k8s.io/v9\nkind: Kustomization\n",
+            "apiVersion for Kustomization should be kustomize.config.k8s.io/v1beta1",
+            1,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, "");
+        write(root, "apps/cm.yaml", &configmap("a"));
+        write(
+            root,
+            "apps/kustomization.yaml",
+            &format!("{header}resources:\n  - cm.yaml\n"),
+        );
+        let outcome = run(root);
+        let failed: Vec<_> = outcome
+            .findings
+            .iter()
+            .filter(|f| f.rule() == conformance::rules::RuleId::RenderFailed)
+            .collect();
+        assert_eq!(failed.len(), 1, "{header}: {}", messages(&outcome));
+        assert!(
+            failed[0].message().contains(says) && failed[0].at().is_some_and(|a| a.line == line),
+            "{header}: {:?}",
+            failed[0]
+        );
+    }
+    // Left out, either is fine.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(root, "apps/kustomization.yaml", "resources:\n  - cm.yaml\n");
+    assert!(run(root).findings.is_empty(), "{}", messages(&run(root)));
+}

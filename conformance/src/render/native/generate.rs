@@ -512,11 +512,17 @@ pub fn replacements(
                 opts.get("index").map(|n| n.value.clone()),
             )
         {
+            // kustomize (replacement getRefinedValue): an index outside
+            // the parts fails the build.
             let text = value.as_scalar_string().unwrap_or_default();
-            let part = text
-                .split(delim.as_str())
-                .nth(i.max(0) as usize)
-                .unwrap_or_default()
+            let part = usize::try_from(i)
+                .ok()
+                .and_then(|i| text.split(delim.as_str()).nth(i))
+                .ok_or_else(|| {
+                    Error::from(format!(
+                        "{at}: options.index {i} is out of bounds for value {text}"
+                    ))
+                })?
                 .to_string();
             value = Node::new(Value::String(part));
         }
@@ -551,13 +557,17 @@ pub fn replacements(
                             let current = get_path(&r.node, &fp)
                                 .and_then(Node::as_scalar_string)
                                 .unwrap_or_default();
+                            // kustomize (replacement setFieldValue): a
+                            // negative index prepends, one past the parts
+                            // appends, any other replaces that part.
                             let mut parts: Vec<String> =
                                 current.split(d.as_str()).map(str::to_string).collect();
-                            let i = i.max(0) as usize;
-                            while parts.len() <= i {
-                                parts.push(String::new());
+                            let v = value.as_scalar_string().unwrap_or_default();
+                            match usize::try_from(i) {
+                                Err(_) => parts.insert(0, v),
+                                Ok(i) if i >= parts.len() => parts.push(v),
+                                Ok(i) => parts[i] = v,
                             }
-                            parts[i] = value.as_scalar_string().unwrap_or_default();
                             Node::new(Value::String(parts.join(d)))
                         }
                         _ => value.clone(),

@@ -95,9 +95,35 @@ impl Kustomization {
         let mut k = Kustomization {
             kind: doc
                 .str_at(&["kind"])
+                .filter(|k| !k.is_empty())
                 .unwrap_or_else(|| "Kustomization".into()),
             ..Kustomization::default()
         };
+        // kustomize's own check of the header (types.Kustomization
+        // CheckEmpty/EnforceFields, via kusttarget's load): either may be
+        // left out; when written, they must agree.
+        let line_of = |key: &str| doc.get(key).map_or(doc.line, |n| n.line);
+        if k.kind != "Kustomization" && k.kind != "Component" {
+            return Err(Error::at(
+                file,
+                line_of("kind"),
+                "kind should be Kustomization or Component",
+            ));
+        }
+        if let Some(api) = doc.str_at(&["apiVersion"]).filter(|a| !a.is_empty()) {
+            let want = if k.kind == "Component" {
+                "kustomize.config.k8s.io/v1alpha1"
+            } else {
+                "kustomize.config.k8s.io/v1beta1"
+            };
+            if api != want {
+                return Err(Error::at(
+                    file,
+                    line_of("apiVersion"),
+                    format!("apiVersion for {} should be {want}", k.kind),
+                ));
+            }
+        }
         let at = |n: &Node| format!("{file}:{}", n.line);
         for (written, value) in doc.as_map() {
             let Some(key) = canonical_field(written) else {

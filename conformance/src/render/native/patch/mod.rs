@@ -25,6 +25,11 @@ pub enum Patch {
 /// and as a JSON 6902 operation list; exactly one must succeed.
 pub fn parse(text: &str, what: &str) -> Result<Patch, Error> {
     let docs = yaml::parse_documents(text).map_err(|e| Error::from(format!("{what}: {e}")))?;
+    // Only null documents (`null`, `~`, `---`): kustomize's PatchTransformer
+    // reads such a text as both kinds and refuses it.
+    if docs.is_empty() {
+        return Err(format!("{what}: illegally qualifies as both an SM and JSON patch").into());
+    }
     let is_json = docs.len() == 1 && matches!(docs[0].value, Value::Seq(_));
     if is_json {
         let ops = docs[0].as_seq().to_vec();
