@@ -1,0 +1,346 @@
+//! Entries and clusters: sync Kustomizations, names, overlays, branches, what is not a cluster.
+
+use super::*;
+
+#[test]
+fn several_clusters_are_found_and_named_by_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for c in ["staging", "production"] {
+        sync(root, &format!("clusters/{c}"));
+        write(
+            root,
+            &format!("clusters/{c}/apps.yaml"),
+            &ks("apps", "flux-system", "./apps", ""),
+        );
+    }
+    write(root, "apps/app.yaml", &configmap("app"));
+    let outcome = run(root);
+    let names = cluster_names(&outcome);
+    assert_eq!(names, ["production", "staging"]);
+    let prod = &outcome.model.clusters[0];
+    assert_eq!(
+        prod.entry,
+        Entry::SyncKustomization {
+            tier: TierId::new("flux-system", "flux-system"),
+            path: "clusters/production".into()
+        }
+    );
+    let apps = &prod.tiers[&TierId::new("flux-system", "apps")];
+    assert_eq!(apps.parent, Some(TierId::new("flux-system", "flux-system")));
+    assert_eq!(apps.objects().len(), 1);
+    assert_eq!(
+        apps.objects()[0].source.as_ref().unwrap().file,
+        "apps/app.yaml"
+    );
+    assert!(outcome.findings.is_empty(), "{:?}", rules(&outcome));
+}
+
+#[test]
+fn depends_on_defaults_to_the_dependents_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}---\n{}",
+            ks("infra", "infra-system", "./infra", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: infra\n      namespace: infra-system\n"
+            ),
+            ks(
+                "web",
+                "flux-system",
+                "./web",
+                "  dependsOn:\n    - name: infra\n"
+            ),
+        ),
+    );
+    write(
+        root,
+        "clusters/prod/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: infra-system\n",
+    );
+    write(root, "infra/cm.yaml", &configmap("infra"));
+    write(root, "apps/cm.yaml", &configmap("apps"));
+    write(root, "web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    // apps names the namespace; web does not, so it means flux-system/infra.
+    assert_eq!(
+        rules(&outcome),
+        [("dependency-missing", "prod", "web")],
+        "{:#?}",
+        outcome.findings
+    );
+    let finding = &outcome.findings[0];
+    assert!(
+        finding.fix().contains("add `namespace: infra-system`"),
+        "{}",
+        finding.fix()
+    );
+    assert_eq!(
+        finding.at().unwrap().line,
+        46,
+        "the `- name: infra` entry of web"
+    );
+}
+
+#[test]
+fn an_app_left_out_of_its_overlay_is_disabled_not_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync in git; kubernetes/apps/kustomization.yaml lists plex only.
+    // kubernetes/apps/old has a Flux Kustomization nobody includes: it is a
+    // disabled app inside a directory the cluster builds, not a second cluster.
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks("cluster-apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./plex/ks.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/plex/ks.yaml",
+        &ks("plex", "media", "./kubernetes/apps/plex/app", ""),
+    );
+    write(root, "kubernetes/apps/plex/app/cm.yaml", &configmap("plex"));
+    write(
+        root,
+        "kubernetes/apps/old/ks.yaml",
+        &ks("old", "media", "./kubernetes/apps/old/app", ""),
+    );
+    write(root, "kubernetes/apps/old/app/cm.yaml", &configmap("old"));
+    let outcome = run(root);
+    let names = cluster_names(&outcome);
+    assert_eq!(names, ["cluster"]);
+    assert!(
+        !outcome.model.clusters[0]
+            .tiers
+            .contains_key(&TierId::new("media", "old"))
+    );
+}
+
+#[test]
+fn a_kustomization_defined_by_two_parents_is_one_tier_and_a_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("a", "flux-system", "./a", ""),
+            ks("b", "flux-system", "./b", "")
+        ),
+    );
+    write(root, "a/child.yaml", &ks("child", "flux-system", "./c", ""));
+    write(
+        root,
+        "b/child.yaml",
+        &ks("child", "flux-system", "./c", "  wait: true\n"),
+    );
+    write(root, "c/cm.yaml", &configmap("c"));
+    let outcome = run(root);
+    let prod = &outcome.model.clusters[0];
+    assert_eq!(prod.tiers.len(), 4);
+    assert_eq!(rules(&outcome), [("duplicate-object", "prod", "b")]);
+    assert_eq!(
+        outcome.findings[0].object(),
+        Some("Kustomization/flux-system/child")
+    );
+}
+
+#[test]
+fn tiers_applied_to_another_cluster_are_kept_apart() {
+    // Hub and spoke: two tiers render the same objects, but each into its
+    // own remote cluster (spec.kubeConfig, a Secret in its own namespace).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/hub");
+    let remote = |name: &str, ns: &str| {
+        ks(
+            name,
+            ns,
+            "./spoke",
+            "  kubeConfig:\n    secretRef:\n      name: cluster-kubeconfig\n",
+        )
+    };
+    write(
+        root,
+        "clusters/hub/spokes.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: staging\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: production\n---\n{}---\n{}",
+            remote("tenants", "staging"),
+            remote("tenants", "production")
+        ),
+    );
+    write(
+        root,
+        "spoke/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: podinfo\n",
+    );
+    write(
+        root,
+        "spoke/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: podinfo\n",
+    );
+    let outcome = run(root);
+    // No duplicate-object across spokes, no CRD claims about another cluster.
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let tier = &outcome.model.clusters[0].tiers[&TierId::new("staging", "tenants")];
+    assert_eq!(
+        tier.remote_target().as_deref(),
+        Some("staging/secretRef/cluster-kubeconfig")
+    );
+}
+
+#[test]
+fn hidden_and_unreferenced_directories_are_not_clusters_when_a_sync_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    // Archived apps keep their Flux Kustomizations but nothing syncs them.
+    write(
+        root,
+        ".archive/old/ks.yaml",
+        &ks("old", "flux-system", "./.archive/old/app", ""),
+    );
+    write(
+        root,
+        "unused/ks.yaml",
+        &ks("unused", "flux-system", "./unused/app", ""),
+    );
+    let outcome = run(root);
+    let names = cluster_names(&outcome);
+    assert_eq!(names, ["prod"]);
+}
+
+#[test]
+fn an_archived_whole_repository_kustomization_is_not_a_cluster() {
+    // A Kustomization without a path, kept in `.archive/` from an old
+    // cluster, builds "the whole repository" trivially; nothing syncs it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    write(
+        root,
+        ".archive/crds.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: crds\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/crds.git\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: old-crds\n  namespace: flux-system\nspec:\n  interval: 1h\n  prune: false\n  sourceRef:\n    kind: GitRepository\n    name: crds\n",
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["prod"]);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+}
+
+#[test]
+fn a_bootstrap_sync_that_leaves_flux_system_out_of_its_path_is_still_an_entry() {
+    // `flux bootstrap` wrote clusters/dev/flux-system, but the path's own
+    // kustomization lists only the tiers: Flux syncs ./clusters/dev all the
+    // same, running the version its gotk-components.yaml says.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    sync(root, "clusters/dev");
+    write(
+        root,
+        "clusters/dev/kustomization.yaml",
+        "resources:\n  - apps.yaml\n",
+    );
+    write(
+        root,
+        "clusters/dev/flux-system/gotk-components.yaml",
+        "---\n# This manifest was generated by flux. DO NOT EDIT.\n# Flux Version: v2.6.4\n# Components: source-controller,kustomize-controller\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n",
+    );
+    write(
+        root,
+        "clusters/dev/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/release.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: app\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n",
+    );
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(names, ["dev", "prod"]);
+    // v2beta1 is deprecated in Flux 2.6.4, removed only in 2.7.
+    let api: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str().starts_with("api-") && f.cluster() == "dev")
+        .collect();
+    assert!(
+        !api.is_empty()
+            && api
+                .iter()
+                .all(|f| f.rule() == conformance::rules::RuleId::ApiDeprecated),
+        "{:#?}",
+        api
+    );
+}
+
+#[test]
+fn a_cluster_that_syncs_another_branch_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(root, ".git/HEAD", "ref: refs/heads/main\n");
+    let outcome = run(root);
+    assert!(outcome.model.notes.is_empty(), "{:?}", outcome.model.notes);
+    // A second cluster on a branch of its own (environment branches).
+    sync(root, "clusters/dev");
+    let sync_file = root.join("clusters/dev/flux-system/gotk-sync.yaml");
+    let text = std::fs::read_to_string(&sync_file).unwrap();
+    std::fs::write(&sync_file, text.replace("branch: main", "branch: dev")).unwrap();
+    // On a feature branch, with both on main, nothing is said.
+    write(
+        root,
+        ".git/HEAD",
+        "ref: refs/heads/feature
+",
+    );
+    let sync_text = text.clone();
+    std::fs::write(&sync_file, &sync_text).unwrap();
+    assert!(run(root).model.notes.is_empty());
+    std::fs::write(&sync_file, sync_text.replace("branch: main", "branch: dev")).unwrap();
+    write(
+        root,
+        ".git/HEAD",
+        "ref: refs/heads/main
+",
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("syncs branch dev") && n.contains("checkout is main")),
+        "{:?}",
+        outcome.model.notes
+    );
+}

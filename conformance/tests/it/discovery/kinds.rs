@@ -1,0 +1,132 @@
+//! Kinds in discovered tiers: CRDs beside their resources, preinstalled kinds, charts, the crds audit.
+
+use super::*;
+
+#[test]
+fn a_crd_and_its_custom_resource_in_one_tier_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("widgets", "flux-system", "./widgets", ""),
+    );
+    write(
+        root,
+        "widgets/crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+    );
+    write(
+        root,
+        "widgets/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+}
+
+#[test]
+fn a_kind_nobody_provides_is_unavailable_unless_declared_preinstalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("widgets", "flux-system", "./widgets", ""),
+    );
+    write(
+        root,
+        "widgets/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+    );
+    assert_eq!(rules(&run(root)), [("crd-unavailable", "prod", "widgets")]);
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled:\n    - example.com\n",
+    );
+    assert!(run(root).findings.is_empty());
+}
+
+#[test]
+fn chart_kinds_need_a_health_gated_dependency_on_the_helmrelease() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    helm_repository(root, "cm", "cert-manager", "jetstack");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks(
+                "cert-manager",
+                "flux-system",
+                "./cm",
+                "  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: cert-manager\n      namespace: cert-manager\n"
+            ),
+            ks(
+                "issuers",
+                "flux-system",
+                "./issuers",
+                "  dependsOn:\n    - name: cert-manager\n"
+            ),
+        ),
+    );
+    write(
+        root,
+        "cm/release.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: cert-manager\n  namespace: cert-manager\nspec:\n  values:\n    crds:\n      enabled: true\n  chart:\n    spec:\n      chart: cert-manager\n      sourceRef:\n        kind: HelmRepository\n        name: jetstack\n",
+    );
+    write(
+        root,
+        "issuers/issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: ca\nspec:\n  selfSigned: {}\n",
+    );
+    // healthChecks names the HelmRelease: gated, so the ClusterIssuer is fine.
+    assert!(run(root).findings.is_empty(), "{:#?}", run(root).findings);
+    // Without the healthCheck (and wait: false) the issuers race helm-controller.
+    let tiers = std::fs::read_to_string(root.join("clusters/prod/tiers.yaml")).unwrap();
+    let ungated = tiers.replace(
+        "      name: cert-manager\n      namespace: cert-manager\n",
+        "      name: other\n      namespace: cert-manager\n",
+    );
+    write(root, "clusters/prod/tiers.yaml", &ungated);
+    assert_eq!(rules(&run(root)), [("health-gate", "prod", "issuers")]);
+    // In the same tier as the HelmRelease it can never converge.
+    std::fs::rename(
+        root.join("issuers/issuer.yaml"),
+        root.join("cm/issuer.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        rules(&run(root)),
+        [("second-order-crd", "prod", "cert-manager")]
+    );
+}
+
+#[test]
+fn crds_command_prints_the_audit() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/incidents/cdi-storageprofile-same-tier/repo");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["crds", "--cluster", "prod", "--repo"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("platform-config ")
+            && l.contains("cdi.kubevirt.io/StorageProfile")
+            && l.contains("cdi-operator after CDI/cdi in platform-config (same tier)")
+            && l.ends_with("deadlock (second-order-crd)")),
+        "{text}"
+    );
+    assert!(
+        text.contains("  platform-config: StorageProfile\n"),
+        "{text}"
+    );
+}

@@ -1,0 +1,18 @@
+//! Discovery on small repositories written by each test: entries, cluster
+//! names, dependsOn namespaces, sources that are not this repository,
+//! duplicate names, Flux's generated kustomization.
+
+#![allow(clippy::unwrap_used)] // test scaffolding
+
+use std::path::Path;
+
+use conformance::check::{CheckOptions, check};
+use conformance::model::{Entry, TierId, TierState};
+
+use crate::support::*;
+
+mod building;
+mod entries;
+mod kinds;
+mod operator;
+mod sources;

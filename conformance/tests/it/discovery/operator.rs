@@ -1,0 +1,278 @@
+//! The Flux Operator: FluxInstance sync paths, names and patches as entries.
+
+use super::*;
+
+#[test]
+fn flux_operator_layout_enters_by_the_unreferenced_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync Kustomization in git: kubernetes/flux/cluster is the FluxInstance's sync path.
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks("cluster-apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./plex/ks.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/plex/ks.yaml",
+        &ks("plex", "ignored", "./kubernetes/apps/plex/app", ""),
+    );
+    write(root, "kubernetes/apps/plex/app/cm.yaml", &configmap("plex"));
+    let outcome = run(root);
+    assert_eq!(outcome.model.clusters.len(), 1);
+    let cluster = &outcome.model.clusters[0];
+    assert_eq!(cluster.name, "cluster");
+    assert_eq!(
+        cluster.entry,
+        Entry::Directory {
+            path: "kubernetes/flux/cluster".into()
+        }
+    );
+    // kustomize's namespace transformer moved plex into media.
+    let plex = &cluster.tiers[&TierId::new("media", "plex")];
+    assert!(
+        matches!(&plex.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        plex.state
+    );
+    assert_eq!(cluster.tiers.len(), 3);
+}
+
+#[test]
+fn a_flux_instance_sync_path_is_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No sync Kustomization in git; the flux-instance chart's values say
+    // the cluster syncs kubernetes/flux/cluster. apps/disabled holds a Flux
+    // Kustomization no build includes (commented out of its overlay): it is
+    // not a cluster, although nothing else shows that.
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/fleet\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n      kustomize:\n        patches:\n          - patch: |-\n              apiVersion: kustomize.toolkit.fluxcd.io/v1\n              kind: Kustomization\n              metadata:\n                name: flux-system\n              spec:\n                decryption:\n                  provider: sops\n            target:\n              kind: Kustomization\n              name: flux-system\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks(
+            "cluster-apps",
+            "flux-system",
+            "./kubernetes/apps/flux-system",
+            "",
+        ),
+    );
+    write(
+        root,
+        "kubernetes/apps/flux-system/resourceset.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: previews\n  namespace: flux-system\nspec:\n  resources: []\n",
+    );
+    write(
+        root,
+        "kubernetes/disabled/old/ks.yaml",
+        &ks("old", "flux-system", "./kubernetes/disabled/old/app", ""),
+    );
+    write(
+        root,
+        "kubernetes/disabled/old/app/cm.yaml",
+        &configmap("old"),
+    );
+    let outcome = run(root);
+    let entries: Vec<&Entry> = outcome.model.clusters.iter().map(|c| &c.entry).collect();
+    assert_eq!(
+        entries,
+        [&Entry::Directory {
+            path: "kubernetes/flux/cluster".into()
+        }]
+    );
+    // The operator that syncs the cluster has its CRDs (ResourceSet) from
+    // the start.
+    assert!(
+        !rules(&outcome)
+            .iter()
+            .any(|(rule, _, _)| *rule == "crd-unavailable"),
+        "{:#?}",
+        outcome.findings
+    );
+    // The instance's kustomize.patches patch the sync Kustomization too.
+    let root_tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "flux-system")];
+    assert_eq!(
+        root_tier
+            .decryption
+            .as_ref()
+            .and_then(|d| d.str_at(&["provider"]))
+            .as_deref(),
+        Some("sops")
+    );
+    // A sync path that does not exist is ignored: discovery falls back to
+    // unreferenced directories (both, here).
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        path: kubernetes/flux/gone\n",
+    );
+    assert_eq!(run(root).model.clusters.len(), 2);
+}
+
+#[test]
+fn a_flux_instance_sync_name_names_the_source_of_this_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // sync.name renames the GitRepository (and Kustomization) the operator
+    // creates; Kustomizations refer to this repository by that name.
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/values.yaml",
+        "instance:\n  sync:\n    kind: GitRepository\n    name: home\n    url: https://github.com/example/home\n    ref: refs/heads/main\n    path: kubernetes/flux/cluster\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/cluster/ks.yaml",
+        &ks_from(
+            "cluster-apps",
+            "./kubernetes/apps/web",
+            "GitRepository",
+            "home",
+        ),
+    );
+    write(root, "kubernetes/apps/web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    assert!(
+        cluster
+            .tiers
+            .contains_key(&TierId::new("flux-system", "home"))
+    );
+    let apps = &cluster.tiers[&TierId::new("flux-system", "cluster-apps")];
+    assert!(
+        matches!(&apps.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        apps.state
+    );
+}
+
+#[test]
+fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // CI pushes kubernetes/ as the artifact; the FluxInstance syncs
+    // clusters/prod in it, which is where the instance itself lives. So the
+    // artifact's root can only be kubernetes/: no `sources` needed.
+    write(
+        root,
+        "kubernetes/clusters/prod/flux-system/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: OCIRepository\n    url: oci://ghcr.io/example/fleet\n    ref: latest\n    path: clusters/prod\n",
+    );
+    let oci = |name: &str, path: &str| ks_from(name, path, "OCIRepository", "flux-system");
+    write(
+        root,
+        "kubernetes/clusters/prod/apps.yaml",
+        &oci("apps", "./apps"),
+    );
+    write(root, "kubernetes/apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let names = cluster_names(&outcome);
+    assert_eq!(names, ["prod"]);
+    let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
+    assert_eq!(apps.path, "kubernetes/apps");
+    assert!(
+        matches!(&apps.state, TierState::Rendered(o) if o.len() == 1),
+        "{:?}",
+        apps.state
+    );
+}
+
+#[test]
+fn a_flux_instance_patch_that_does_not_apply_fails_the_entry_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A JSON 6902 remove of a field the sync Kustomization does not have:
+    // the operator cannot build its manifests, so nothing is synced.
+    write(
+        root,
+        "flux/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n  kustomize:\n    patches:\n      - patch: |\n          - op: remove\n            path: /spec/nothere\n        target:\n          kind: Kustomization\n",
+    );
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let cluster = &outcome.model.clusters[0];
+    let entry = &cluster.tiers[&TierId::new("flux-system", "flux-system")];
+    let TierState::RenderFailed(failure) = &entry.state else {
+        panic!("{:?}", entry.state);
+    };
+    assert!(
+        failure.message.contains("kustomize.patches"),
+        "{}",
+        failure.message
+    );
+    let at = failure.at.as_ref().unwrap();
+    assert_eq!((at.file.as_str(), at.line), ("flux/instance.yaml", 14));
+    assert!(
+        rules(&outcome).contains(&("render-failed", "prod", "flux-system")),
+        "{:#?}",
+        outcome.findings
+    );
+}
+
+#[test]
+fn a_flux_instance_cluster_beside_a_bootstrapped_one_and_its_self_containing_tiers() {
+    // dev is bootstrapped with `flux bootstrap` (gotk-sync.yaml); prod by
+    // the Flux Operator (a FluxInstance values file names its sync path).
+    // prod renders an app whose path holds its own ks.yaml: a tier of prod,
+    // not a cluster of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/dev");
+    write(
+        root,
+        "clusters/dev/apps.yaml",
+        &ks("apps", "flux-system", "./apps/dev", ""),
+    );
+    write(root, "apps/dev/cm.yaml", &configmap("dev"));
+    write(
+        root,
+        "platform/flux-instance/prod/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n",
+    );
+    write(
+        root,
+        "clusters/prod/kustomization.yaml",
+        "resources:\n  - ../../apps/prod/dns/ks.yaml\n",
+    );
+    write(
+        root,
+        "apps/prod/dns/ks.yaml",
+        &ks("dns", "flux-system", "./apps/prod/dns", ""),
+    );
+    write(root, "apps/prod/dns/cm.yaml", &configmap("dns"));
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(
+        names,
+        ["dev", "prod"],
+        "{:#?}",
+        outcome
+            .model
+            .clusters
+            .iter()
+            .map(|c| &c.entry)
+            .collect::<Vec<_>>()
+    );
+    let prod = outcome
+        .model
+        .clusters
+        .iter()
+        .find(|c| c.name == "prod")
+        .unwrap();
+    assert!(prod.tiers.contains_key(&TierId::new("flux-system", "dns")));
+}

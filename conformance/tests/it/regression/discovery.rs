@@ -1,0 +1,249 @@
+//! Discovery bugs: a broken sync, the summary, phantom clusters, declared entries, subdirectory roots, variable sync paths.
+
+use super::*;
+
+/// Issue 13: a typo in the sync path's own kustomization.yaml
+/// (`resorces:`) dropped the cluster silently (exit 0 when another cluster
+/// was healthy). Flux drops the unknown field when it rewrites the file and
+/// builds nothing: the cluster stays, with a render-failed finding at the
+/// file and line.
+#[test]
+fn a_typo_in_the_sync_kustomization_is_render_failed_not_a_lost_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresorces:\n  - flux-system\n  - apps.yaml\n",
+    );
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    sync(root, "clusters/dev");
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(names, ["dev", "prod"]);
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.cluster() == "prod")
+        .unwrap();
+    assert_eq!(f.rule(), conformance::rules::RuleId::RenderFailed);
+    assert_eq!(f.kustomization(), "flux-system");
+    let at = f.at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("clusters/prod/kustomization.yaml", 3)
+    );
+    assert!(f.message().contains("`resorces`"), "{}", f.message());
+}
+
+/// Issue 13: singular and plural in the summary ("1 Kustomizations").
+#[test]
+fn the_summary_counts_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let outcome = run(root);
+    let text = conformance::report::human::summary(&outcome, &[], std::time::Duration::ZERO);
+    assert!(
+        text.contains("1 cluster, 1 Kustomization (1 rendered"),
+        "{text}"
+    );
+}
+
+/// Issue 12.10: a Kustomization whose path contains its own file is a
+/// cluster of its own only when no other cluster already renders it.
+#[test]
+fn a_self_containing_tier_of_a_cluster_is_no_phantom_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/kustomization.yaml", "resources:\n  - web\n");
+    write(
+        root,
+        "apps/web/ks.yaml",
+        &ks("web", "flux-system", "./apps/web", ""),
+    );
+    write(root, "apps/web/cm.yaml", &configmap("web"));
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["prod"], "{}", messages(&outcome));
+}
+
+/// Issue 12.10: `clusters.<name>.entry` declares a cluster whose sync is
+/// not in git (an AKS Flux extension), with its source.
+#[test]
+fn a_declared_entry_is_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "clusters/aks/apps.yaml",
+        &ks("apps", "flux-system", "./apps", "").replace(
+            "name: flux-system\n    namespace: flux-system",
+            "name: cluster-config\n    namespace: flux-system",
+        ),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  aks-prod:\n    entry: clusters/aks\n    source:\n      name: cluster-config\n",
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["aks-prod"]);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    assert_eq!(objects_of(&outcome, "apps").len(), 1);
+}
+
+/// Issue 12.10: a Kustomization path that does not resolve at the root but
+/// does below a subdirectory (the artifact is that directory) says so.
+#[test]
+fn paths_below_a_subdirectory_suggest_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "gitops/clusters/prod");
+    write(
+        root,
+        "gitops/clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "gitops/apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.kustomization() == "apps")
+        .unwrap();
+    assert!(
+        f.message().contains("it exists below gitops/"),
+        "{}",
+        f.message()
+    );
+}
+
+/// Issue 17: a Kustomization whose GitRepository is another repository was
+/// taken for this repository's sync entry because its path happened to
+/// contain its file; the real entry (a FluxInstance sync path) was never
+/// tried.
+#[test]
+fn a_kustomization_of_another_repository_is_no_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "clusters/main/flux-instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: 2.x\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet.git\n    ref: refs/heads/main\n    path: clusters/main\n",
+    );
+    write(
+        root,
+        "clusters/main/kustomization.yaml",
+        "resources:\n  - flux-instance.yaml\n  - ../../kubernetes/apps\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "resources:\n  - keycloak.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/keycloak.yaml",
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: keycloak-k8s-resources\n  namespace: flux-system\nspec:\n  url: https://github.com/keycloak/keycloak-k8s-resources\n  ref:\n    tag: 26.0.0\n---\n{}",
+            ks("keycloak", "flux-system", "./kubernetes", "").replace(
+                "name: flux-system\n    namespace: flux-system",
+                "name: keycloak-k8s-resources\n    namespace: flux-system"
+            )
+        ),
+    );
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["main"], "{}", messages(&outcome));
+    let keycloak = &outcome.model.clusters[0].tiers
+        [&conformance::model::TierId::new("flux-system", "keycloak")];
+    assert!(
+        matches!(keycloak.state, conformance::model::TierState::NotChecked(_)),
+        "{:?}",
+        keycloak.state
+    );
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != conformance::rules::RuleId::RenderFailed),
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 17: a sync path written `./clusters/${ENVIRONMENT}/${CLUSTER}` and
+/// made literal by per-cluster patches found no cluster. Each patch that a
+/// build of its own path reads is one cluster.
+#[test]
+fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "flux/base/kustomization.yaml",
+        "resources:\n  - sync.yaml\n  - repo.yaml\n",
+    );
+    write(
+        root,
+        "flux/base/repo.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-config\n  namespace: flux-system\nspec:\n  url: https://github.com/example/fleet\n",
+    );
+    write(
+        root,
+        "flux/base/sync.yaml",
+        &ks(
+            "flux-system",
+            "flux-system",
+            "./clusters/${ENVIRONMENT}/${CLUSTER}",
+            "",
+        )
+        .replace(
+            "name: flux-system\n    namespace: flux-system",
+            "name: flux-config\n    namespace: flux-system",
+        ),
+    );
+    for (env, cluster) in [("prod", "00"), ("dev", "01")] {
+        write(
+            root,
+            &format!("flux/{env}/{cluster}/patch.yaml"),
+            &format!(
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/{env}/{cluster}\n  postBuild:\n    substitute:\n      ENVIRONMENT: {env}\n      CLUSTER: \"{cluster}\"\n"
+            ),
+        );
+        write(
+            root,
+            &format!("clusters/{env}/{cluster}/kustomization.yaml"),
+            &format!(
+                "resources:\n  - ../../../flux/base\n  - apps.yaml\npatches:\n  - path: ../../../flux/{env}/{cluster}/patch.yaml\n"
+            ),
+        );
+        write(
+            root,
+            &format!("clusters/{env}/{cluster}/apps.yaml"),
+            &ks("apps", "flux-system", "./apps", "").replace(
+                "name: flux-system\n    namespace: flux-system",
+                "name: flux-config\n    namespace: flux-system",
+            ),
+        );
+    }
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let mut names = cluster_names(&outcome);
+    names.sort();
+    assert_eq!(names, ["00", "01"], "{}", messages(&outcome));
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+}

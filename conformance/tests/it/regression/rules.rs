@@ -1,0 +1,248 @@
+//! Rule bugs: scopes, group-qualified identity, retyping, prune windows, substitution strictness.
+
+use super::*;
+
+/// Issue 12.4: a cluster-scoped kind whose CRD is not in git (a chart's
+/// ClusterIssuer) needs no namespace; a namespaced one does.
+#[test]
+fn cluster_scoped_chart_kinds_need_no_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/issuer.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: letsencrypt\nspec:\n  selfSigned: {}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n    - port: 80\n",
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [cert-manager.io]\n",
+    );
+    let outcome = run(root);
+    let rules: Vec<(&str, Option<&str>)> = outcome
+        .findings
+        .iter()
+        .map(|f| (f.rule().as_str(), f.object()))
+        .collect();
+    assert_eq!(rules, [("namespace-unspecified", Some("Service/web"))]);
+}
+
+/// Issue 12.5: objects of one kind and name in two API groups are two
+/// objects (v1 ServiceAccount and talos.dev ServiceAccount).
+#[test]
+fn objects_are_told_apart_by_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("core", "flux-system", "./core", ""),
+            ks("talos", "flux-system", "./talos", "")
+        ),
+    );
+    write(
+        root,
+        "core/sa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\n",
+    );
+    write(
+        root,
+        "talos/sa.yaml",
+        "apiVersion: talos.dev/v1alpha1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\nspec:\n  roles: [os:reader]\n",
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [talos.dev]\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
+    let talos = objects_of(&outcome, "talos")[0];
+    assert_eq!(
+        talos.id.to_string(),
+        "talos.dev/ServiceAccount/default/runner"
+    );
+    assert_eq!(
+        objects_of(&outcome, "core")[0].id.to_string(),
+        "ServiceAccount/default/runner"
+    );
+}
+
+/// Issue 12.6: after substitution, values take the types Flux's YAML round
+/// trip gives them (go-yaml v2: YAML 1.1).
+#[test]
+fn substituted_values_are_retyped_as_flux_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(
+        root,
+        "  postBuild:\n    substitute:\n      ON: \"on\"\n      MODE: \"0755\"\n      RATIO: \"1.5\"\n      COLOR: \"#fff\"\n      NAME: web\n",
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: default\ndata:\n  on: ${ON}\n  mode: ${MODE}\n  ratio: ${RATIO}\n  color: ${COLOR}\n  name: ${NAME}\n  quoted: \"key: ${NAME}\"\n",
+    );
+    let outcome = run(root);
+    let cm = objects_of(&outcome, "apps")[0];
+    use conformance::yaml::Value;
+    let value = |k: &str| cm.body.path(&["data", k]).map(|n| n.value.clone());
+    assert_eq!(value("on"), Some(Value::Bool(true)));
+    assert_eq!(value("mode"), Some(Value::Int(493)));
+    assert_eq!(value("ratio"), Some(Value::Float(1.5)));
+    assert_eq!(value("color"), Some(Value::Null));
+    assert_eq!(value("name"), Some(Value::String("web".into())));
+    assert_eq!(value("quoted"), Some(Value::String("key: web".into())));
+}
+
+/// Issue 12.8: a move under prune is a window only when nothing orders the
+/// old owner after the new one, and the object is not protected from
+/// garbage collection.
+#[test]
+fn prune_transient_only_when_a_window_exists() {
+    let build = |root: &Path, owner: &str, old_depends_on_new: bool, annotation: &str| {
+        sync(root, "clusters/prod");
+        let deps = if old_depends_on_new {
+            "  dependsOn:\n    - name: new\n"
+        } else {
+            ""
+        };
+        write(
+            root,
+            "clusters/prod/tiers.yaml",
+            &format!(
+                "{}---\n{}",
+                ks("old", "flux-system", "./old", deps),
+                ks("new", "flux-system", "./new", "")
+            ),
+        );
+        write(root, "old/keep.yaml", &configmap("keep"));
+        write(root, "new/keep.yaml", &configmap("other"));
+        let moved = configmap("moved").replace(
+            "  namespace: default\n",
+            &format!("  namespace: default\n{annotation}"),
+        );
+        write(root, &format!("{owner}/moved.yaml"), &moved);
+    };
+    for (old_depends_on_new, annotation, finding) in [
+        (false, "", true),
+        (true, "", false),
+        (
+            false,
+            "  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled\n",
+            false,
+        ),
+        (
+            false,
+            "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: Ignore\n",
+            false,
+        ),
+    ] {
+        let base = tempfile::tempdir().unwrap();
+        build(base.path(), "old", old_depends_on_new, annotation);
+        let head = tempfile::tempdir().unwrap();
+        build(head.path(), "new", old_depends_on_new, annotation);
+        let outcome = conformance::check::check(&conformance::check::CheckOptions {
+            repo: head.path().to_path_buf(),
+            clusters: vec![],
+            renderer: None,
+            base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
+        })
+        .unwrap();
+        let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
+        assert_eq!(
+            rules == ["prune-transient"],
+            finding,
+            "depends={old_depends_on_new} annotation={annotation:?}: {}",
+            messages(&outcome)
+        );
+    }
+}
+
+/// Issue 17: a postBuild that defines no variable (`substitute: {}`) makes
+/// Flux skip the pass, so `${DS_PROMETHEUS}` in a Grafana dashboard ships
+/// literally, as meant: at most the unaudited warning, never a hazard.
+#[test]
+fn a_skipped_substitution_pass_is_a_warning_not_a_hazard() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  postBuild:\n    substitute: {}\n");
+    write(
+        root,
+        "apps/dashboard.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboard\n  namespace: default\ndata:\n  json: '{\"datasource\": \"${DS_PROMETHEUS}\"}'\n",
+    );
+    let outcome = run(root);
+    let found: Vec<(&str, conformance::rules::Severity)> = outcome
+        .findings
+        .iter()
+        .map(|f| (f.rule().as_str(), f.severity()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "substitution-unaudited",
+            conformance::rules::Severity::Warning
+        )],
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 17: strictness follows the kustomize-controller the repository
+/// installs: an undefined variable fails the tier from 1.9 (an error), and
+/// becomes empty before (a warning); substitution.strict overrides it.
+#[test]
+fn substitution_strictness_follows_the_installed_flux() {
+    for (flux, kc, config, severity) in [
+        (
+            "v2.8.8",
+            "v1.8.5",
+            "",
+            conformance::rules::Severity::Warning,
+        ),
+        ("v2.9.0", "v1.9.1", "", conformance::rules::Severity::Error),
+        (
+            "v2.8.8",
+            "v1.8.5",
+            "substitution:\n  strict: true\n",
+            conformance::rules::Severity::Error,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, "  postBuild:\n    substitute:\n      DEFINED: x\n");
+        write(
+            root,
+            "clusters/prod/flux-system/gotk-components.yaml",
+            &format!(
+                "---\n# This manifest was generated by flux. DO NOT EDIT.\n# Flux Version: {flux}\n# Components: kustomize-controller\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kustomize-controller\n  namespace: flux-system\nspec:\n  selector:\n    matchLabels:\n      app: kustomize-controller\n  template:\n    metadata:\n      labels:\n        app: kustomize-controller\n    spec:\n      containers:\n        - name: manager\n          image: ghcr.io/fluxcd/kustomize-controller:{kc}\n"
+            ),
+        );
+        write(
+            root,
+            "apps/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\ndata:\n  a: ${DEFINED}\n  b: ${UNDEFINED}\n",
+        );
+        if !config.is_empty() {
+            write(root, "conformance.yaml", config);
+        }
+        let outcome = run(root);
+        let hazards: Vec<conformance::rules::Severity> = outcome
+            .findings
+            .iter()
+            .filter(|f| f.rule() == conformance::rules::RuleId::SubstitutionHazard)
+            .map(|f| f.severity())
+            .collect();
+        assert_eq!(
+            hazards,
+            [severity],
+            "{flux} {config:?}: {}",
+            messages(&outcome)
+        );
+    }
+}
