@@ -247,6 +247,24 @@ impl<'m> ClusterAnalysis<'m> {
                     },
                     reference.required,
                 ),
+                // A release the tier's Ready waits for is installed only
+                // after its dependsOn releases are Ready: the tier is Ready
+                // only once they have applied.
+                What::Reference { reference, .. }
+                    if reference.waits
+                        && p.object
+                            .is_some_and(|o| health::check(p.tier, &o.id).is_some()) =>
+                {
+                    (
+                        Phase::Ready,
+                        format!("{} ({})", reference.target(), reference.via),
+                        Need::Reference {
+                            kind: reference.kind.to_string(),
+                            name: reference.name.clone(),
+                        },
+                        true,
+                    )
+                }
                 What::Reference { .. } => continue,
             };
             requirements

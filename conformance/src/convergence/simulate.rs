@@ -37,6 +37,10 @@ pub enum Phase {
     Build,
     /// At the dry-run of the stage that uses it: the tier does not apply.
     Apply,
+    /// Before the tier is Ready: what an object its Ready waits for waits
+    /// for in turn (a HelmRelease's dependsOn release, which helm-controller
+    /// installs it after). The tier applies, but is not Ready without it.
+    Ready,
 }
 
 /// One need of a tier, for the simulation.
@@ -391,7 +395,11 @@ impl Simulation {
                     sim.applied[i] = true;
                     changed = true;
                 }
-                if sim.applied[i] && !sim.ready[i] && waits[i].iter().all(|&c| sim.ready[c]) {
+                if sim.applied[i]
+                    && !sim.ready[i]
+                    && waits[i].iter().all(|&c| sim.ready[c])
+                    && sim.unmet(i, Phase::Ready).is_none()
+                {
                     sim.ready[i] = true;
                     changed = true;
                 }
@@ -426,6 +434,7 @@ impl Simulation {
                     .iter()
                     .find(|&&c| !sim.ready[c])
                     .map(|&c| Blocker::WaitsFor(c))
+                    .or_else(|| sim.unmet(i, Phase::Ready).map(Blocker::Needs))
             };
         }
         sim
@@ -460,7 +469,7 @@ impl Simulation {
                         || (self.index.get(&s.tier) == Some(&i)
                             && match s.level {
                                 Level::Stage1 => true,
-                                Level::Applied => r.phase == Phase::Apply,
+                                Level::Applied => r.phase != Phase::Build,
                                 Level::Runtime(_) => false,
                             })
                 });
@@ -472,7 +481,7 @@ impl Simulation {
             match (&s.level, j == i) {
                 (Level::Stage1, true) => true,
                 (Level::Stage1, false) => self.started[j],
-                (Level::Applied, true) => r.phase == Phase::Apply,
+                (Level::Applied, true) => r.phase != Phase::Build,
                 (Level::Applied, false) => self.applied[j],
                 (Level::Runtime(rt), false) => {
                     self.applied[j]

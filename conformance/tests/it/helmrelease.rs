@@ -571,3 +571,58 @@ fn the_source_a_cluster_syncs_from_exists_from_bootstrap() {
         outcome.findings
     );
 }
+
+#[test]
+fn a_tier_that_waits_for_a_release_whose_dependency_waits_for_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let setup = |wait: &str| {
+        repo(
+            root,
+            &[("a.yaml", &release("a", "  dependsOn:\n    - name: db\n"))],
+        );
+        write(
+            root,
+            "clusters/prod/tiers.yaml",
+            &[
+                ks("sources", "flux-system", "./sources", ""),
+                ks(
+                    "apps",
+                    "flux-system",
+                    "./apps",
+                    &format!("  dependsOn:\n    - name: sources\n{wait}"),
+                ),
+                ks(
+                    "db",
+                    "flux-system",
+                    "./db",
+                    "  dependsOn:\n    - name: apps\n",
+                ),
+            ]
+            .join("---\n"),
+        );
+        write(root, "db/hr.yaml", &release("db", ""));
+    };
+    // apps's Ready waits for HelmRelease a, which helm-controller installs
+    // only after db is Ready; db's tier starts only after apps is Ready.
+    setup("  wait: true\n");
+    let outcome = run(root);
+    let unresolved = of(&outcome.findings, RuleId::UnresolvedReference);
+    assert_eq!(unresolved.len(), 1, "{:#?}", outcome.findings);
+    assert!(
+        unresolved[0]
+            .message()
+            .contains("HelmRelease/web/db (spec.dependsOn)")
+            && unresolved[0].severity() == Severity::Error,
+        "{}",
+        unresolved[0].message()
+    );
+    // Without wait, apps is Ready once applied: db follows, a installs.
+    setup("");
+    let outcome = run(root);
+    assert!(
+        of(&outcome.findings, RuleId::UnresolvedReference).is_empty(),
+        "{:#?}",
+        outcome.findings
+    );
+}

@@ -1,0 +1,386 @@
+//! What a repository installs before Flux: helmfiles, scripts, Taskfiles, Talos, k3s, Azure, OpenShift.
+
+use super::*;
+
+#[test]
+fn a_helmfile_that_installs_the_chart_first_makes_its_crs_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome)); // same-tier chart
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    // `conformance crds` shows where.
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let cluster = &session.model.clusters[0];
+    let text = conformance::report::crds::render(&session.analysis(cluster));
+    assert!(
+        text.contains("bootstrap (bootstrap/helmfile.yaml:5): helmfile release external-secrets"),
+        "{text}"
+    );
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    assert!(
+        json["bootstrap"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["file"] == "bootstrap/helmfile.yaml"
+                && i["provides"] == "chart external-secrets"),
+        "{}",
+        json["bootstrap"]
+    );
+}
+
+#[test]
+fn a_helmfile_of_other_charts_excuses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n",
+    );
+    let outcome = run(root);
+    let errors = errors(&outcome);
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert_eq!(errors[0].rule(), conformance::rules::RuleId::SecondOrderCrd);
+}
+
+#[test]
+fn crds_only_helmfiles_install_crds_not_namespaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/monitor.yaml",
+        &cr("monitoring.coreos.com/v1", "ServiceMonitor", "o11y", "m"),
+    );
+    write(
+        root,
+        "bootstrap/helmfile.d/00-crds.yaml",
+        "helmDefaults:\n  args: [--include-crds]\nreleases:\n  - name: kube-prometheus-stack\n    namespace: o11y\n    chart: prometheus-community/kube-prometheus-stack\n",
+    );
+    let outcome = run(root);
+    // The CRD is there; the namespace is not.
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != conformance::rules::RuleId::CrdUnavailable),
+        "{}",
+        all(&outcome)
+    );
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_script_applying_a_local_crd_kustomization_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/widget.yaml",
+        &cr("example.com/v1", "Widget", "default", "w"),
+    );
+    write(
+        root,
+        "bootstrap/crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+    );
+    write(
+        root,
+        "bootstrap/crds/kustomization.yaml",
+        "resources: [widgets.yaml]\n",
+    );
+    assert_eq!(errors(&run(root)).len(), 1);
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/usr/bin/env bash\nROOT_DIR=\"$(git rev-parse --show-toplevel)\"\nkubectl apply --server-side -k \"${ROOT_DIR}/bootstrap/crds\"\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_cni_helmcharts_bootstrap_from_a_taskfile_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("network", "flux-system", "./kubernetes/network", ""),
+    );
+    write(
+        root,
+        "kubernetes/network/pool.yaml",
+        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec:\n  blocks: [{cidr: 10.0.0.0/24}]\n",
+    );
+    write(
+        root,
+        "talos/cni/kustomization.yaml",
+        "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n    releaseName: cilium\n    namespace: kube-system\n",
+    );
+    write(
+        root,
+        "Taskfile.yaml",
+        "version: '3'\nvars:\n  TALOS_DIR: '{{.ROOT_DIR}}/talos'\ntasks:\n  cni:\n    cmds:\n      - kubectl kustomize --enable-helm {{.TALOS_DIR}}/cni | kubectl apply --server-side -f -\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn talos_api_access_and_extra_manifests_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/sa.yaml",
+        &cr("talos.dev/v1alpha1", "ServiceAccount", "default", "ops"),
+    );
+    write(
+        root,
+        "kubernetes/apps/route.yaml",
+        &cr("gateway.networking.k8s.io/v1", "HTTPRoute", "default", "r"),
+    );
+    assert_eq!(errors(&run(root)).len(), 2);
+    write(
+        root,
+        "talos/controlplane.yaml.j2",
+        "machine:\n  features:\n    kubernetesTalosAPIAccess:\n      enabled: true\n      allowedRoles: [os:reader]\ncluster:\n  extraManifests:\n    - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/experimental-install.yaml\n  clusterName: {{ cluster_name }}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn k3s_server_manifests_and_k3s_kinds_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/config.yaml",
+        "apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata:\n  name: traefik\n  namespace: kube-system\nspec:\n  valuesContent: ''\n",
+    );
+    write(
+        root,
+        "kubernetes/apps/monitor.yaml",
+        &cr("monitoring.coreos.com/v1", "PodMonitor", "default", "m"),
+    );
+    write(
+        root,
+        "ansible/inventory/group_vars/kubernetes/k3s.yml",
+        "k3s_release_version: v1.30.0+k3s1\nk3s_server_manifests_urls:\n  - url: https://raw.githubusercontent.com/prometheus-operator/prometheus-operator/v0.65.1/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml\n    filename: podmonitors.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn an_azure_flux_configuration_creates_its_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: cluster-config\ndata: {}\n",
+    );
+    // Nothing creates cluster-config: a true finding.
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
+        "{}",
+        all(&outcome)
+    );
+    // AKS's microsoft.flux extension creates the configuration's namespace.
+    write(
+        root,
+        "infra/flux.bicep",
+        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  scope: aks\n  properties: {\n    scope: 'cluster'\n    namespace: 'cluster-config'\n  }\n}\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // Computed namespaces excuse nothing.
+    write(
+        root,
+        "infra/flux.bicep",
+        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  properties: {\n    namespace: ns\n  }\n}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::NamespaceMissing),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
+    // Talos applies the CNI manifests at bootstrap; this repository renders
+    // them from the chart its Flux HelmRelease later adopts (Helm's
+    // ownership annotations), so Cilium's kinds exist before Flux.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    helm_repository(root, "kubernetes/flux", "flux-system", "charts");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("cilium", "flux-system", "./kubernetes/cilium", ""),
+    );
+    write(
+        root,
+        "kubernetes/cilium/hr.yaml",
+        &hr("cilium", "kube-system", "cilium", ""),
+    );
+    write(
+        root,
+        "kubernetes/cilium/pool.yaml",
+        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec: {}\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::SecondOrderCrd),
+        "{}",
+        all(&outcome)
+    );
+    write(
+        root,
+        "talos/integrations/cni/cilium.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cilium-operator\n  namespace: kube-system\n  annotations:\n    meta.helm.sh/release-name: cilium\n    meta.helm.sh/release-namespace: kube-system\nspec: {}\n",
+    );
+    write(
+        root,
+        "talos/controlplane.yaml",
+        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/integrations/cni/cilium.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+    // A URL to a file the repository does not hold excuses nothing.
+    write(
+        root,
+        "talos/controlplane.yaml",
+        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/elsewhere/cilium.yaml\n",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::SecondOrderCrd),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("openshift-config", "flux-system", "./config", ""),
+            ks("metallb", "flux-system", "./metallb", "  wait: true\n"),
+            ks(
+                "metallb-config",
+                "flux-system",
+                "./metallb-config",
+                "  dependsOn:\n    - name: metallb\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "config/ca.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: custom-ca\n  namespace: openshift-config\ndata: {}\n",
+    );
+    write(
+        root,
+        "metallb/subscription.yaml",
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: metallb-operator-sub\n  namespace: openshift-operators\nspec:\n  channel: stable\n  name: metallb-operator\n  source: community-operators\n  sourceNamespace: openshift-marketplace\n",
+    );
+    write(
+        root,
+        "metallb-config/pool.yaml",
+        "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: pool\n  namespace: openshift-operators\nspec:\n  addresses: [10.0.0.0/28]\n",
+    );
+    // Nothing shows OpenShift: its namespaces and OLM's kinds are missing.
+    let outcome = run(root);
+    let rules: Vec<&str> = errors(&outcome).iter().map(|f| f.rule().as_str()).collect();
+    assert!(rules.contains(&"namespace-missing"), "{}", all(&outcome));
+    assert!(rules.contains(&"crd-unavailable"), "{}", all(&outcome));
+    // The repository configures the cluster through config.openshift.io.
+    write(
+        root,
+        "config/oauth.yaml",
+        "apiVersion: config.openshift.io/v1\nkind: OAuth\nmetadata:\n  name: cluster\nspec: {}\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    // OLM creates metallb.io once the Subscription is processed; the
+    // Subscription's Ready (there is none kstatus reads) does not say so.
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::HealthGate
+                && f.message().contains("metallb.io")),
+        "{}",
+        all(&outcome)
+    );
+}
