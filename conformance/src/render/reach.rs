@@ -54,8 +54,14 @@ fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
         out.cycles.push(Span::new(dir.to_string(), 0));
         return;
     }
+    // A directory reached twice (a diamond of bases) is read once: what it
+    // reaches is already recorded. Without this the walk is exponential in
+    // the depth of such diamonds, where kustomize stops at the first
+    // duplicate id (`resWrangler.appendReplaceOrMerge`).
+    if !out.dirs.insert(dir.to_string()) {
+        return;
+    }
     stack.push(dir.to_string());
-    out.dirs.insert(dir.to_string());
     match tree.kustomization_file(dir) {
         None => {
             for entry in generated_resources_in(tree, dir) {

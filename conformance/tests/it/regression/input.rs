@@ -396,3 +396,52 @@ fn a_depends_on_entry_without_a_name_is_reported_not_dropped() {
         "{text}"
     );
 }
+
+/// Issue 23: diamond-shaped bases (each level lists two bases that share
+/// the next) were walked once per path by the reach walk, 2^depth times:
+/// depth 20 took 52 s. kustomize stops at the first duplicate id; the walk
+/// now reads a directory once. At depth 26 the old walk would run for hours.
+#[test]
+fn diamond_bases_are_read_once_and_fail_on_the_duplicate_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps/l0a", ""),
+    );
+    const DEPTH: usize = 26;
+    for level in 0..=DEPTH {
+        for side in ["a", "b"] {
+            let path = format!("apps/l{level}{side}");
+            if level == DEPTH {
+                write(
+                    root,
+                    &format!("{path}/kustomization.yaml"),
+                    "resources: [cm.yaml]\n",
+                );
+                write(
+                    root,
+                    &format!("{path}/cm.yaml"),
+                    &format!(
+                        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaf-{side}\n  namespace: default\n"
+                    ),
+                );
+            } else {
+                write(
+                    root,
+                    &format!("{path}/kustomization.yaml"),
+                    &format!("resources: [../l{}a, ../l{}b]\n", level + 1, level + 1),
+                );
+            }
+        }
+    }
+    let outcome = run(root);
+    let failed: Vec<_> = rules(&outcome)
+        .into_iter()
+        .filter(|(rule, _, _)| *rule == "render-failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{}", all(&outcome));
+    assert!(all(&outcome).contains("leaf-a"), "{}", all(&outcome));
+}
