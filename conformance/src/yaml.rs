@@ -434,7 +434,87 @@ pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
 pub fn parse_text(text: &str) -> Result<Vec<Node>, YamlError> {
     let mut docs = parse_documents(text)?;
     go_yaml_folding(text, &mut docs);
+    go_yaml_block_at_eof(text, &mut docs);
     Ok(docs)
+}
+
+/// A literal or folded block scalar (clip or keep) that ends the file with
+/// no line break after its last line has no final line break in libyaml's
+/// scanner (`yaml_parser_scan_block_scalar` keeps only the breaks it reads),
+/// which go-yaml ports: `k: |` then `  a` at the end of the file is `a`,
+/// not `a\n`. The YAML 1.2 reading this loader's parser makes adds one.
+fn go_yaml_block_at_eof(text: &str, docs: &mut [Node]) {
+    if text.is_empty() || text.ends_with('\n') || text.ends_with('\r') {
+        return;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(last) = lines.last().filter(|l| !l.trim().is_empty()) else {
+        return;
+    };
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let mut body_indent = indent(last);
+    let mut block = false;
+    for line in lines[..lines.len() - 1].iter().rev() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if indent(line) >= body_indent {
+            continue;
+        }
+        // A less indented line: the header of the block scalar the last
+        // line is in, or a line of it (or of the structure above).
+        if is_block_indicator(line) {
+            block = true;
+            break;
+        }
+        body_indent = indent(line);
+        if body_indent == 0 {
+            break;
+        }
+    }
+    if !block {
+        return;
+    }
+    if let Some(doc) = docs.last_mut()
+        && let Some(Value::String(s)) = last_leaf(doc).map(|n| &mut n.value)
+        && s.ends_with('\n')
+    {
+        s.pop();
+    }
+}
+
+/// Whether a line ends with a block scalar header (`|`, `>`, with an
+/// optional indentation and chomping indicator, then maybe a comment).
+fn is_block_indicator(line: &str) -> bool {
+    let code = match line.find(" #") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+    .trim_end();
+    let Some(head) = code
+        .rfind(['|', '>'])
+        .filter(|&i| i == 0 || code[..i].ends_with(' '))
+    else {
+        return false;
+    };
+    let rest = &code[head + 1..];
+    rest.len() <= 2
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+}
+
+/// The node that ends a document: the last value of the last entry, all
+/// the way down.
+fn last_leaf(node: &mut Node) -> Option<&mut Node> {
+    if !matches!(node.value, Value::Map(_) | Value::Seq(_)) {
+        return Some(node);
+    }
+    match &mut node.value {
+        Value::Map(entries) => last_leaf(&mut entries.last_mut()?.1),
+        Value::Seq(items) => last_leaf(items.last_mut()?),
+        _ => None,
+    }
 }
 
 /// go-yaml v3 (what kustomize and kustomize-controller parse with) keeps an
@@ -495,18 +575,30 @@ fn go_yaml_folding(text: &str, docs: &mut [Node]) {
 
 fn apply_folding_fixes(node: &mut Node, fixes: &[(u32, Vec<String>)]) {
     match &mut node.value {
+        // Not when a line of the value ends in a space: kubectl kustomize
+        // then writes the value double-quoted, with no extra break (found
+        // by the differential test; the value Flux applies is the one
+        // kustomize writes out).
+        Value::String(s) if s.contains(" \n") => {}
         Value::String(s) => {
             // The scalar's node starts on the indicator line or the next one.
             if let Some((_, targets)) = fixes
                 .iter()
                 .find(|(l, _)| *l == node.line || *l + 1 == node.line)
             {
+                // In order, each after the last: the same more-indented
+                // line can follow a base line more than once.
+                let mut from = 0;
                 for t in targets {
                     let needle = format!("\n{t}");
-                    if let Some(pos) = s.find(&needle)
-                        && !s[..pos].ends_with('\n')
-                    {
+                    let Some(pos) = s[from..].find(&needle).map(|p| p + from) else {
+                        continue;
+                    };
+                    if !s[..pos].ends_with('\n') {
                         s.insert(pos, '\n');
+                        from = pos + 1 + needle.len();
+                    } else {
+                        from = pos + needle.len();
                     }
                 }
             }
@@ -775,6 +867,41 @@ mod tests {
         let mut docs = parse_documents(text).unwrap();
         go_yaml_folding(text, &mut docs);
         assert_eq!(docs[0].str_at(&["e"]).as_deref(), Some("a(c,\n\n  b\n)"));
+    }
+
+    #[test]
+    fn a_block_scalar_ending_the_file_keeps_no_final_break_as_in_go_yaml() {
+        let docs = parse_text("a: |\n  x\n  y").unwrap();
+        assert_eq!(docs[0].str_at(&["a"]).as_deref(), Some("x\ny"));
+        let docs = parse_text("b:\n- c: >+ # kept\n    x").unwrap();
+        assert_eq!(
+            docs[0].as_map()[0].1.as_seq()[0].str_at(&["c"]).as_deref(),
+            Some("x")
+        );
+        // With the break, or not a block scalar: unchanged.
+        let docs = parse_text("a: |\n  x\n").unwrap();
+        assert_eq!(docs[0].str_at(&["a"]).as_deref(), Some("x\n"));
+        let docs = parse_text("a: \"x\\n\"").unwrap();
+        assert_eq!(docs[0].str_at(&["a"]).as_deref(), Some("x\n"));
+        let docs = parse_text("k:\n  s: |\n    a:\n      b").unwrap();
+        assert_eq!(docs[0].str_at(&["k", "s"]).as_deref(), Some("a:\n  b"));
+        let docs = parse_text("a: |\n  x\nb:\n  c: \"d\\n\"").unwrap();
+        assert_eq!(docs[0].str_at(&["b", "c"]).as_deref(), Some("d\n"));
+        let docs = parse_text("a: |\n  x\nb: y").unwrap();
+        assert_eq!(docs[0].str_at(&["a"]).as_deref(), Some("x\n"));
+    }
+
+    #[test]
+    fn folding_fixes_repeated_lines_in_order() {
+        let text = "e: >-\n  a(\n    b\n  c(\n    b\n";
+        let docs = parse_text(text).unwrap();
+        assert_eq!(
+            docs[0].str_at(&["e"]).as_deref(),
+            Some("a(\n\n  b\nc(\n\n  b")
+        );
+        let text = "e: >-\n  a(\n    b \n  c\n";
+        let docs = parse_text(text).unwrap();
+        assert_eq!(docs[0].str_at(&["e"]).as_deref(), Some("a(\n  b \nc"));
     }
 
     #[test]

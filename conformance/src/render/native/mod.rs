@@ -58,10 +58,46 @@ impl Kustomize for Native {
         generate::add_hash_suffixes(&mut resources)?;
         nameref::fix_back_references(&mut resources, &builder.name_refs)?;
         resources.retain(|r| !r.is_local_config());
+        for r in &mut resources {
+            if let Err((line, value)) = json_numbers(&mut r.node) {
+                let message = format!(
+                    "json: unsupported value: {value} (in {}; kustomize writes every object as JSON)",
+                    r.id().text()
+                );
+                return Err(match &r.origin {
+                    Origin::File(path) if !path.split('/').any(|p| p == "..") => {
+                        Error::at(crate::repo::join(dir, path), line, message)
+                    }
+                    _ => Error::new(message),
+                });
+            }
+        }
         Ok(resources
             .into_iter()
             .map(|r| r.finish(builder.origin_annotations))
             .collect())
+    }
+}
+
+/// Numbers as kustomize outputs them: it decodes every object into Go
+/// values and encodes them with `encoding/json` (`resource.Resource`'s
+/// `MarshalJSON`, then `AsYaml`), so a float with no fraction is an integer
+/// (`1.0` is `1`, `-0.0` is `0`) and an infinity or NaN fails the build.
+/// Flux applies what kustomize outputs, so this is what the cluster gets.
+/// The error is the line and text of the first value JSON cannot hold.
+fn json_numbers(node: &mut Node) -> Result<(), (u32, &'static str)> {
+    match &mut node.value {
+        Value::Float(f) if f.is_nan() => Err((node.line, "NaN")),
+        Value::Float(f) if f.is_infinite() => {
+            Err((node.line, if *f > 0.0 { "+Inf" } else { "-Inf" }))
+        }
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            node.value = Value::Int(*f as i64);
+            Ok(())
+        }
+        Value::Seq(items) => items.iter_mut().try_for_each(json_numbers),
+        Value::Map(entries) => entries.iter_mut().try_for_each(|(_, v)| json_numbers(v)),
+        _ => Ok(()),
     }
 }
 

@@ -24,7 +24,9 @@ pub enum Patch {
 /// Parses patch text as kustomize does: both as strategic merge documents
 /// and as a JSON 6902 operation list; exactly one must succeed.
 pub fn parse(text: &str, what: &str) -> Result<Patch, Error> {
-    let docs = yaml::parse_documents(text).map_err(|e| Error::from(format!("{what}: {e}")))?;
+    // go-yaml's reading (a block scalar that ends the text, folded lines),
+    // as kustomize's `SliceFromBytes` parses the (trimmed) patch text.
+    let docs = yaml::parse_text(text).map_err(|e| Error::from(format!("{what}: {e}")))?;
     // Only null documents (`null`, `~`, `---`): kustomize's PatchTransformer
     // reads such a text as both kinds and refuses it.
     if docs.is_empty() {
