@@ -131,7 +131,14 @@ struct Renamed {
     namespace: String,
     cluster_scoped: bool,
     old_names: Vec<String>,
+    /// The namespaces it had (`""` read as `default`).
+    old_namespaces: Vec<String>,
     name: String,
+}
+
+/// A namespace as an object id reads it: none is `default`.
+fn ns_or_default(ns: &str) -> &str {
+    if ns.is_empty() { "default" } else { ns }
 }
 
 pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> Result<(), Error> {
@@ -143,6 +150,11 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
             namespace: r.namespace(),
             cluster_scoped: is_cluster_scoped(&r.api_version(), &r.kind()),
             old_names: r.previous.iter().map(|p| p.name.clone()).collect(),
+            old_namespaces: r
+                .previous
+                .iter()
+                .map(|p| ns_or_default(&p.namespace).to_string())
+                .collect(),
             name: r.name(),
         })
         .collect();
@@ -152,6 +164,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
     for r in acc.iter_mut() {
         let referrer_kind = r.original().kind;
         let referrer_ns = r.namespace();
+        let referrer_cluster_scoped = is_cluster_scoped(&r.api_version(), &r.kind());
         let mut edits: Vec<(String, String, bool, &'static str)> = Vec::new();
         for (spec_kind, prefix) in POD_SPECS.iter().filter(|(k, _)| *k == referrer_kind) {
             for (target, field) in POD_REFS {
@@ -189,10 +202,28 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
             if path == "spec/scaleTargetRef/name" && hpa_kind.as_deref() != Some(target.as_str()) {
                 continue;
             }
-            let find = |old: &str, ns_hint: &str| -> Result<Option<&Renamed>, Error> {
+            // `subject_ns`: a binding subject's own namespace (`Some("")`
+            // when it has none), which must be one the account had: a
+            // subject naming another namespace is another account.
+            let find = |old: &str,
+                        ns_hint: &str,
+                        subject_ns: Option<&str>|
+             -> Result<Option<&Renamed>, Error> {
                 let hits: Vec<&Renamed> = renamed
                     .iter()
                     .filter(|c| c.kind == target && c.old_names.iter().any(|n| n == old))
+                    .filter(|c| match subject_ns {
+                        None => true,
+                        // A binding's subject: the account must now be in
+                        // the binding's namespace (any, for a cluster
+                        // binding), as kubectl kustomize shows.
+                        Some(own) => {
+                            (referrer_cluster_scoped
+                                || ns_or_default(&c.namespace) == ns_or_default(&referrer_ns))
+                                && (own.is_empty()
+                                    || c.old_namespaces.iter().any(|o| o == ns_or_default(own)))
+                        }
+                    })
                     .filter(|c| {
                         c.cluster_scoped
                             || c.kind == "ServiceAccount"
@@ -216,10 +247,11 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
             visit(&mut r.node, &path, false, &mut |field: &mut Node| {
                 if is_map {
                     let old = field.str_at(&["name"]).unwrap_or_default();
-                    let ns = field
-                        .str_at(&["namespace"])
-                        .unwrap_or_else(|| referrer_ns.clone());
-                    match find(&old, &ns) {
+                    let own = field.str_at(&["namespace"]);
+                    let ns = own.clone().unwrap_or_else(|| referrer_ns.clone());
+                    let subject_ns =
+                        (target == "ServiceAccount").then(|| own.clone().unwrap_or_default());
+                    match find(&old, &ns, subject_ns.as_deref()) {
                         Ok(Some(c)) => {
                             field.set("name", Node::new(Value::String(c.name.clone())));
                             if !c.namespace.is_empty() {
@@ -235,7 +267,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                     return;
                 }
                 match &mut field.value {
-                    Value::String(old) => match find(old, &referrer_ns) {
+                    Value::String(old) => match find(old, &referrer_ns, None) {
                         Ok(Some(c)) => *old = c.name.clone(),
                         Ok(None) => {}
                         Err(e) => error = Some(e),
@@ -243,7 +275,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                     Value::Seq(items) => {
                         for item in items {
                             if let Value::String(old) = &mut item.value {
-                                match find(old, &referrer_ns) {
+                                match find(old, &referrer_ns, None) {
                                     Ok(Some(c)) => *old = c.name.clone(),
                                     Ok(None) => {}
                                     Err(e) => error = Some(e),

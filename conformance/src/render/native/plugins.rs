@@ -51,6 +51,33 @@ fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
     super::fields::specs_at(config, "fieldSpecs")
 }
 
+/// The namespace at a NamespaceTransformer's own field specs, beyond
+/// `metadata/namespace` and binding subjects (which kustomize's filter sets
+/// by hand): `spec/targetNamespace` of Flux Kustomizations, for one. With
+/// `unsetOnly`, only a field that is empty (`SetEntryIfEmpty`).
+fn namespace_fields(acc: &mut [Res], specs: &[FieldSpec], ns: &str, unset_only: bool) {
+    for r in acc.iter_mut() {
+        let (group, kind) = (r.group(), r.kind());
+        let binding = kind == "RoleBinding" || kind == "ClusterRoleBinding";
+        for spec in specs.iter().filter(|s| s.applies(&group, &kind)) {
+            if spec.path == "metadata/namespace" || (binding && spec.path == "subjects") {
+                continue;
+            }
+            super::fields::visit(&mut r.node, spec.path, spec.create, &mut |target| {
+                let empty = match &target.value {
+                    Value::Null => true,
+                    Value::String(s) => s.is_empty(),
+                    Value::Map(m) => m.is_empty(),
+                    _ => false,
+                };
+                if empty || (!unset_only && matches!(target.value, Value::String(_))) {
+                    target.value = Value::String(ns.to_string());
+                }
+            });
+        }
+    }
+}
+
 /// Runs one `transformers:` entry.
 pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error> {
     let at = format!("{}:{}", cx.file, entry.line);
@@ -73,7 +100,22 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
                 else {
                     continue;
                 };
-                if config.get("unsetOnly").and_then(Node::as_bool) == Some(true) {
+                let subjects = match config.str_at(&["setRoleBindingSubjects"]).as_deref() {
+                    None | Some("" | "defaultOnly") => transform::Subjects::DefaultOnly,
+                    Some("allServiceAccounts") => transform::Subjects::AllServiceAccounts,
+                    Some("none") => transform::Subjects::None,
+                    Some(other) => {
+                        return Err(Error::at(
+                            cx.file,
+                            entry.line,
+                            format!(
+                                "invalid value for setRoleBindingSubjects: {other:?} (kustomize accepts defaultOnly, allServiceAccounts, none)"
+                            ),
+                        ));
+                    }
+                };
+                let unset_only = config.get("unsetOnly").and_then(Node::as_bool) == Some(true);
+                if unset_only {
                     let mut unset: Vec<Res> = Vec::new();
                     let mut kept: Vec<Res> = Vec::new();
                     for r in acc.drain(..) {
@@ -83,12 +125,13 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
                             kept.push(r);
                         }
                     }
-                    transform::namespace(&mut unset, &ns)?;
+                    transform::namespace_with(&mut unset, &ns, subjects)?;
                     acc.extend(kept);
                     acc.extend(unset);
                 } else {
-                    transform::namespace(acc, &ns)?;
+                    transform::namespace_with(acc, &ns, subjects)?;
                 }
+                namespace_fields(acc, &specs, &ns, unset_only);
             }
             "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
                 if !specs.iter().any(|s| s.path == "metadata/name") {

@@ -260,12 +260,30 @@ pub fn pairs(node: Option<&Node>) -> Vec<(String, String)> {
 }
 
 pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), Error> {
+    namespace_with(acc, ns, Subjects::DefaultOnly)
+}
+
+/// Which RoleBinding/ClusterRoleBinding subjects the namespace transformer
+/// sets (its `setRoleBindingSubjects`; kustomize's `namespace.Filter`
+/// roleBindingHack). Subjects of accounts in the build follow them anyway,
+/// through the name-reference filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subjects {
+    /// `defaultOnly` (the default): subjects named `default`.
+    DefaultOnly,
+    /// `allServiceAccounts`: every subject of kind ServiceAccount.
+    AllServiceAccounts,
+    /// `none`.
+    None,
+}
+
+/// The namespace transformer with a subjects mode.
+pub fn namespace_with(acc: &mut [Res], ns: &str, subjects_mode: Subjects) -> Result<(), Error> {
     for r in acc.iter_mut() {
         let (api, kind) = (r.api_version(), r.kind());
         if matches!(r.node.value, Value::Map(ref m) if m.is_empty()) {
             continue;
         }
-        let before = r.id();
         if kind == "Namespace" && api == "v1" {
             if r.name() != ns {
                 r.store_previous();
@@ -274,9 +292,11 @@ pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), Error> {
             continue;
         }
         if !is_cluster_scoped(&api, &kind) {
-            if before.namespace != ns {
-                r.store_previous();
-            }
+            // kustomize's NamespaceTransformer stores the previous id of
+            // every object it sets, changed or not, so the name-reference
+            // filter then points references at it (a ServiceAccount
+            // subject without a namespace gets the account's).
+            r.store_previous();
             r.node
                 .map_entry("metadata")
                 .set("namespace", Node::new(Value::String(ns.to_string())));
@@ -292,7 +312,14 @@ pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), Error> {
             let updated: Vec<Node> = subjects
                 .into_iter()
                 .map(|mut s| {
-                    if s.str_at(&["name"]).as_deref() == Some("default") {
+                    let set = match subjects_mode {
+                        Subjects::DefaultOnly => s.str_at(&["name"]).as_deref() == Some("default"),
+                        Subjects::AllServiceAccounts => {
+                            s.str_at(&["kind"]).as_deref() == Some("ServiceAccount")
+                        }
+                        Subjects::None => false,
+                    };
+                    if set {
                         s.set("namespace", Node::new(Value::String(ns.to_string())));
                     }
                     s

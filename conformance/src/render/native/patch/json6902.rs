@@ -35,6 +35,10 @@ fn path_of(op: &Node, name: &str) -> Result<String, Error> {
 /// dropped and the object kept as it was (kustomize's patch filter does the
 /// same).
 pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), Error> {
+    // kustomize's PatchTransformer stores the previous id of every object a
+    // JSON patch targets (`transformJson6902`), so references follow a
+    // patched name or namespace.
+    target.store_previous();
     let mut doc = target.node.to_json();
     for op in ops {
         let name = op.str_at(&["op"]).unwrap_or_default();
