@@ -89,7 +89,21 @@ impl Kustomization {
                 "a kustomization must be a mapping".to_string(),
             ));
         }
-        if doc.as_map().is_empty() {
+        // kustomize compares the decoded file with an empty Kustomization
+        // (`KustTarget.Load`): apiVersion and kind alone, or fields that
+        // decode to Go zero values (`resources:`, `namespace: ""`), are
+        // empty; an empty list or map (`resources: []`) is not.
+        let zero = |v: &Node| match &v.value {
+            Value::Null | Value::Bool(false) | Value::Int(0) => true,
+            Value::String(s) => s.is_empty(),
+            Value::Float(f) => *f == 0.0,
+            _ => false,
+        };
+        if doc
+            .as_map()
+            .iter()
+            .all(|(k, v)| k == "apiVersion" || k == "kind" || zero(v))
+        {
             return Err(format!("{file}: kustomization.yaml is empty").into());
         }
         let mut k = Kustomization {
