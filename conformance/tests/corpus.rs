@@ -1,66 +1,58 @@
 //! Every repository of the real-world corpus goes through `conformance check`
 //! and completes with exit 0 or 1 and a valid JSON document: never a panic,
-//! never exit 2. The corpus lives beside the project (`CONFORMANCE_CORPUS`,
-//! default `../shared/corpus`, relative paths from the workspace root); without it the trials are ignored with the
-//! reason, unless `CONFORMANCE_CORPUS_REQUIRED=1` (as in CI).
+//! never exit 2. Both corpora live beside the project (`CONFORMANCE_CORPUS`,
+//! default `../shared/corpus`, and `CONFORMANCE_CORPUS_WIDE`, default
+//! `../shared/corpus-wide`; relative paths from the workspace root); without
+//! one, its trials are ignored with the reason, unless
+//! `CONFORMANCE_CORPUS_REQUIRED=1` (as in CI).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-fn corpus_dir() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    match std::env::var_os("CONFORMANCE_CORPUS").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir,
-        // Relative to the workspace root (cargo runs tests in the crate dir).
-        Some(dir) => workspace.join(dir),
-        None => workspace.join("../shared/corpus"),
-    }
-}
+#[path = "common/corpora.rs"]
+mod corpora;
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
-    let dir = corpus_dir();
-    let required = std::env::var("CONFORMANCE_CORPUS_REQUIRED").is_ok_and(|v| v == "1");
-    let mut repos: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    repos.sort();
-    let trials = if repos.is_empty() {
-        let reason = format!(
-            "corpus not found at {} (set CONFORMANCE_CORPUS)",
-            dir.display()
-        );
-        vec![Trial::ignorable_test("corpus::present", move || {
-            if required {
-                Err(Failed::from(format!(
-                    "{reason}, and CONFORMANCE_CORPUS_REQUIRED=1"
-                )))
-            } else {
-                Ok(Completion::ignored_with(reason))
-            }
-        })]
-    } else {
-        repos
-            .into_iter()
-            .map(|repo| {
-                let name = repo
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
-                Trial::test(format!("corpus::{name}"), move || run(&repo))
-            })
-            .collect()
-    };
+    let required = corpora::required();
+    let mut trials = Vec::new();
+    for corpus in corpora::corpora() {
+        let repos = corpus.repos();
+        if repos.is_empty() {
+            let reason = format!(
+                "{} not found at {} (set {})",
+                corpus.name,
+                corpus.dir.display(),
+                corpus.variable
+            );
+            trials.push(Trial::ignorable_test(
+                format!("{}::present", corpus.name),
+                move || {
+                    if required {
+                        Err(Failed::from(format!(
+                            "{reason}, and CONFORMANCE_CORPUS_REQUIRED=1"
+                        )))
+                    } else {
+                        Ok(Completion::ignored_with(reason))
+                    }
+                },
+            ));
+            continue;
+        }
+        for repo in repos {
+            let name = repo
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            trials.push(Trial::test(format!("{}::{name}", corpus.name), move || {
+                run(&repo)
+            }));
+        }
+    }
     libtest_mimic::run(&args, trials).exit_code()
 }
 

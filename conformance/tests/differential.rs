@@ -4,12 +4,17 @@
 //! not matter).
 //!
 //! * every kustomization directory under `fixtures/`;
-//! * every Flux Kustomization path of every corpus repository (the corpus
-//!   beside the checkout, `CONFORMANCE_CORPUS`), built through Flux's layer.
+//! * for every repository of both corpora beside the checkout
+//!   (`CONFORMANCE_CORPUS`, `CONFORMANCE_CORPUS_WIDE`): every Flux
+//!   Kustomization path, built through Flux's layer (`<corpus>::<repo>::flux`),
+//!   and every kustomization directory it holds, built on its own
+//!   (`<corpus>::<repo>::dirs`; a Component is built by what lists it).
 //!
-//! Each trial prints its coverage: paths equal, unsupported (native says so
-//! explicitly), different. Any difference fails. Without kubectl or
-//! kustomize the trials are ignored with the reason.
+//! Each trial prints its coverage: equal, known (a difference listed in
+//! [`KNOWN`] with its reason), remote (both fail, kustomize for want of the
+//! network), unsupported (native says so explicitly), different. Any other
+//! difference fails. Without kubectl or kustomize the trials are ignored
+//! with the reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,16 +28,58 @@ use conformance::repo::RepoIndex;
 use conformance::yaml::Node;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+#[path = "common/corpora.rs"]
+mod corpora;
+use corpora::workspace;
+
+/// Differences between the two renderers that are known, each with why it
+/// stays: a JSON pointer suffix, what native gives, what kustomize gives.
+const KNOWN: &[(&str, KnownSide, KnownSide, &str)] = &[(
+    "",
+    KnownSide::Null,
+    KnownSide::Absent,
+    "kyaml's strategic merge drops a key whose value is empty (`a:`) but keeps `a: null`; \
+     this loader reads both as null (serde gives no way to tell them apart), so after a \
+     patch native keeps the key as null. Helm and the API server read null and absent alike \
+     except in Helm values, where a null deletes a chart default",
+)];
+
+/// Builds kustomize fails and native does not, known, each with why: a
+/// text of kustomize's error and the reason.
+const KNOWN_FAILURES: &[(&str, &str)] = &[(
+    "illegally qualifies as both an SM and JSON patch",
+    "an empty patch (nothing but comments): the kubectl here (kustomize 5.5) refuses it; \
+     kustomize 5.8 (`PatchTransformer.Config`, both parses empty) applies nothing, which \
+     the native renderer follows",
+)];
+
+/// One side of a known difference.
+#[derive(Clone, Copy, PartialEq)]
+enum KnownSide {
+    Null,
+    Absent,
 }
 
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("CONFORMANCE_CORPUS").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir,
-        Some(dir) => workspace().join(dir),
-        None => workspace().join("../shared/corpus"),
+fn side(v: Option<&serde_json::Value>) -> Option<KnownSide> {
+    match v {
+        None => Some(KnownSide::Absent),
+        Some(serde_json::Value::Null) => Some(KnownSide::Null),
+        _ => None,
     }
+}
+
+/// Why this difference is known, if it is.
+fn known(
+    at: &str,
+    native: Option<&serde_json::Value>,
+    external: Option<&serde_json::Value>,
+) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|(suffix, n, e, _)| {
+            at.ends_with(suffix) && side(native) == Some(*n) && side(external) == Some(*e)
+        })
+        .map(|(_, _, _, why)| *why)
 }
 
 type Objects = BTreeMap<(String, String, String, String), serde_json::Value>;
@@ -65,12 +112,21 @@ fn objects(nodes: Vec<Node>) -> Objects {
         .collect()
 }
 
-/// Why two builds differ, briefly; `None` when they are equal.
-fn difference(native: &Objects, external: &Objects) -> Option<String> {
+/// How two builds compare.
+enum Comparison {
+    Equal,
+    /// Equal but for differences listed in [`KNOWN`] (their reasons).
+    Known(Vec<&'static str>),
+    /// Why they differ, briefly.
+    Different(String),
+}
+
+fn difference(native: &Objects, external: &Objects) -> Comparison {
     if native == external {
-        return None;
+        return Comparison::Equal;
     }
     let mut out = Vec::new();
+    let mut known_seen = Vec::new();
     for k in external.keys().filter(|k| !native.contains_key(*k)) {
         out.push(format!("only kustomize: {k:?}"));
     }
@@ -81,19 +137,100 @@ fn difference(native: &Objects, external: &Objects) -> Option<String> {
         if let Some(e) = external.get(k)
             && e != v
         {
-            out.push(format!(
-                "{k:?} differs:\n  native:    {}\n  kustomize: {}",
-                serde_json::to_string(v).unwrap_or_default(),
-                serde_json::to_string(e).unwrap_or_default()
-            ));
+            let mut at = Vec::new();
+            json_differences(v, e, String::new(), &mut at, &mut known_seen);
+            if !at.is_empty() {
+                out.push(format!("{k:?} differs:\n{}", at.join("\n")));
+            }
         }
     }
-    Some(out.join("\n"))
+    if out.is_empty() {
+        known_seen.sort();
+        known_seen.dedup();
+        Comparison::Known(known_seen)
+    } else {
+        Comparison::Different(out.join("\n"))
+    }
+}
+
+/// Whether kustomize failed for want of the network (a remote base or an
+/// http(s) generator input, fetched by kustomize and never by native).
+fn needs_network(error: &conformance::render::Error) -> bool {
+    let m = error.to_string();
+    [
+        "dial tcp",
+        "no such host",
+        "Could not resolve host",
+        "network is unreachable",
+        "i/o timeout",
+        "remote bases:",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
+}
+
+/// Where two JSON values differ, as JSON pointers with both sides (at most
+/// eight, so one divergence does not bury the rest of the report).
+fn json_differences(
+    native: &serde_json::Value,
+    external: &serde_json::Value,
+    at: String,
+    out: &mut Vec<String>,
+    known_seen: &mut Vec<&'static str>,
+) {
+    use serde_json::Value;
+    if out.len() >= 8 || native == external {
+        return;
+    }
+    match (native, external) {
+        (Value::Object(n), Value::Object(e)) => {
+            let keys: std::collections::BTreeSet<&String> = n.keys().chain(e.keys()).collect();
+            for k in keys {
+                let (a, b) = (n.get(k), e.get(k));
+                let here = format!("{at}/{k}");
+                match (a, b) {
+                    (Some(a), Some(b)) => json_differences(a, b, here, out, known_seen),
+                    _ if known(&here, a, b).is_some() => {
+                        known_seen.extend(known(&here, a, b));
+                    }
+                    _ => out.push(format!(
+                        "  {here}: native {} / kustomize {}",
+                        short(a),
+                        short(b)
+                    )),
+                }
+            }
+        }
+        (Value::Array(n), Value::Array(e)) if n.len() == e.len() => {
+            for (i, (a, b)) in n.iter().zip(e).enumerate() {
+                json_differences(a, b, format!("{at}/{i}"), out, known_seen);
+            }
+        }
+        _ => out.push(format!(
+            "  {at}: native {} / kustomize {}",
+            short(Some(native)),
+            short(Some(external))
+        )),
+    }
+}
+
+fn short(v: Option<&serde_json::Value>) -> String {
+    let Some(v) = v else {
+        return "(absent)".into();
+    };
+    let text = serde_json::to_string(v).unwrap_or_default();
+    if text.chars().count() > 300 {
+        format!("{}…", text.chars().take(300).collect::<String>())
+    } else {
+        text
+    }
 }
 
 #[derive(Default)]
 struct Coverage {
     equal: usize,
+    known: Vec<String>,
+    remote: Vec<String>,
     unsupported: Vec<String>,
     different: Vec<String>,
 }
@@ -108,9 +245,24 @@ impl Coverage {
         match (native, external) {
             (Err(n), _) if n.is_unsupported() => self.unsupported.push(format!("{what}: {n}")),
             (Ok(n), Ok(e)) => match difference(&objects(n), &objects(e)) {
-                None => self.equal += 1,
-                Some(d) => self.different.push(format!("{what}:\n{d}")),
+                Comparison::Equal => self.equal += 1,
+                Comparison::Known(why) => self.known.push(format!("{what}: {}", why.join("; "))),
+                Comparison::Different(d) => self.different.push(format!("{what}:\n{d}")),
             },
+            // kustomize fetches what native never does: native builds the
+            // local part (or says remote bases), kustomize fails offline.
+            (_, Err(e)) if needs_network(&e) => self.remote.push(what.to_string()),
+            (Ok(_), Err(e))
+                if KNOWN_FAILURES
+                    .iter()
+                    .any(|(text, _)| e.to_string().contains(text)) =>
+            {
+                let why = KNOWN_FAILURES
+                    .iter()
+                    .find(|(text, _)| e.to_string().contains(text))
+                    .map_or("", |(_, why)| *why);
+                self.known.push(format!("{what}: {why}"));
+            }
             // Both fail: equal behaviour (messages differ by design).
             (Err(_), Err(_)) => self.equal += 1,
             (Ok(_), Err(e)) => self
@@ -124,13 +276,18 @@ impl Coverage {
 
     fn verdict(self, name: &str) -> Result<Completion, Failed> {
         eprintln!(
-            "differential {name}: {} equal, {} unsupported, {} different",
+            "differential {name}: {} equal, {} known, {} remote, {} unsupported, {} different",
             self.equal,
+            self.known.len(),
+            self.remote.len(),
             self.unsupported.len(),
             self.different.len()
         );
         for u in &self.unsupported {
             eprintln!("  unsupported: {u}");
+        }
+        for k in &self.known {
+            eprintln!("  known: {k}");
         }
         if self.different.is_empty() {
             Ok(Completion::Completed)
@@ -150,11 +307,83 @@ fn kustomization_dirs(root: &Path, out: &mut Vec<PathBuf>) {
         let path = e.path();
         if path.is_dir() {
             kustomization_dirs(&path, out);
-        } else if e.file_name() == "kustomization.yaml" {
+        } else if KUSTOMIZATION_FILES.iter().any(|f| e.file_name() == *f)
+            && out.last().is_none_or(|d| d != root)
+        {
             out.push(root.to_path_buf());
         }
     }
 }
+
+type Check = fn(&RepoIndex, &Path, &External, &mut Coverage);
+
+/// Every Flux Kustomization path of the repository, built through Flux's
+/// layer (the kustomization kustomize-controller writes).
+fn flux_paths(index: &RepoIndex, _repo: &Path, external: &External, coverage: &mut Coverage) {
+    let model = conformance::discover::discover(index, external);
+    for cluster in &model.clusters {
+        for tier in cluster.tiers.values() {
+            if !matches!(
+                tier.state,
+                TierState::Rendered(_) | TierState::RenderFailed(_)
+            ) {
+                continue;
+            }
+            let build = |k: &dyn Kustomize| {
+                flux::build(&index.artifact(), &tier.id, &tier.path, &tier.spec, k)
+                    .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
+                    .map_err(|e| match e {
+                        flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
+                            conformance::render::Error::new(f.message)
+                        }
+                        flux::BuildError::RemoteBases(r) => {
+                            conformance::render::Error::new(format!("remote bases: {r:?}"))
+                        }
+                    })
+            };
+            let what = format!("{}/{} ({})", cluster.name, tier.id, tier.display_path());
+            coverage.record(&what, build(&Native), build(external));
+        }
+    }
+}
+
+/// Every kustomization directory the repository holds, built on its own
+/// (one kubectl per directory); a Component is built by what lists it.
+fn directories(index: &RepoIndex, repo: &Path, external: &External, coverage: &mut Coverage) {
+    let mut dirs = Vec::new();
+    kustomization_dirs(repo, &mut dirs);
+    for dir in dirs {
+        let rel = dir
+            .strip_prefix(repo)
+            .unwrap_or(&dir)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if is_component(&dir) {
+            continue;
+        }
+        let rel = if rel.is_empty() { ".".to_string() } else { rel };
+        coverage.record(
+            &rel,
+            build_directory(&Native, index, &rel),
+            build_directory(external, index, &rel),
+        );
+    }
+}
+
+/// Whether the directory's kustomization file is a Component (or cannot be
+/// read: then both renderers are asked and must agree).
+fn is_component(dir: &Path) -> bool {
+    KUSTOMIZATION_FILES.iter().any(|f| {
+        std::fs::read_to_string(dir.join(f))
+            .ok()
+            .and_then(|t| conformance::yaml::parse_documents(&t).ok())
+            .is_some_and(|docs| {
+                docs.first().and_then(|d| d.str_at(&["kind"])).as_deref() == Some("Component")
+            })
+    })
+}
+
+const KUSTOMIZATION_FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 fn main() -> ExitCode {
     let args = Arguments::from_args();
@@ -206,64 +435,50 @@ fn main() -> ExitCode {
             },
         ));
     }
-    let corpus = corpus_dir();
-    let mut repos: Vec<PathBuf> = std::fs::read_dir(&corpus)
-        .map(|e| {
-            e.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    repos.sort();
-    for repo in repos {
-        let name = repo
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let external = external.as_ref().ok().cloned();
-        trials.push(Trial::ignorable_test(
-            format!("corpus::{name}"),
-            move || {
-                let Some(external) = external else {
-                    return Ok(Completion::ignored_with(
-                        "neither kustomize nor kubectl is on PATH",
-                    ));
-                };
-                let index = RepoIndex::load(&repo).map_err(|e| e.to_string())?;
-                let model = conformance::discover::discover(&index, &external);
-                let mut coverage = Coverage::default();
-                for cluster in &model.clusters {
-                    for tier in cluster.tiers.values() {
-                        if !matches!(
-                            tier.state,
-                            TierState::Rendered(_) | TierState::RenderFailed(_)
-                        ) {
-                            continue;
-                        }
-                        let build = |k: &dyn Kustomize| {
-                            flux::build(&index.artifact(), &tier.id, &tier.path, &tier.spec, k)
-                                .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
-                                .map_err(|e| match e {
-                                    flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
-                                        conformance::render::Error::new(f.message)
-                                    }
-                                    flux::BuildError::RemoteBases(r) => {
-                                        conformance::render::Error::new(format!(
-                                            "remote bases: {r:?}"
-                                        ))
-                                    }
-                                })
-                        };
-                        let what =
-                            format!("{}/{} ({})", cluster.name, tier.id, tier.display_path());
-                        coverage.record(&what, build(&Native), build(&external));
+    for corpus in corpora::corpora() {
+        let repos = corpus.repos();
+        if repos.is_empty() {
+            let reason = format!(
+                "{} not found at {} (set {})",
+                corpus.name,
+                corpus.dir.display(),
+                corpus.variable
+            );
+            let required = corpora::required();
+            trials.push(Trial::ignorable_test(
+                format!("{}::present", corpus.name),
+                move || {
+                    if required {
+                        Err(format!("{reason}, and CONFORMANCE_CORPUS_REQUIRED=1").into())
+                    } else {
+                        Ok(Completion::ignored_with(reason))
                     }
-                }
-                coverage.verdict(&name)
-            },
-        ));
+                },
+            ));
+        }
+        for repo in repos {
+            let name = format!(
+                "{}::{}",
+                corpus.name,
+                repo.file_name().unwrap_or_default().to_string_lossy()
+            );
+            for (suffix, trial) in [("flux", flux_paths as Check), ("dirs", directories)] {
+                let external = external.as_ref().ok().cloned();
+                let repo = repo.clone();
+                let name = format!("{name}::{suffix}");
+                trials.push(Trial::ignorable_test(name.clone(), move || {
+                    let Some(external) = external else {
+                        return Ok(Completion::ignored_with(
+                            "neither kustomize nor kubectl is on PATH",
+                        ));
+                    };
+                    let index = RepoIndex::load(&repo).map_err(|e| e.to_string())?;
+                    let mut coverage = Coverage::default();
+                    trial(&index, &repo, &external, &mut coverage);
+                    coverage.verdict(&name)
+                }));
+            }
+        }
     }
     libtest_mimic::run(&args, trials).exit_code()
 }
