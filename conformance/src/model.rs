@@ -451,4 +451,13 @@ pub enum HazardKind {
         /// The variable.
         name: String,
     },
+    /// The substituted value is not valid YAML once Flux reads the object
+    /// back (`yaml.YAMLToJSON` in `SubstituteVariables`): the build fails.
+    InvalidYaml {
+        /// The string as written (never the substituted value, which may
+        /// come from a Secret).
+        written: String,
+        /// The parser's error.
+        message: String,
+    },
 }

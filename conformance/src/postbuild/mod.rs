@@ -334,7 +334,19 @@ fn substitute_tier(tier: &mut Tier, post_build: &Node, sources: &Sources) -> Aud
             // Non-strict evaluation for the object itself: strict failures
             // are hazards above, and the object keeps its best-known shape.
             match template.eval(text, &lookup, false) {
-                Ok(out) => Some(out),
+                Ok(out) => {
+                    if let Some(message) = retype::unparsable(text, &out) {
+                        audit.hazards.push(Hazard {
+                            object: Some(id.clone()),
+                            at,
+                            kind: HazardKind::InvalidYaml {
+                                written: text.to_string(),
+                                message,
+                            },
+                        });
+                    }
+                    Some(out)
+                }
                 Err(EvalError::BadSubstring { name, .. }) => {
                     audit.hazards.push(Hazard {
                         object: Some(id.clone()),

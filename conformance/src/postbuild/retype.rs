@@ -21,6 +21,21 @@ pub fn retype(original: &str, substituted: String) -> Value {
     resolve_plain(&substituted)
 }
 
+/// Why the substituted text is not YAML once Flux reads it back, if it is
+/// not: a string the marshaller wrote plain is parsed again as it stands
+/// (`v: [unclosed` fails `yaml.YAMLToJSON`, and with it the whole build of
+/// the Kustomization, in `SubstituteVariables`).
+pub fn unparsable(original: &str, substituted: &str) -> Option<String> {
+    if !emitted_plain(original) || substituted.contains('\n') {
+        return None;
+    }
+    match crate::yaml::parse_documents(&format!("v: {substituted}\n")) {
+        Ok(docs) if docs.len() == 1 && docs[0].as_map().len() == 1 => None,
+        Ok(_) => Some("the value reads as more than one value".into()),
+        Err(e) => Some(e.message),
+    }
+}
+
 /// Whether go-yaml v2's emitter writes the string as a plain scalar
 /// (`yaml_emitter_analyze_scalar` and the `canUsePlain` check of
 /// `encode.go`).
@@ -166,6 +181,19 @@ fn retyped(mut node: Node) -> Node {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_value_that_breaks_the_yaml_is_unparsable() {
+        assert!(super::unparsable("${Y}", "[unclosed").is_some());
+        assert!(super::unparsable("${Y}", "{a").is_some());
+        assert!(super::unparsable("${Y}", "@x").is_some());
+        assert!(super::unparsable("x-${Y}", "x-a: b").is_some());
+        assert!(super::unparsable("${Y}", "[a, b]").is_none());
+        assert!(super::unparsable("${Y}", "plain text").is_none());
+        assert!(super::unparsable("${Y}", "").is_none());
+        // A string the marshaller quotes stays a string.
+        assert!(super::unparsable("a: ${Y}", "a: [x").is_none());
+    }
+
     use super::*;
 
     #[test]

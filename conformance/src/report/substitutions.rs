@@ -51,6 +51,9 @@ pub fn render(clusters: &[&Cluster]) -> String {
                     HazardKind::BadSubstring { name } => {
                         format!("negative substring length on ${{{name}}}")
                     }
+                    HazardKind::InvalidYaml { written, message } => {
+                        format!("`{written}` is not YAML once substituted: {message}")
+                    }
                 };
                 let object = h
                     .object

@@ -49,8 +49,9 @@ bash forms outright (${VAR-x}, ${VAR+x}: 'missing closing brace', the build fail
 as plain defaults (not bash's alternate value or error), and fails the whole tier when a variable key is not a valid \
 name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key breaks it). When no variable is defined \
 (and substituteStrategy is not Always) the pass does not run at all: tokens then ship literally, which is reported \
-by substitution-unaudited, not here. A SOPS-encrypted Secret defines its keys without revealing values. Escape a \
-literal as $${VAR}."
+by substitution-unaudited, not here. The substituted YAML is read back (yaml.YAMLToJSON in SubstituteVariables): \
+a value that is not YAML where it lands (`[unclosed`, `a: b`, `@x` into a plain scalar) fails the build too. A \
+SOPS-encrypted Secret defines its keys without revealing values. Escape a literal as $${VAR}."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -168,6 +169,11 @@ fn describe(h: &Hazard, label: &str, strict: &Strictness) -> (String, String, St
             format!("variable `{name}` (from {source}) is not a valid name for Flux"),
             format!("Flux checks every key of the merged variables against ^[_[:alpha:]][_[:alpha:][:digit:]]*$ and fails every object of {label} when one does not match"),
             format!("rename the key `{name}` (letters, digits and _ only, not starting with a digit), or stop using that ConfigMap/Secret for substitution"),
+        ),
+        HazardKind::InvalidYaml { written, message } => (
+            format!("after substitution, `{written}` in {what} is not valid YAML ({message})"),
+            format!("kustomize-controller writes each object as YAML, substitutes, and reads it back (`yaml.YAMLToJSON` in SubstituteVariables): the read fails, so the build of {label} fails and nothing in it is applied"),
+            "make the value valid YAML where it lands: close a `[` or `{`, or put quotes inside the variable's value (quoting the ${VAR} in the manifest does not help: Flux re-marshals the object, and a plain-looking string is written unquoted)".into(),
         ),
         HazardKind::BadSubstring { name } => (
             format!("a substring of ${{{name}}} in {what} has a negative length"),

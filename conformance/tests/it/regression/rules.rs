@@ -99,6 +99,37 @@ fn substituted_values_are_retyped_as_flux_does() {
     assert_eq!(value("quoted"), Some(Value::String("key: web".into())));
 }
 
+/// Issue 23: kustomize-controller reads each object back after substituting
+/// (`yaml.YAMLToJSON` in SubstituteVariables); a value that is not YAML
+/// where it lands fails the build. It was accepted as a string. The finding
+/// names the text as written, never the value (which may be a Secret's).
+#[test]
+fn a_substituted_value_that_breaks_the_yaml_fails_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(
+        root,
+        "  postBuild:\n    substitute:\n      Y: \"[unclosed\"\n      Z: \"[a, b]\"\n",
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: default\ndata:\n  v: ${Y}\n  w: ${Z}\n",
+    );
+    let outcome = run(root);
+    let hazards: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == "substitution-hazard")
+        .collect();
+    assert_eq!(hazards.len(), 1, "{}", messages(&outcome));
+    let f = hazards[0];
+    assert_eq!(f.severity(), conformance::rules::Severity::Error);
+    assert!(f.message().contains("`${Y}`"), "{}", f.message());
+    assert!(!f.message().contains("[unclosed"), "{}", f.message());
+    assert_eq!(f.at().map(|a| a.line), Some(7), "{}", messages(&outcome));
+}
+
 /// Issue 12.8: a move under prune is a window only when nothing orders the
 /// old owner after the new one, and the object is not protected from
 /// garbage collection.
