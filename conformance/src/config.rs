@@ -305,6 +305,15 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.line, 4, "{err}");
+        for day in ["2024-02-30", "2023-02-29"] {
+            let err = Config::parse(
+                &format!("waivers:\n  - rule: graph-parity\n    reason: x\n    expires: {day}\n"),
+                &crate::rules::is_rule_id,
+            )
+            .unwrap_err();
+            assert_eq!(err.line, 4, "{err}");
+            assert!(err.message.contains(day), "{err}");
+        }
         let err = Config::parse(
             "waivers:\n  - rule: no-such-rule\n    reason: x\n    expires: 2026-12-01\n",
             &crate::rules::is_rule_id,

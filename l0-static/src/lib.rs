@@ -138,3 +138,28 @@ pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
         })
         .collect()
 }
+
+/// Makes a closed standard output (`-- --list | head`) end the run quietly
+/// (exit 0): libtest-mimic's printer unwraps its writes, which panics on a
+/// broken pipe, and the default hook would print that panic. Only a panic
+/// in libtest-mimic's own code with a broken pipe is silenced; any other is
+/// reported as before. (Restoring SIGPIPE's default action would need `unsafe`, which
+/// this workspace forbids.)
+pub fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        let in_printer = info
+            .location()
+            .is_some_and(|l| l.file().contains("libtest-mimic"));
+        if in_printer && (payload.contains("BrokenPipe") || payload.contains("Broken pipe")) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}

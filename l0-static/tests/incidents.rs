@@ -47,6 +47,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    l0_static::quiet_on_closed_pipe();
     let args = Arguments::from_args();
     let mut trials = vec![Trial::test("reference-platform::passes", || {
         assert_clean(&fixtures().join("reference-platform"))

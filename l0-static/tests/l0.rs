@@ -8,6 +8,7 @@ use l0_static::{Verdict, plan, target_base, target_repo};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 fn main() -> ExitCode {
+    l0_static::quiet_on_closed_pipe();
     let args = Arguments::from_args();
     let repo = target_repo();
     let options = CheckOptions {

@@ -44,7 +44,7 @@ pub fn validate(
             problems.push(error_at(
                 &waiver.expires,
                 format!(
-                    "expires `{}` is not a YYYY-MM-DD date",
+                    "expires `{}` is not a YYYY-MM-DD date of the calendar",
                     waiver.expires.value
                 ),
             ));
@@ -70,10 +70,24 @@ impl Date {
         let year = parts.next()?.parse().ok()?;
         let month = parts.next()?.parse().ok()?;
         let day = parts.next()?.parse().ok()?;
-        if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        if parts.next().is_some()
+            || !(1..=12).contains(&month)
+            || !(1..=Date::days_in_month(year, month)).contains(&day)
+        {
             return None;
         }
         Some(Date { year, month, day })
+    }
+
+    /// Days in the month of the Gregorian calendar (February 29 only in a
+    /// leap year: every fourth, except centuries not divisible by 400).
+    fn days_in_month(year: i32, month: u32) -> u32 {
+        match month {
+            4 | 6 | 9 | 11 => 30,
+            2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+            2 => 28,
+            _ => 31,
+        }
     }
 
     /// Today (UTC), or `CONFORMANCE_TODAY` (YYYY-MM-DD) when set, so runs and
@@ -121,5 +135,12 @@ mod tests {
         assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
         assert_eq!(Date::from_days(20_787).to_string(), "2026-11-30");
         assert!(Date::parse("2026-12-31").unwrap() > Date::parse("2026-11-30").unwrap());
+        // Issue 26: impossible days were accepted.
+        assert_eq!(Date::parse("2024-02-30"), None);
+        assert_eq!(Date::parse("2023-02-29"), None);
+        assert_eq!(Date::parse("2026-04-31"), None);
+        assert_eq!(Date::parse("1900-02-29"), None);
+        assert!(Date::parse("2024-02-29").is_some());
+        assert!(Date::parse("2000-02-29").is_some());
     }
 }
