@@ -203,7 +203,8 @@ pub(super) fn generate(
         for (k, v) in data {
             match String::from_utf8(v) {
                 Ok(t) => text_data.push((k, s(&t))),
-                Err(e) => binary.push((k, s(&base64(e.as_bytes())))),
+                // Wrapped as Secret data is (kyaml's `encodeBase64`).
+                Err(e) => binary.push((k, s(&wrap_base64(&base64(e.as_bytes()))))),
             }
         }
         if !text_data.is_empty() {

@@ -134,6 +134,8 @@ struct Renamed {
     /// The namespaces it had (`""` read as `default`).
     old_namespaces: Vec<String>,
     name: String,
+    /// The name prefixes and suffixes applied to it, for the tie break.
+    affixes: (Vec<String>, Vec<String>),
 }
 
 /// A namespace as an object id reads it: none is `default`.
@@ -156,6 +158,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                 .map(|p| ns_or_default(&p.namespace).to_string())
                 .collect(),
             name: r.name(),
+            affixes: (r.prefixes.clone(), r.suffixes.clone()),
         })
         .collect();
     if renamed.is_empty() {
@@ -165,6 +168,7 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
         let referrer_kind = r.original().kind;
         let referrer_ns = r.namespace();
         let referrer_cluster_scoped = is_cluster_scoped(&r.api_version(), &r.kind());
+        let referrer_affixes = (r.prefixes.clone(), r.suffixes.clone());
         let mut edits: Vec<(String, String, bool, &'static str)> = Vec::new();
         for (spec_kind, prefix) in POD_SPECS.iter().filter(|(k, _)| *k == referrer_kind) {
             for (target, field) in POD_REFS {
@@ -233,7 +237,25 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                     })
                     .collect();
                 let mut names: Vec<&str> = hits.iter().map(|c| c.name.as_str()).collect();
+                names.sort_unstable();
                 names.dedup();
+                // kustomize's tie break (nameref `selectReferral`): of
+                // several candidates, the one renamed by the same prefixes
+                // and suffixes as the referrer (one base pulled in by two
+                // overlays, each with its own namePrefix).
+                if names.len() > 1 {
+                    let same: Vec<&Renamed> = hits
+                        .iter()
+                        .copied()
+                        .filter(|c| c.affixes == referrer_affixes)
+                        .collect();
+                    let mut same_names: Vec<&str> = same.iter().map(|c| c.name.as_str()).collect();
+                    same_names.sort_unstable();
+                    same_names.dedup();
+                    if same_names.len() == 1 {
+                        return Ok(same.first().copied());
+                    }
+                }
                 match names.len() {
                     0 => Ok(None),
                     1 => Ok(hits.first().copied()),
