@@ -252,6 +252,31 @@ impl Tier {
         }
     }
 
+    /// Why a rendered tier was checked only in part (its remote bases are
+    /// never fetched); `None` for a whole build or a tier that did not
+    /// render.
+    pub fn partial_reason(&self) -> Option<String> {
+        if !matches!(self.state, TierState::Rendered(_)) || self.remote_bases.is_empty() {
+            return None;
+        }
+        let urls: Vec<&str> = self.remote_bases.iter().map(|(_, u)| u.as_str()).collect();
+        Some(format!(
+            "only its local part was checked: it needs remote bases ({}), which are never fetched here (see remote-base)",
+            urls.join(", ")
+        ))
+    }
+
+    /// Whether everything the tier applies is known: it rendered whole (no
+    /// remote base left out) and renders no ResourceSet (whose generated
+    /// objects are not expanded). A tier that is not fully known may
+    /// provide what nothing else does: conclusions drawn from absence are
+    /// hedged with it.
+    pub fn fully_known(&self) -> bool {
+        matches!(self.state, TierState::Rendered(_))
+            && self.remote_bases.is_empty()
+            && self.resource_sets().is_empty()
+    }
+
     /// The Flux Operator `ResourceSet`s the tier renders: each generates
     /// objects from templates and inputs (Kustomizations, HelmReleases,
     /// namespaces) that this tool does not expand, so what the tier provides

@@ -30,7 +30,7 @@ pub use simulate::{Blocked, Mode, Need, Phase, Requirement, Simulation, Step};
 pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 
 use crate::graph::{Cycle, TierGraph};
-use crate::model::{Cluster, Entry, Object, Tier, TierId, TierState};
+use crate::model::{Cluster, Entry, Object, Tier, TierId};
 use crate::provenance::bootstrap::Bootstrap;
 use crate::provenance::distribution::KubeVersion;
 use crate::provenance::installed::Installed;
@@ -196,12 +196,13 @@ impl<'m> ClusterAnalysis<'m> {
         } else {
             initial_namespaces.insert("flux-system".into(), None);
         }
-        // Tiers whose whole output is not known: not built, or rendering
-        // ResourceSets this tool does not expand.
+        // Tiers whose whole output is not known: not built, built without
+        // their remote bases, or rendering ResourceSets this tool does not
+        // expand.
         let unchecked: Vec<TierId> = cluster
             .tiers
             .values()
-            .filter(|t| !matches!(t.state, TierState::Rendered(_)) || !t.resource_sets().is_empty())
+            .filter(|t| !t.fully_known())
             .map(|t| t.id.clone())
             .collect();
         let pending = needs(

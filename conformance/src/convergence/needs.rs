@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::references::{self, Reference};
 use super::{Level, Order, Supplier};
-use crate::model::{Cluster, Object, Tier, TierId, TierState};
+use crate::model::{Cluster, Object, Tier, TierId};
 use crate::provenance::bootstrap::Bootstrap;
 use crate::provenance::{Catalog, Provenance, Providers, Scope};
 
@@ -83,7 +83,7 @@ pub(super) fn needs<'m>(
     let unchecked: Vec<(TierId, Option<String>)> = cluster
         .tiers
         .values()
-        .filter(|t| !matches!(t.state, TierState::Rendered(_)) || !t.resource_sets().is_empty())
+        .filter(|t| !t.fully_known())
         .map(|t| {
             let url = cluster
                 .tiers
@@ -103,6 +103,12 @@ pub(super) fn needs<'m>(
         let tier = &cluster.tiers[id];
         if tier.remote_target().is_some() {
             continue; // applied to another cluster: its needs live there
+        }
+        if !tier.remote_bases.is_empty() {
+            // Only the local part is known: its remote bases (applied in the
+            // same stage, CRDs first) may serve any of its needs, so none is
+            // judged (the remote-base finding says what is not checked).
+            continue;
         }
         for object in tier.objects() {
             let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());

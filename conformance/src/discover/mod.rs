@@ -225,8 +225,14 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         }
         for (i, id, built) in results {
             let state = match built {
-                Ok(built) => {
+                Ok(mut built) => {
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        for (span, _) in &mut built.remote_bases {
+                            if span.file.is_empty() {
+                                span.file = tier.defined_at.file.clone();
+                            }
+                        }
+                        tier.remote_bases = built.remote_bases;
                         tier.generator_inputs = built.generator_inputs;
                         tier.remote_inputs = built.remote_inputs;
                         tier.files_read = built.files_read;

@@ -308,6 +308,15 @@ pub fn predict_tiers(a: &ClusterAnalysis) -> Vec<TierPrediction> {
                     String::new(),
                 ),
             }
+        } else if !tier.remote_bases.is_empty() {
+            (
+                Expect::NotPredicted {
+                    why:
+                        "only its local part was checked (its remote bases are never fetched here)"
+                            .into(),
+                },
+                String::new(),
+            )
         } else if let TierState::NotChecked(why) = &tier.state {
             (
                 Expect::NotPredicted {

@@ -94,14 +94,28 @@ pub fn build(
     let mut tree = Tree::new(artifact);
     tree.written.insert(written.file.clone(), written.doc);
     let reach = reach_tree(&tree, path);
-    if !reach.remotes.is_empty() {
-        return Err(BuildError::RemoteBases(reach.remotes));
+    // Remote bases are never fetched here. A backend that can leave them
+    // out builds the local part, which is checked; what the remote part
+    // adds stays unknown (the tier is then not fully known, and every
+    // conclusion drawn from absence is hedged). If the local part does not
+    // build on its own (a patch aimed at a remote object), the tier is not
+    // checked, as before.
+    let remote_bases = reach.remotes.clone();
+    if !remote_bases.is_empty() {
+        if !kustomize.builds_local_part() {
+            return Err(BuildError::RemoteBases(remote_bases));
+        }
+        tree.skip_remote = true;
     }
     precheck(&tree, &reach)?;
     if written.generated {
         check_decodable(artifact, &reach.resources).map_err(BuildError::Failed)?;
     }
-    let built = kustomize.build(&tree, path).map_err(|err| {
+    let built = kustomize.build(&tree, path);
+    if built.is_err() && !remote_bases.is_empty() {
+        return Err(BuildError::RemoteBases(remote_bases));
+    }
+    let built = built.map_err(|err| {
         // The place the backend names (the native renderer says it, the
         // external program's message starts with it), when it is a file of
         // the build; else the kustomization.
@@ -140,6 +154,7 @@ pub fn build(
         generator_inputs: reach.generator_inputs,
         remote_inputs: reach.remote_inputs,
         dropped: written.dropped,
+        remote_bases,
     })
 }
 
@@ -159,6 +174,9 @@ pub struct Built {
     /// Fields of the path's kustomization file that Flux drops when it
     /// rewrites it (not kustomization fields), with where they are.
     pub dropped: Vec<(Span, String)>,
+    /// Remote bases left out (the objects are the local part only), with
+    /// where each is written; empty for a whole build.
+    pub remote_bases: Vec<(Span, String)>,
 }
 
 /// Why a Kustomization was not built.

@@ -37,6 +37,10 @@ pub struct Tree<'a> {
     pub artifact: &'a Artifact<'a>,
     /// Kustomization files written over the artifact: path → document.
     pub written: BTreeMap<String, Node>,
+    /// Remote `resources` and `components` (URLs, git references) are left
+    /// out of the build instead of failing it: the local part is built, and
+    /// the Flux layer lists what it could not fetch.
+    pub skip_remote: bool,
 }
 
 impl<'a> Tree<'a> {
@@ -45,6 +49,7 @@ impl<'a> Tree<'a> {
         Tree {
             artifact,
             written: BTreeMap::new(),
+            skip_remote: false,
         }
     }
 
@@ -138,6 +143,13 @@ pub trait Kustomize: Sync + std::fmt::Debug {
     /// and why: one line each.
     fn fallbacks(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether the backend honours [`Tree::skip_remote`] (builds the local
+    /// part of a kustomization with remote bases). An external program
+    /// would try to fetch them.
+    fn builds_local_part(&self) -> bool {
+        false
     }
 }
 

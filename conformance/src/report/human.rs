@@ -26,7 +26,11 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
             continue;
         }
         for tier in cluster.tiers.values() {
-            if let TierState::NotChecked(reason) = &tier.state {
+            let reason = match &tier.state {
+                TierState::NotChecked(reason) => Some(reason.clone()),
+                _ => tier.partial_reason(),
+            };
+            if let Some(reason) = reason {
                 let _ = writeln!(
                     unchecked,
                     "  {}/{} ({}): {reason}",

@@ -20,7 +20,9 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
                 .values()
                 .map(|tier| {
                     let (state, reason, objects) = match &tier.state {
-                        TierState::Rendered(objects) => ("rendered", None, objects.len()),
+                        TierState::Rendered(objects) => {
+                            ("rendered", tier.partial_reason(), objects.len())
+                        }
                         TierState::RenderFailed(f) => ("failed", Some(f.message.clone()), 0),
                         TierState::NotChecked(reason) => ("not-checked", Some(reason.clone()), 0),
                     };

@@ -38,7 +38,9 @@ kustomize-controller's checkDependencies ('dependency … not found')."
             let incomplete: Vec<String> = cluster
                 .tiers
                 .values()
-                .filter(|t| !matches!(t.state, TierState::Rendered(_)))
+                .filter(|t| {
+                    !matches!(t.state, TierState::Rendered(_)) || !t.remote_bases.is_empty()
+                })
                 .map(|t| cluster.tier_label(&t.id))
                 .collect();
             // ResourceSets generate Kustomizations this tool does not expand.

@@ -24,8 +24,11 @@ patch entry that is a URL or a git reference (https://…, github.com/…, git@�
 the network on every reconcile. When the remote is slow the fetch exceeds the build timeout, the build fails \
 ('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
 result can also change under you when a ref moves. This check never fetches anything: every remote reference in any \
-kustomization file reachable from the tier is reported at its file and line, and the tier itself is left unbuilt \
-(not reported as render-failed). A configMapGenerator or secretGenerator input that is an http(s) URL is \
+kustomization file reachable from the tier is reported at its file and line. The tier's local part is built without \
+them and checked (flux::build with Tree::skip_remote); what the remote part adds is unknown, so the tier counts as \
+not fully known wherever a conclusion is drawn from absence (a CRD, Namespace or Kustomization nothing else \
+provides may come from it). When the local part does not build on its own (a patch aimed at a remote object), the \
+tier is left unbuilt (not reported as render-failed). A configMapGenerator or secretGenerator input that is an http(s) URL is \
 fetched by kustomize's file loader (`FileLoader.Load`) the same way: a warning, and the tier is built with that input \
 empty, so the rest of it is still checked. A git reference (a remote kustomization, cloned with its history on every \
 build) is an error; a plain HTTP(S) URL of one file is a warning (one small GET, but still a network dependency of \

@@ -46,6 +46,10 @@ impl Kustomize for Native {
         "native"
     }
 
+    fn builds_local_part(&self) -> bool {
+        true
+    }
+
     fn build(&self, tree: &Tree, dir: &str) -> Result<Vec<Node>, Error> {
         let mut builder = Builder {
             tree,
@@ -440,6 +444,9 @@ impl Builder<'_> {
             self.name_refs.extend(refs);
         }
         for entry in &k.resources {
+            if self.tree.skip_remote && crate::render::paths::is_remote(&entry.value) {
+                continue; // not fetched: the Flux layer lists it
+            }
             let path = self.resolve(dir, file, entry)?;
             if self.tree.is_file(&path) {
                 let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;
@@ -476,6 +483,9 @@ impl Builder<'_> {
             generate::absorb(&mut acc, generated)?;
         }
         for entry in &k.components {
+            if self.tree.skip_remote && crate::render::paths::is_remote(&entry.value) {
+                continue; // not fetched: the Flux layer lists it
+            }
             let path = self.resolve(dir, file, entry)?;
             if !self.tree.is_dir(&path) {
                 return Err(Error::at(

@@ -115,9 +115,71 @@ fn missing_path_is_render_failed_and_remote_base_is_its_own_finding_without_netw
     );
     assert_eq!(remote.at().unwrap().file, "snap/kustomization.yaml");
     assert_eq!(remote.at().unwrap().line, 2);
+    // Only a remote base: the local part is empty, and the tier is not
+    // fully known.
     let tier = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "remote")];
-    assert!(
-        matches!(&tier.state, TierState::NotChecked(reason) if reason.contains("remote bases"))
+    assert!(tier.objects().is_empty());
+    assert_eq!(tier.remote_bases.len(), 1);
+    assert!(!tier.fully_known());
+}
+
+/// Issue 23: a tier with a remote base was "not checked" whole, which left
+/// its children undiscovered (phantom clusters, false dependency-missing).
+/// Now its local part is built and checked, its children are found, and
+/// what the remote could add is hedged, never an error.
+#[test]
+fn a_tier_with_a_remote_base_is_checked_on_its_local_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/infra.yaml",
+        &ks("infra", "flux-system", "./infra", ""),
+    );
+    write(
+        root,
+        "infra/kustomization.yaml",
+        "resources:\n  - github.com/example/widgets//config/crd?ref=v1.0.0\n  - apps.yaml\n  - widget.yaml\n",
+    );
+    write(
+        root,
+        "infra/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            "  dependsOn:\n    - name: infra\n",
+        ),
+    );
+    write(
+        root,
+        "infra/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+    );
+    write(root, "apps/kustomization.yaml", "resources: [cm.yaml]\n");
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    assert_eq!(cluster_names(&outcome), ["prod"], "{}", all(&outcome));
+    let cluster = &outcome.model.clusters[0];
+    let infra = &cluster.tiers[&TierId::new("flux-system", "infra")];
+    let kinds: Vec<&str> = infra.objects().iter().map(|o| o.id.kind.as_str()).collect();
+    assert_eq!(kinds, ["Kustomization", "Widget"], "{}", all(&outcome));
+    assert!(!infra.fully_known());
+    let apps = &cluster.tiers[&TierId::new("flux-system", "apps")];
+    assert!(matches!(apps.state, TierState::Rendered(_)));
+    let errors: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.severity() == conformance::rules::Severity::Error)
+        .map(|f| (f.rule().as_str(), f.message().to_string()))
+        .collect();
+    // The git reference itself is the only error: the Widget's CRD may come
+    // from the remote part.
+    assert_eq!(
+        errors.iter().map(|(r, _)| *r).collect::<Vec<_>>(),
+        ["remote-base"],
+        "{errors:?}"
     );
 }
 
