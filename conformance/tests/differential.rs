@@ -53,6 +53,15 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[(
      the native renderer follows",
 )];
 
+/// Why kustomize's failure is known, if it is.
+fn known_failure(error: &conformance::render::Error) -> Option<&'static str> {
+    let message = error.to_string();
+    KNOWN_FAILURES
+        .iter()
+        .find(|(text, _)| message.contains(text))
+        .map(|(_, why)| *why)
+}
+
 /// One side of a known difference.
 #[derive(Clone, Copy, PartialEq)]
 enum KnownSide {
@@ -252,15 +261,8 @@ impl Coverage {
             // kustomize fetches what native never does: native builds the
             // local part (or says remote bases), kustomize fails offline.
             (_, Err(e)) if needs_network(&e) => self.remote.push(what.to_string()),
-            (Ok(_), Err(e))
-                if KNOWN_FAILURES
-                    .iter()
-                    .any(|(text, _)| e.to_string().contains(text)) =>
-            {
-                let why = KNOWN_FAILURES
-                    .iter()
-                    .find(|(text, _)| e.to_string().contains(text))
-                    .map_or("", |(_, why)| *why);
+            (Ok(_), Err(e)) if known_failure(&e).is_some() => {
+                let why = known_failure(&e).unwrap_or_default();
                 self.known.push(format!("{what}: {why}"));
             }
             // Both fail: equal behaviour (messages differ by design).

@@ -93,14 +93,14 @@ pub fn build(
     let written = flux_kustomization(artifact, path, spec)?;
     let mut tree = Tree::new(artifact);
     tree.written.insert(written.file.clone(), written.doc);
-    let reach = reach_tree(&tree, path);
+    let mut reach = reach_tree(&tree, path);
     // Remote bases are never fetched here. A backend that can leave them
     // out builds the local part, which is checked; what the remote part
     // adds stays unknown (the tier is then not fully known, and every
     // conclusion drawn from absence is hedged). If the local part does not
     // build on its own (a patch aimed at a remote object), the tier is not
     // checked, as before.
-    let remote_bases = reach.remotes.clone();
+    let remote_bases = std::mem::take(&mut reach.remotes);
     if !remote_bases.is_empty() {
         if !kustomize.builds_local_part() {
             return Err(BuildError::RemoteBases(remote_bases));
