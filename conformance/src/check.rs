@@ -21,6 +21,9 @@ pub struct CheckOptions {
     pub renderer: Option<Choice>,
     /// The previous revision, for rules that compare (prune-transient).
     pub base: Option<crate::base::Base>,
+    /// Whether remote bases are fetched; `None`: conformance.yaml's
+    /// `remote`, else offline.
+    pub remote: Option<crate::remote::Setting>,
 }
 
 /// The result of a run.
@@ -66,7 +69,7 @@ impl Outcome {
 /// Opens a session, checks conformance.yaml against discovery, and runs
 /// every rule.
 pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
-    let session = Session::open(&options.repo, options.renderer)?;
+    let session = Session::open_with(&options.repo, options.renderer, options.remote)?;
     check_session(session, options)
 }
 

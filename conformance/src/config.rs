@@ -75,6 +75,10 @@ pub struct Config {
     /// `native` (default), `kustomize` (the external program) or `auto`.
     #[serde(default)]
     pub renderer: Option<crate::render::Choice>,
+    /// `offline` (default) or `fetch`: whether remote bases are fetched
+    /// (into the cache, once per run) so their tiers are checked whole.
+    #[serde(default)]
+    pub remote: crate::remote::Setting,
     /// The live-cluster (l1-cluster) run.
     #[serde(default)]
     pub l1: L1,
@@ -186,7 +190,16 @@ impl Config {
                 })
             })
             .collect();
-        crate::discover::Declared { sources, entries }
+        let remote = (self.remote == crate::remote::Setting::Fetch).then(|| {
+            std::sync::Arc::new(crate::remote::Fetcher::new(crate::remote::Cache::new(
+                crate::remote::Cache::default_root(),
+            )))
+        });
+        crate::discover::Declared {
+            sources,
+            entries,
+            remote,
+        }
     }
 
     /// The sections the rules read.

@@ -15,7 +15,8 @@
 //!   the same budgets and never outside the root);
 //! * [`discover`] finds the clusters' entries and walks their Kustomizations,
 //!   building each with [`render`] (Flux's build steps around a kustomize
-//!   backend: the native renderer or the external program);
+//!   backend: the native renderer or the external program), and with
+//!   `--fetch-remote` the remote bases [`remote`] fetches into a cache;
 //! * [`postbuild`] applies Flux's variable substitution and audits it;
 //! * [`model`] is the result: clusters, tiers, rendered objects;
 //!   [`graph`] is the tier graph with its canonical text;
@@ -38,6 +39,7 @@
 //!     clusters: vec![],
 //!     renderer: None,
 //!     base: None,
+//!     remote: None,
 //! })?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule(), finding.cluster(), finding.message());
@@ -57,6 +59,7 @@ pub mod l1;
 pub mod model;
 pub mod postbuild;
 pub mod provenance;
+pub mod remote;
 pub mod render;
 pub mod repo;
 pub mod report;

@@ -44,12 +44,23 @@ struct RepoArgs {
     /// native does not support). Overrides `renderer` in conformance.yaml.
     #[arg(long, value_enum)]
     renderer: Option<RendererArg>,
+    /// Fetch remote kustomize bases (URLs, git references) as Flux would, so
+    /// their tiers are checked whole; cached in $CONFORMANCE_CACHE_DIR (else
+    /// ~/.cache/conformance). Overrides `remote` in conformance.yaml.
+    #[arg(long)]
+    fetch_remote: bool,
 }
 
 impl RepoArgs {
     /// Resolves the run once: configuration, renderer, index and model.
     fn open(&self) -> Result<Session, conformance::check::SessionError> {
-        Session::open(&self.repo, self.renderer.map(Choice::from))
+        Session::open_with(&self.repo, self.renderer.map(Choice::from), self.remote())
+    }
+
+    /// `--fetch-remote`, when given.
+    fn remote(&self) -> Option<conformance::remote::Setting> {
+        self.fetch_remote
+            .then_some(conformance::remote::Setting::Fetch)
     }
 }
 
@@ -243,6 +254,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 repo: repo.repo.clone(),
                 clusters: clusters.clone(),
                 renderer: repo.renderer.map(Choice::from),
+                remote: repo.remote(),
                 base: base
                     .map(conformance::base::Base::Rev)
                     .or(base_dir.map(conformance::base::Base::Dir)),

@@ -192,6 +192,21 @@ pub struct RenderFailure {
     pub at: Option<Span>,
 }
 
+/// A remote base or generator input fetched for a build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// Where the kustomization writes the address.
+    pub at: Span,
+    /// The address.
+    pub reference: String,
+    /// What it gave (`commit 3f2a… of https://…`, `sha256 9c1e… (…)`).
+    pub content: String,
+    /// Set when the fetch failed now and a cached copy was used: why.
+    pub stale: Option<String>,
+    /// A configMapGenerator/secretGenerator input, not a base.
+    pub input: bool,
+}
+
 /// A Flux `Kustomization`: one tier of a cluster.
 #[derive(Debug, Clone)]
 pub struct Tier {
@@ -223,9 +238,15 @@ pub struct Tier {
     pub parent: Option<TierId>,
     /// The Kustomization object as Flux would apply it.
     pub spec: Node,
-    /// Remote bases the build needs (never fetched): where each is written
-    /// and its address. A tier with remote bases is not built.
+    /// Remote bases the build left out (not fetched): where each is
+    /// written and its address. The tier holds its local part only.
     pub remote_bases: Vec<(Span, String)>,
+    /// Remote bases and inputs fetched for the build (`--fetch-remote`):
+    /// their content is part of the tier.
+    pub fetched: Vec<Fetched>,
+    /// Remote references `--fetch-remote` could not fetch here, and why
+    /// (no network, a timeout: nothing Flux's build says).
+    pub fetch_failures: Vec<(String, String)>,
     /// configMapGenerator/secretGenerator inputs that are URLs: kustomize
     /// fetches them on every build; the tier is built with them empty.
     pub remote_inputs: Vec<(Span, String)>,
@@ -260,8 +281,19 @@ impl Tier {
             return None;
         }
         let urls: Vec<&str> = self.remote_bases.iter().map(|(_, u)| u.as_str()).collect();
+        if !self.fetch_failures.is_empty() {
+            let why: Vec<String> = self
+                .fetch_failures
+                .iter()
+                .map(|(url, why)| format!("{url}: {why}"))
+                .collect();
+            return Some(format!(
+                "only its local part was checked: its remote bases could not be fetched here ({})",
+                why.join("; ")
+            ));
+        }
         Some(format!(
-            "only its local part was checked: it needs remote bases ({}), which are never fetched here (see remote-base)",
+            "only its local part was checked: it needs remote bases ({}), which are not fetched without --fetch-remote (see remote-base)",
             urls.join(", ")
         ))
     }

@@ -104,7 +104,20 @@ impl Session {
     /// Reads conformance.yaml, picks the renderer (`renderer`, else the
     /// configuration's, else native), indexes, discovers and renders.
     pub fn open(repo: &Path, renderer: Option<Choice>) -> Result<Session, SessionError> {
-        let config = Config::load(repo, &rules::is_rule_id)?;
+        Session::open_with(repo, renderer, None)
+    }
+
+    /// As [`Session::open`], with `remote` (`--fetch-remote`) overriding the
+    /// configuration's `remote`.
+    pub fn open_with(
+        repo: &Path,
+        renderer: Option<Choice>,
+        remote: Option<crate::remote::Setting>,
+    ) -> Result<Session, SessionError> {
+        let mut config = Config::load(repo, &rules::is_rule_id)?;
+        if let Some(remote) = remote {
+            config.remote = remote;
+        }
         let backend = renderer.or(config.renderer).unwrap_or_default().backend()?;
         Session::with_renderer(repo, config, backend)
     }

@@ -195,6 +195,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
             clusters: Vec::new(),
             renderer: None,
             base: base_of(dir),
+            remote: None,
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -210,6 +211,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         clusters: Vec::new(),
         renderer: None,
         base: base_of(dir),
+        remote: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -266,6 +268,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
         clusters: Vec::new(),
         renderer: None,
         base: base_of(dir),
+        remote: None,
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -330,6 +333,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
         clusters: Vec::new(),
         renderer: None,
         base: repo.parent().and_then(base_of),
+        remote: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

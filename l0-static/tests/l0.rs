@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         clusters: Vec::new(),
         renderer: None,
         base: target_base(),
+        remote: None,
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

@@ -135,6 +135,8 @@ pub struct Declared {
     pub sources: LocalSources,
     /// Clusters whose entry is declared rather than discovered.
     pub entries: Vec<DeclaredEntry>,
+    /// Fetches remote bases (`--fetch-remote`); `None`: they stay unknown.
+    pub remote: Option<std::sync::Arc<crate::remote::Fetcher>>,
 }
 
 /// Discovers and renders every cluster of the repository.
@@ -216,7 +218,14 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
             .par_iter()
             .map(|(i, id)| {
                 let tier = &walks[*i].tiers[id];
-                let built = flux::build(&artifacts[*i], id, &tier.path, &tier.spec, kustomize);
+                let built = flux::build(
+                    &artifacts[*i],
+                    id,
+                    &tier.path,
+                    &tier.spec,
+                    kustomize,
+                    declared.remote.as_deref(),
+                );
                 (*i, id.clone(), built)
             })
             .collect();
@@ -232,7 +241,14 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                                 span.file = tier.defined_at.file.clone();
                             }
                         }
+                        for fetched in &mut built.fetched {
+                            if fetched.at.file.is_empty() {
+                                fetched.at.file = tier.defined_at.file.clone();
+                            }
+                        }
                         tier.remote_bases = built.remote_bases;
+                        tier.fetched = built.fetched;
+                        tier.fetch_failures = built.fetch_failures;
                         tier.generator_inputs = built.generator_inputs;
                         tier.remote_inputs = built.remote_inputs;
                         tier.files_read = built.files_read;

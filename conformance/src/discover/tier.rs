@@ -79,6 +79,8 @@ pub fn tier_from(
         parent,
         spec: doc.clone(),
         remote_bases: Vec::new(),
+        fetched: Vec::new(),
+        fetch_failures: Vec::new(),
         remote_inputs: Vec::new(),
         generator_inputs: Vec::new(),
         dropped_fields: Vec::new(),

@@ -49,6 +49,7 @@ pub fn build(
     path: &str,
     spec: &Node,
     kustomize: &dyn Kustomize,
+    remote: Option<&crate::remote::Fetcher>,
 ) -> Result<Built, BuildError> {
     let failed =
         |message: String, at: Option<Span>| BuildError::Failed(RenderFailure { message, at });
@@ -94,20 +95,32 @@ pub fn build(
     let mut tree = Tree::new(artifact);
     tree.written.insert(written.file.clone(), written.doc);
     let mut reach = reach_tree(&tree, path);
-    // Remote bases are never fetched here. A backend that can leave them
-    // out builds the local part, which is checked; what the remote part
-    // adds stays unknown (the tier is then not fully known, and every
+    // With --fetch-remote, what the build would download is fetched first
+    // and mounted into the tree, round by round (a remote base may name
+    // others), so the whole tier is built from what Flux would fetch.
+    let mut fetch = Fetching::default();
+    if let Some(fetcher) = remote {
+        if kustomize.reads_mounts() {
+            fetch.run(fetcher, &mut tree, &mut reach, path)?;
+        } else if !reach.remotes.is_empty() {
+            // An external kustomize fetches them itself.
+            fetch.by_backend = true;
+        }
+    }
+    // What is not fetched is left out. A backend that can leave it out
+    // builds the local part, which is checked; what the remote part adds
+    // stays unknown (the tier is then not fully known, and every
     // conclusion drawn from absence is hedged). If the local part does not
     // build on its own (a patch aimed at a remote object), the tier is not
     // checked, as before.
     let remote_bases = std::mem::take(&mut reach.remotes);
-    if !remote_bases.is_empty() {
+    if !remote_bases.is_empty() && !fetch.by_backend {
         if !kustomize.builds_local_part() {
             return Err(BuildError::RemoteBases(remote_bases));
         }
         tree.skip_remote = true;
     }
-    precheck(&tree, &reach)?;
+    precheck(&tree, &reach).map_err(|e| fetch.relocate_error(&tree, e))?;
     if written.generated {
         check_decodable(artifact, &reach.resources).map_err(BuildError::Failed)?;
     }
@@ -126,13 +139,23 @@ pub fn build(
             .filter(|(file, _)| blamable(&tree, file))
             .map(|(file, line)| Span::new(file.clone(), *line))
             .or_else(|| blamed_place(&tree, &message))
+            .or_else(|| {
+                let (file, _) = err.at.as_ref()?;
+                fetch.place_of(&tree, &Span::new(file.clone(), 0))
+            })
             .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));
-        BuildError::Failed(RenderFailure { message, at })
+        BuildError::Failed(RenderFailure {
+            message: fetch.rewrite(&tree, &message),
+            at,
+        })
     })?;
     let mut lookup = SourceDocs::new(artifact);
     let mut objects = Vec::with_capacity(built.len());
     for mut body in built {
-        let source = take_origin(&mut body, path, &mut lookup);
+        let mut source = take_origin(&mut body, path, &mut lookup);
+        if let Some(span) = source.as_ref().and_then(|s| fetch.place_of(&tree, s)) {
+            source = Some(span); // from a fetched remote: where it is named
+        }
         let Some(id) = ObjectId::of(&body).filter(|_| body.is_map()) else {
             let what = ["apiVersion", "kind"]
                 .into_iter()
@@ -148,14 +171,141 @@ pub fn build(
         apply_common_metadata(&mut body, spec, tier);
         objects.push(Object { id, source, body });
     }
+    let mut fetched = fetch.fetched;
+    if fetch.by_backend {
+        fetched.extend(remote_bases.iter().map(|(at, url)| crate::model::Fetched {
+            at: at.clone(),
+            reference: url.clone(),
+            content: format!("by {}", kustomize.name()),
+            stale: None,
+            input: false,
+        }));
+    }
+    let remote_bases = if fetch.by_backend {
+        Vec::new()
+    } else {
+        remote_bases
+    };
+    let mut generator_inputs = reach.generator_inputs;
+    generator_inputs.retain(|g| tree.in_mount(&g.file).is_none());
     Ok(Built {
         objects,
         files_read: reach.reads.len(),
-        generator_inputs: reach.generator_inputs,
+        generator_inputs,
         remote_inputs: reach.remote_inputs,
         dropped: written.dropped,
         remote_bases,
+        fetched,
+        fetch_failures: fetch.failures,
     })
+}
+
+/// How many rounds of remote bases naming remote bases are fetched
+/// (kustomize has no limit but its cycle check; ten is deeper than any
+/// repository shows).
+const FETCH_ROUNDS: usize = 10;
+
+/// What `--fetch-remote` did for one build.
+#[derive(Debug, Default)]
+struct Fetching {
+    fetched: Vec<crate::model::Fetched>,
+    failures: Vec<(String, String)>,
+    /// Every address tried, fetched or not.
+    tried: std::collections::BTreeSet<String>,
+    /// Mount prefix → where the repository (or an outer remote) names it.
+    named_at: HashMap<String, Span>,
+    /// The backend fetches for itself (an external kustomize).
+    by_backend: bool,
+}
+
+impl Fetching {
+    fn run(
+        &mut self,
+        fetcher: &crate::remote::Fetcher,
+        tree: &mut Tree,
+        reach: &mut Reach,
+        path: &str,
+    ) -> Result<(), BuildError> {
+        for _ in 0..FETCH_ROUNDS {
+            let bases: Vec<(Span, String, bool)> = reach
+                .remotes
+                .iter()
+                .map(|(at, url)| (at.clone(), url.clone(), true))
+                .chain(
+                    reach
+                        .remote_inputs
+                        .iter()
+                        .map(|(at, url)| (at.clone(), url.clone(), false)),
+                )
+                .filter(|(_, url, _)| !self.tried.contains(url.trim()))
+                .collect();
+            if bases.is_empty() {
+                break;
+            }
+            for (at, url, is_base) in bases {
+                self.tried.insert(url.trim().to_string());
+                let at = self.place_of(tree, &at).unwrap_or(at);
+                let outcome = if is_base {
+                    fetcher.base(&url)
+                } else {
+                    fetcher.input(&url)
+                };
+                match outcome {
+                    Ok(mount) => {
+                        self.named_at.insert(mount.prefix.clone(), at.clone());
+                        self.fetched.push(crate::model::Fetched {
+                            at,
+                            reference: url,
+                            content: mount.content.clone(),
+                            stale: mount.stale.clone(),
+                            input: !is_base,
+                        });
+                        tree.mounts.push(mount);
+                    }
+                    Err(failure) if failure.definitive => {
+                        return Err(BuildError::Failed(RenderFailure {
+                            message: format!(
+                                "accumulating resources: `{url}` could not be fetched: {} (kustomize-controller's build fails the same way)",
+                                failure.message
+                            ),
+                            at: Some(at),
+                        }));
+                    }
+                    Err(failure) => self.failures.push((url, failure.message)),
+                }
+            }
+            *reach = reach_tree(tree, path);
+        }
+        Ok(())
+    }
+
+    /// Where a place inside a fetched remote is named in the repository.
+    fn place_of(&self, tree: &Tree, at: &Span) -> Option<Span> {
+        let (mount, _) = tree.in_mount(&at.file)?;
+        self.named_at.get(&mount.prefix).cloned()
+    }
+
+    /// A message with the mounts' paths written as the remote addresses.
+    fn rewrite(&self, tree: &Tree, message: &str) -> String {
+        let mut out = message.to_string();
+        for mount in &tree.mounts {
+            out = mount.rewrite(&out);
+        }
+        out
+    }
+
+    fn relocate_error(&self, tree: &Tree, err: BuildError) -> BuildError {
+        match err {
+            BuildError::Failed(mut f) => {
+                if let Some(at) = f.at.as_ref().and_then(|a| self.place_of(tree, a)) {
+                    f.at = Some(at);
+                }
+                f.message = self.rewrite(tree, &f.message);
+                BuildError::Failed(f)
+            }
+            other => other,
+        }
+    }
 }
 
 /// A successful build: the objects, and what the build fed to generators.
@@ -177,6 +327,10 @@ pub struct Built {
     /// Remote bases left out (the objects are the local part only), with
     /// where each is written; empty for a whole build.
     pub remote_bases: Vec<(Span, String)>,
+    /// Remote bases and inputs fetched (`--fetch-remote`).
+    pub fetched: Vec<crate::model::Fetched>,
+    /// Remote references that could not be fetched here, and why.
+    pub fetch_failures: Vec<(String, String)>,
 }
 
 /// Why a Kustomization was not built.

@@ -9,7 +9,8 @@
 //! directories without one, `spec.patches`, `spec.components`,
 //! `spec.targetNamespace`, `spec.images`, name prefix/suffix, then per object
 //! the required fields, `spec.commonMetadata` and the owner labels.
-//! Rendering never touches the network.
+//! Rendering never touches the network: remote bases fetched beforehand
+//! ([`crate::remote`], with `--fetch-remote`) are mounted into the tree.
 
 mod error;
 pub mod external;
@@ -41,6 +42,10 @@ pub struct Tree<'a> {
     /// out of the build instead of failing it: the local part is built, and
     /// the Flux layer lists what it could not fetch.
     pub skip_remote: bool,
+    /// Remote bases fetched before the build, each under its own prefix
+    /// ([`crate::remote::MOUNT_PREFIX`]); a reference to one resolves to
+    /// its root, and references inside it stay inside it.
+    pub mounts: Vec<std::sync::Arc<crate::remote::Mount>>,
 }
 
 impl<'a> Tree<'a> {
@@ -50,27 +55,69 @@ impl<'a> Tree<'a> {
             artifact,
             written: BTreeMap::new(),
             skip_remote: false,
+            mounts: Vec::new(),
         }
     }
 
+    /// The fetched remote a reference names, if it was fetched.
+    pub fn mounted(&self, reference: &str) -> Option<&crate::remote::Mount> {
+        let reference = reference.trim();
+        self.mounts
+            .iter()
+            .find(|m| m.reference == reference)
+            .map(|m| m.as_ref())
+    }
+
+    /// The mount a tree path is in, and the path inside it.
+    pub fn in_mount<'p>(&self, rel: &'p str) -> Option<(&crate::remote::Mount, &'p str)> {
+        if !rel.starts_with(crate::remote::MOUNT_PREFIX) {
+            return None;
+        }
+        let (head, sub) = rel.split_once('/').unwrap_or((rel, ""));
+        let mount = self.mounts.iter().find(|m| m.prefix == head)?;
+        Some((mount.as_ref(), sub))
+    }
+
+    /// A remote reference the build leaves out: not fetched, and the
+    /// backend builds the local part.
+    pub fn left_out(&self, reference: &str) -> bool {
+        self.skip_remote && paths::is_remote(reference) && self.mounted(reference).is_none()
+    }
+
     /// Resolves `reference` relative to the directory `base`, inside the
-    /// source.
+    /// source (inside the remote, for a directory of a fetched one).
     pub fn resolve(&self, base: &str, reference: &str) -> Result<String, Missing> {
+        if let Some(mount) = self.mounted(reference) {
+            return Ok(mount.root_path());
+        }
+        if let Some((mount, sub)) = self.in_mount(base) {
+            let inner = mount.index.unfiltered().resolve(sub, reference)?;
+            return Ok(crate::repo::join(&mount.prefix, &inner));
+        }
         self.artifact.resolve(base, reference)
     }
 
     /// Whether `rel` is a file of the artifact or a kustomization file written over it.
     pub fn is_file(&self, rel: &str) -> bool {
+        if let Some((mount, sub)) = self.in_mount(rel) {
+            return mount.index.unfiltered().is_file(sub);
+        }
         self.written.contains_key(rel) || self.artifact.is_file(rel)
     }
 
     /// Whether `rel` is a directory of the artifact.
     pub fn is_dir(&self, rel: &str) -> bool {
+        if let Some((mount, sub)) = self.in_mount(rel) {
+            return mount.index.unfiltered().is_dir(sub);
+        }
         self.artifact.is_dir(rel)
     }
 
     /// The bytes of a file.
     pub fn read(&self, rel: &str) -> Result<Cow<'_, [u8]>, Missing> {
+        if let Some((mount, sub)) = self.in_mount(rel) {
+            return mount.index.unfiltered().read(sub).map(Cow::Owned);
+        }
         if let Some(doc) = self.written.get(rel) {
             return Ok(Cow::Owned(doc.to_json().to_string().into_bytes()));
         }
@@ -86,6 +133,9 @@ impl<'a> Tree<'a> {
 
     /// The YAML documents of a file.
     pub fn documents(&self, rel: &str) -> Result<Cow<'_, [Node]>, DocError> {
+        if let Some((mount, sub)) = self.in_mount(rel) {
+            return mount.index.unfiltered().documents(sub);
+        }
         if let Some(doc) = self.written.get(rel) {
             return Ok(Cow::Owned(vec![doc.clone()]));
         }
@@ -109,6 +159,15 @@ impl<'a> Tree<'a> {
 
     /// The entries of a directory: (name, is a directory), sorted.
     pub fn list(&self, dir: &str) -> Vec<(String, bool)> {
+        if let Some((mount, sub)) = self.in_mount(dir) {
+            return mount
+                .index
+                .unfiltered()
+                .list(sub)
+                .into_iter()
+                .map(|(n, d)| (n.to_string(), d))
+                .collect();
+        }
         let mut out: Vec<(String, bool)> = self
             .artifact
             .list(dir)
@@ -150,6 +209,12 @@ pub trait Kustomize: Sync + std::fmt::Debug {
     /// would try to fetch them.
     fn builds_local_part(&self) -> bool {
         false
+    }
+
+    /// Whether the backend reads [`Tree::mounts`] (fetched remote bases).
+    /// An external program fetches them itself instead.
+    fn reads_mounts(&self) -> bool {
+        self.builds_local_part()
     }
 }
 

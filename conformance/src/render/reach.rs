@@ -151,7 +151,7 @@ fn reach_kustomization(
                 // kustomize's file loader fetches an http(s) URL
                 // (`FileLoader.Load`, `httpClientGetContent`): a remote
                 // input, fetched on every reconcile, like a remote base.
-                if is_url(rel) {
+                if is_url(rel) && tree.mounted(rel).is_none() {
                     out.remote_inputs.push((at, rel.to_string()));
                     continue;
                 }
@@ -177,7 +177,7 @@ fn reach_kustomization(
             continue;
         };
         let at = Span::new(file.to_string(), node.line);
-        if is_remote(&reference) {
+        if is_remote(&reference) && tree.mounted(&reference).is_none() {
             out.remotes.push((at, reference));
             continue;
         }

@@ -46,6 +46,28 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
         out.push_str(&unchecked);
         out.push('\n');
     }
+    let mut fetched = std::collections::BTreeSet::new();
+    for cluster in &outcome.model.clusters {
+        if !selected.is_empty() && !selected.contains(&cluster.name) {
+            continue;
+        }
+        for tier in cluster.tiers.values() {
+            for f in &tier.fetched {
+                let stale = f
+                    .stale
+                    .as_ref()
+                    .map(|why| format!(" (not reachable now: {why})"))
+                    .unwrap_or_default();
+                fetched.insert(format!("fetched: {} → {}{stale}", f.reference, f.content));
+            }
+        }
+    }
+    for line in &fetched {
+        let _ = writeln!(out, "{line}");
+    }
+    if !fetched.is_empty() {
+        out.push('\n');
+    }
     for line in &outcome.fallbacks {
         let _ = writeln!(out, "renderer: {line}");
     }

@@ -26,7 +26,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
                         TierState::RenderFailed(f) => ("failed", Some(f.message.clone()), 0),
                         TierState::NotChecked(reason) => ("not-checked", Some(reason.clone()), 0),
                     };
-                    json!({
+                    let mut entry = json!({
                         "name": tier.id.name,
                         "namespace": tier.id.namespace,
                         "path": tier.display_path(),
@@ -36,7 +36,23 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
                         "state": state,
                         "reason": reason,
                         "objects": objects,
-                    })
+                    });
+                    if !tier.fetched.is_empty() {
+                        entry["fetched"] = tier
+                            .fetched
+                            .iter()
+                            .map(|f| {
+                                json!({
+                                    "reference": f.reference,
+                                    "file": f.at.file,
+                                    "line": (f.at.line > 0).then_some(f.at.line),
+                                    "content": f.content,
+                                    "stale": f.stale,
+                                })
+                            })
+                            .collect();
+                    }
+                    entry
                 })
                 .collect();
             json!({

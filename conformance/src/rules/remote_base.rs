@@ -23,9 +23,14 @@ impl Rule for RemoteBase {
 patch entry that is a URL or a git reference (https://…, github.com/…, git@…, ?ref=…) makes kustomize fetch it over \
 the network on every reconcile. When the remote is slow the fetch exceeds the build timeout, the build fails \
 ('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
-result can also change under you when a ref moves. This check never fetches anything: every remote reference in any \
-kustomization file reachable from the tier is reported at its file and line. The tier's local part is built without \
-them and checked (flux::build with Tree::skip_remote); what the remote part adds is unknown, so the tier counts as \
+result can also change under you when a ref moves. Every remote reference in any \
+kustomization file reachable from the tier is reported at its file and line. With `--fetch-remote` (or `remote: \
+fetch` in conformance.yaml) the references are fetched first, as kustomize's loader would (`KustTarget.\
+accumulateResources`: an http(s) address is tried as one file, then as a git repository, cloned the way \
+`ClonerUsingGitExec` does), into a content-addressed cache, and the whole tier is checked; a remote that answers \
+that the content is not there (HTTP 4xx, \"couldn't find remote ref\") fails the tier as it fails Flux's build \
+(render-failed), while no network or a timeout only leaves the remote part unknown. Without it, the tier's local \
+part is built without them and checked (flux::build with Tree::skip_remote); what the remote part adds is unknown, so the tier counts as \
 not fully known wherever a conclusion is drawn from absence (a CRD, Namespace or Kustomization nothing else \
 provides may come from it). When the local part does not build on its own (a patch aimed at a remote object), the \
 tier is left unbuilt (not reported as render-failed). A configMapGenerator or secretGenerator input that is an http(s) URL is \
@@ -41,14 +46,21 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
         for cluster in &cx.model.clusters {
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
-                let count = tier.remote_bases.len();
-                for (at, url) in &tier.remote_bases {
+                let fetched_bases = tier.fetched.iter().filter(|f| !f.input);
+                let count = tier.remote_bases.len() + fetched_bases.clone().count();
+                let bases = tier
+                    .remote_bases
+                    .iter()
+                    .map(|(at, url)| (at, url, None))
+                    .chain(fetched_bases.map(|f| (&f.at, &f.reference, Some(f))));
+                for (at, url, fetched) in bases {
                     let mut f = Finding::new(
                         self,
                         cluster.name.clone(),
                         label.clone(),
                         format!(
-                            "{label} pulls the remote base `{url}`, fetched over the network on every reconcile"
+                            "{label} pulls the remote base `{url}`, fetched over the network on every reconcile{}",
+                            fetched.map(fetched_here).unwrap_or_default()
                         ),
                     )
                     .at(at.clone())
@@ -72,6 +84,27 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
                         f = f.severity(Severity::Warning);
                     }
                     out.push(f.build());
+                }
+                for f in tier.fetched.iter().filter(|f| f.input) {
+                    out.push(
+                        Finding::new(
+                            self,
+                            cluster.name.clone(),
+                            label.clone(),
+                            format!(
+                                "{label} reads the generator input `{}`, fetched over the network on every reconcile{}",
+                                f.reference,
+                                fetched_here(f)
+                            ),
+                        )
+                        .at(f.at.clone())
+                        .why(format!(
+                            "kustomize's file loader fetches the URL during the build; when it is slow or gone the build of {label} fails, and {label} and everything that depends on it stall"
+                        ))
+                        .fix("commit the file into the repository next to the kustomization and name it by its path")
+                        .severity(Severity::Warning)
+                        .build(),
+                    );
                 }
                 for (at, url) in &tier.remote_inputs {
                     let mut f = Finding::new(
@@ -97,6 +130,20 @@ kustomize` and commit the output, keeping an images transformer to pin versions)
             }
         }
         out
+    }
+}
+
+/// What `--fetch-remote` got for a reference, for the message.
+fn fetched_here(f: &crate::model::Fetched) -> String {
+    match &f.stale {
+        None => format!(
+            " (fetched for this check: {}; its content was checked)",
+            f.content
+        ),
+        Some(why) => format!(
+            " (not reachable now: {why}; the cached {} was checked)",
+            f.content
+        ),
     }
 }
 

@@ -12,6 +12,8 @@
 //! * `l1_plan`: what the live-cluster run plans and expects;
 //! * `envsubst_props`: property tests of postBuild substitution;
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
+//! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
+//!   server and a local git repository);
 //! * `layers`: the engine's imports only point down.
 //!
 //! `support` holds the helpers that write small repositories. The corpus
@@ -28,4 +30,5 @@ mod l1_plan;
 mod layers;
 mod provenance;
 mod regression;
+mod remote;
 mod support;

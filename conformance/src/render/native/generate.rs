@@ -50,8 +50,9 @@ pub fn run(
 /// kustomization's directory and inside the source.
 fn read_input(tree: &Tree, dir: &str, at: &str, what: &str, path: &str) -> Result<Vec<u8>, Error> {
     // kustomize fetches an http(s) input (`FileLoader.Load`); this tool
-    // never does: the content is empty, and remote-base says so.
-    if crate::render::reach::is_url(path) {
+    // only with --fetch-remote (then it is mounted): otherwise the content
+    // is empty, and remote-base says so.
+    if crate::render::reach::is_url(path) && tree.mounted(path).is_none() {
         return Ok(Vec::new());
     }
     let resolved = tree

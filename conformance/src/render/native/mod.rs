@@ -444,7 +444,7 @@ impl Builder<'_> {
             self.name_refs.extend(refs);
         }
         for entry in &k.resources {
-            if self.tree.skip_remote && crate::render::paths::is_remote(&entry.value) {
+            if self.tree.left_out(&entry.value) {
                 continue; // not fetched: the Flux layer lists it
             }
             let path = self.resolve(dir, file, entry)?;
@@ -483,7 +483,7 @@ impl Builder<'_> {
             generate::absorb(&mut acc, generated)?;
         }
         for entry in &k.components {
-            if self.tree.skip_remote && crate::render::paths::is_remote(&entry.value) {
+            if self.tree.left_out(&entry.value) {
                 continue; // not fetched: the Flux layer lists it
             }
             let path = self.resolve(dir, file, entry)?;

@@ -268,6 +268,7 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
         clusters: vec![],
         renderer: Some(conformance::render::Choice::Auto),
         base: None,
+        remote: None,
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
@@ -413,6 +414,7 @@ fn malformed_inputs_never_panic() {
             clusters: vec![],
             renderer: None,
             base: None,
+            remote: None,
         });
         match outcome {
             // Each of these fails kustomize's own build too: a render-failed

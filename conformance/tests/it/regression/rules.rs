@@ -182,6 +182,7 @@ fn prune_transient_only_when_a_window_exists() {
             clusters: vec![],
             renderer: None,
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
+            remote: None,
         })
         .unwrap();
         let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();

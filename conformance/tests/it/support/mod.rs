@@ -76,6 +76,7 @@ pub fn run(root: &Path) -> Outcome {
         clusters: vec![],
         renderer: None,
         base: None,
+        remote: None,
     })
     .unwrap()
 }
@@ -94,6 +95,7 @@ pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::SessionErr
         clusters: vec![],
         renderer: None,
         base: None,
+        remote: None,
     })
 }
 
