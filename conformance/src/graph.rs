@@ -252,37 +252,61 @@ impl<'g> Tarjan<'g> {
         }
     }
 
-    // Recursion depth is bounded by the number of tiers in one cluster
-    // (hundreds at most in real repositories).
-    fn visit(&mut self, id: &TierId) {
+    /// Tarjan's algorithm with an explicit stack of frames (a node and its
+    /// successors not yet looked at), so a dependsOn chain or cycle of any
+    /// length needs no call stack.
+    fn visit(&mut self, root: &TierId) {
+        let mut frames: Vec<(TierId, Vec<TierId>)> = Vec::new();
+        self.open(root);
+        frames.push((root.clone(), self.successors_of(root)));
+        while let Some((id, pending)) = frames.last_mut() {
+            if let Some(dep) = pending.pop() {
+                let id = id.clone();
+                if !self.index.contains_key(&dep) {
+                    self.open(&dep);
+                    let next = self.successors_of(&dep);
+                    frames.push((dep, next));
+                } else if self.on_stack.contains(&dep) {
+                    let low = self.low[&id].min(self.index[&dep]);
+                    self.low.insert(id, low);
+                }
+                continue;
+            }
+            let id = id.clone();
+            frames.pop();
+            if self.low[&id] == self.index[&id] {
+                let mut component = Vec::new();
+                while let Some(top) = self.stack.pop() {
+                    self.on_stack.remove(&top);
+                    let done = top == id;
+                    component.push(top);
+                    if done {
+                        break;
+                    }
+                }
+                self.components.push(component);
+            }
+            // Back in the caller's frame: its low link takes this one's.
+            if let Some((parent, _)) = frames.last() {
+                let low = self.low[parent].min(self.low[&id]);
+                self.low.insert(parent.clone(), low);
+            }
+        }
+    }
+
+    fn open(&mut self, id: &TierId) {
         self.index.insert(id.clone(), self.next);
         self.low.insert(id.clone(), self.next);
         self.next += 1;
         self.stack.push(id.clone());
         self.on_stack.insert(id.clone());
-        let graph = self.graph;
-        for (dep, _) in graph.successors(id) {
-            if !self.index.contains_key(dep) {
-                self.visit(dep);
-                let low = self.low[id].min(self.low[dep]);
-                self.low.insert(id.clone(), low);
-            } else if self.on_stack.contains(dep) {
-                let low = self.low[id].min(self.index[dep]);
-                self.low.insert(id.clone(), low);
-            }
-        }
-        if self.low[id] == self.index[id] {
-            let mut component = Vec::new();
-            while let Some(top) = self.stack.pop() {
-                self.on_stack.remove(&top);
-                let done = top == *id;
-                component.push(top);
-                if done {
-                    break;
-                }
-            }
-            self.components.push(component);
-        }
+    }
+
+    /// The successors, reversed so that popping visits them in order.
+    fn successors_of(&self, id: &TierId) -> Vec<TierId> {
+        let mut next: Vec<TierId> = self.graph.successors(id).map(|(d, _)| d.clone()).collect();
+        next.reverse();
+        next
     }
 }
 

@@ -66,5 +66,6 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod session;
+pub mod stats;
 pub mod versions;
 pub mod yaml;

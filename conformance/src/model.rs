@@ -244,6 +244,9 @@ pub struct Tier {
     /// Remote bases and inputs fetched for the build (`--fetch-remote`):
     /// their content is part of the tier.
     pub fetched: Vec<Fetched>,
+    /// A file the build reads is over an input budget (file, line,
+    /// budget): the tier is not checked, and `budget-exceeded` says so.
+    pub over_budget: Option<RenderFailure>,
     /// Remote references `--fetch-remote` could not fetch here, and why
     /// (no network, a timeout: nothing Flux's build says).
     pub fetch_failures: Vec<(String, String)>,

@@ -198,17 +198,20 @@ impl Session {
     /// catalog, the index and every cluster's analysis (computed here,
     /// once); `base` is the previous revision's model when the run compares.
     pub fn rule_context<'s>(&'s self, base: Option<&'s Model>) -> rules::Context<'s> {
+        let started = std::time::Instant::now();
+        let analyses = self
+            .model
+            .clusters
+            .iter()
+            .map(|c| self.analysis(c))
+            .collect();
+        stat("analysis", started);
         rules::Context {
             model: &self.model,
             settings: self.config.rule_settings(),
             catalog: &self.catalog,
             index: &self.index,
-            analyses: self
-                .model
-                .clusters
-                .iter()
-                .map(|c| self.analysis(c))
-                .collect(),
+            analyses,
             base,
         }
     }
@@ -360,9 +363,4 @@ fn worker_stacks() {
     });
 }
 
-/// Phase timings on stderr when `CONFORMANCE_STATS` is set (benchmarks).
-pub fn stat(phase: &str, started: std::time::Instant) {
-    if std::env::var_os("CONFORMANCE_STATS").is_some() {
-        eprintln!("phase {phase}: {:.3}s", started.elapsed().as_secs_f64());
-    }
-}
+pub use crate::stats::stat;

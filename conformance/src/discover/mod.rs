@@ -257,11 +257,21 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                     TierState::Rendered(built.objects)
                 }
                 Err(flux::BuildError::Failed(failure)) => TierState::RenderFailed(failure),
-                Err(flux::BuildError::Budget(failure)) => TierState::NotChecked(format!(
-                    "{} ({}): this tool does not read it, so the tier is not checked",
-                    failure.message,
-                    failure.at.map(|a| a.to_string()).unwrap_or_default()
-                )),
+                Err(flux::BuildError::Budget(failure)) => {
+                    let reason = format!(
+                        "{} ({}): this tool does not read it, so the tier is not checked (see budget-exceeded)",
+                        failure.message,
+                        failure
+                            .at
+                            .as_ref()
+                            .map(|a| a.to_string())
+                            .unwrap_or_default()
+                    );
+                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
+                        tier.over_budget = Some(failure);
+                    }
+                    TierState::NotChecked(reason)
+                }
                 Err(flux::BuildError::RemoteBases(mut remotes)) => {
                     let list: Vec<String> = remotes.iter().map(|(_, url)| url.clone()).collect();
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {

@@ -81,6 +81,7 @@ pub fn tier_from(
         remote_bases: Vec::new(),
         fetched: Vec::new(),
         fetch_failures: Vec::new(),
+        over_budget: None,
         remote_inputs: Vec::new(),
         generator_inputs: Vec::new(),
         dropped_fields: Vec::new(),

@@ -1,8 +1,48 @@
 //! `dependency-cycle`: Kustomizations that depend on each other in a loop.
 
+use std::collections::{HashMap, HashSet};
+
 use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::graph::Edge;
-use crate::model::Span;
+use crate::model::{Cluster, Span, TierId};
+
+/// How many steps of a loop, and names of a member list, a finding spells
+/// out; the rest is counted.
+const SHOWN: usize = 12;
+
+/// The loop as `a → b ⇢ c → a`, its middle elided past [`SHOWN`] steps.
+fn loop_text(cluster: &Cluster, path: &[TierId], edges: &[Edge]) -> String {
+    let arrow = |e: &Edge| match e {
+        Edge::DependsOn => " → ",
+        Edge::Waits => " ⇢ ",
+    };
+    let steps = edges.len();
+    let mut text = cluster.tier_label(&path[0]);
+    for (i, (next, edge)) in path.iter().skip(1).zip(edges).enumerate() {
+        if steps > SHOWN && i == SHOWN / 2 {
+            text.push_str(&format!(" → … ({} more steps) …", steps - SHOWN));
+        }
+        if steps > SHOWN && i >= SHOWN / 2 && i < steps - SHOWN / 2 {
+            continue;
+        }
+        text.push_str(arrow(edge));
+        text.push_str(&cluster.tier_label(next));
+    }
+    if edges.contains(&Edge::Waits) {
+        text.push_str(" (⇢: waits for it to be Ready, wait: true)");
+    }
+    text
+}
+
+/// `a, b, c`, or the first [`SHOWN`] and how many more.
+fn bounded_list(items: impl Iterator<Item = String>, len: usize) -> String {
+    let shown: Vec<String> = items.take(SHOWN).collect();
+    if len > SHOWN {
+        format!("{}, and {} more", shown.join(", "), len - SHOWN)
+    } else {
+        shown.join(", ")
+    }
+}
 
 #[derive(Debug)]
 pub struct DependencyCycle;
@@ -29,8 +69,10 @@ parent while the parent waits for the child (checkHealth drops only the Kustomiz
 cycle of such edges each member waits for another, none becomes Ready, and everything downstream waits too. Flux \
 reports this only as 'dependency not ready' and health-check timeouts, never as a cycle; kustomize-controller's \
 dependency.Sort logs 'circular dependency detected' and then drops source events for the whole set. The finding \
-names every member of the strongly connected component and one loop through it (→ dependsOn, ⇢ waits for, under \
-wait: true or healthChecks); it is reported on each member. A dependsOn entry with a readyExpr is left out: the \
+names the members of the strongly connected component and one loop through it (→ dependsOn, ⇢ waits for, under \
+wait: true or healthChecks); it is reported on each member (each never becomes Ready), grouped under the one cycle \
+in the human report, and a long cycle is named by its first and last steps so the report grows with the cycle, \
+not with its square. A dependsOn entry with a readyExpr is left out: the \
 expression replaces the Ready check. Break the loop by removing the edge that points back up (a tier should depend \
 only on tiers it needs applied first), or, for a wait edge, give the parent healthChecks that leave the child out."
     }
@@ -39,46 +81,50 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
         for analysis in &cx.analyses {
             let cluster = analysis.cluster;
             for cycle in &analysis.cycles {
-                let mut loop_text = cluster.tier_label(&cycle.path[0]);
-                for (next, edge) in cycle.path.iter().skip(1).zip(&cycle.edges) {
-                    loop_text.push_str(match edge {
-                        Edge::DependsOn => " → ",
-                        Edge::Waits => " ⇢ ",
-                    });
-                    loop_text.push_str(&cluster.tier_label(next));
-                }
+                let loop_text = loop_text(cluster, &cycle.path, &cycle.edges);
                 let waits = cycle.edges.contains(&Edge::Waits);
-                if waits {
-                    loop_text.push_str(" (⇢: waits for it to be Ready, wait: true)");
-                }
-                let members = cycle
-                    .members
-                    .iter()
-                    .map(|id| cluster.tier_label(id))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let members = bounded_list(
+                    cycle.members.iter().map(|id| cluster.tier_label(id)),
+                    cycle.members.len(),
+                );
+                // Each member's step along the loop, found once (a cycle may
+                // have thousands of members).
+                let next_on_loop: HashMap<&TierId, (&TierId, Edge)> = cycle
+                    .path
+                    .windows(2)
+                    .zip(&cycle.edges)
+                    .map(|(w, e)| (&w[0], (&w[1], *e)))
+                    .collect();
+                let in_cycle: HashSet<&TierId> = cycle.members.iter().collect();
+                let fix = if waits {
+                    "remove the dependsOn edge that points back up the loop, or give the waiting parent `wait: false` with healthChecks that leave the child out"
+                } else {
+                    "remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it"
+                };
+                let cause = super::Cause {
+                    key: format!("cycle:{}", cycle.members[0]),
+                    text: format!(
+                        "a dependency cycle of {} Kustomizations: {loop_text}",
+                        cycle.members.len()
+                    ),
+                    fix: fix.to_string(),
+                };
                 for member in &cycle.members {
                     let tier = &cluster.tiers[member];
                     let label = cluster.tier_label(member);
                     // Point at this member's edge along the loop, or else at its
                     // first edge into the component.
-                    let edge = cycle
-                        .path
-                        .windows(2)
-                        .find(|w| w[0] == *member)
-                        .and_then(|w| tier.depends_on.iter().find(|d| d.target == w[1]))
+                    let step = next_on_loop.get(member);
+                    let edge = step
+                        .and_then(|(next, _)| tier.depends_on.iter().find(|d| d.target == **next))
                         .or_else(|| {
                             tier.depends_on
                                 .iter()
-                                .find(|d| cycle.members.contains(&d.target))
+                                .find(|d| in_cycle.contains(&d.target))
                         });
                     // A member whose step along the loop is a wait edge: its
                     // `wait:` (or healthChecks) line.
-                    let waits_here = cycle
-                        .path
-                        .iter()
-                        .zip(&cycle.edges)
-                        .any(|(from, e)| from == member && *e == Edge::Waits);
+                    let waits_here = step.is_some_and(|(_, e)| *e == Edge::Waits);
                     let wait_line = tier
                         .spec
                         .path(&["spec", "wait"])
@@ -88,11 +134,6 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
                         (true, Some(line), _) => Span::new(tier.defined_at.file.clone(), line),
                         (_, _, Some(d)) => Span::new(tier.defined_at.file.clone(), d.line),
                         _ => tier.defined_at.clone(),
-                    };
-                    let fix = if waits {
-                        "remove the dependsOn edge that points back up the loop, or give the waiting parent `wait: false` with healthChecks that leave the child out"
-                    } else {
-                        "remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it"
                     };
                     out.push(
                         Finding::new(
@@ -109,7 +150,9 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
                         .why(format!(
                             "{label} waits for a Kustomization that (through the loop) waits for {label}: none of {members} ever becomes Ready"
                         ))
-                        .fix(fix).build(),
+                        .fix(fix)
+                        .cause(cause.clone())
+                        .build(),
                     );
                 }
             }

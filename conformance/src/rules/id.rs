@@ -95,6 +95,8 @@ rule_ids! {
     SchemaViolation => "schema-violation",
     /// A HelmRelease whose inputs helm-controller refuses.
     HelmReleaseInvalid => "helmrelease-invalid",
+    /// A file over an input budget: its tier is not checked.
+    BudgetExceeded => "budget-exceeded",
 }
 
 impl fmt::Display for RuleId {

@@ -6,6 +6,7 @@
 //! saying which Flux behaviour it models.
 
 mod api;
+mod budget_exceeded;
 mod cold_start;
 mod cold_start_race;
 mod dependency_cycle;
@@ -136,6 +137,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &waivers::WaiverExpired,
         &waivers::WaiverStale,
         &helmrelease_invalid::HelmReleaseInvalid,
+        &budget_exceeded::BudgetExceeded,
     ]
 }
 
@@ -153,7 +155,15 @@ pub fn is_rule_id(id: &str) -> bool {
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
 pub fn run_all(cx: &Context) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = all().iter().flat_map(|r| r.check(cx)).collect();
+    let mut findings: Vec<Finding> = all()
+        .iter()
+        .flat_map(|r| {
+            let started = std::time::Instant::now();
+            let found = r.check(cx);
+            crate::stats::stat(&format!("rule {}", r.id().as_str()), started);
+            found
+        })
+        .collect();
     // `severity:` in conformance.yaml overrides the rules' defaults.
     for f in &mut findings {
         if let Some(s) = cx.settings.severity.get(f.rule().as_str()) {

@@ -13,6 +13,8 @@ const LEAVES: &[(&str, &[&str])] = &[
     ("repo", &["yaml"]),
     ("versions", &["repo"]),
     ("model", &["builtin", "yaml"]),
+    ("stats", &[]),
+    ("remote", &["repo", "yaml"]),
 ];
 
 fn src() -> PathBuf {

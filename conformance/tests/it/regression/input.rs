@@ -186,6 +186,74 @@ fn nesting_within_the_budget_builds_and_beyond_it_names_the_budget() {
         "{reason}"
     );
     assert!(!reason.contains("Depth {"), "{reason}");
+    // Issue 26: the run fails, at the file and line, instead of passing a
+    // tier nothing checked with exit 0.
+    let budget: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule() == conformance::rules::RuleId::BudgetExceeded)
+        .collect();
+    assert_eq!(budget.len(), 1, "{}", messages(&outcome));
+    assert!(budget[0].is_error());
+    assert_eq!(
+        budget[0].at().map(|a| a.file.as_str()),
+        Some("apps/cm.yaml")
+    );
+    assert!(budget[0].at().is_some_and(|a| a.line > 0));
+}
+
+/// Issue 26: a 1,500-long dependsOn cycle gave 3,000 findings that each
+/// spelt out the whole loop (quadratic: 4.3 GB at 5,000). Each member is
+/// still reported, with a bounded text, under one cause.
+#[test]
+fn a_long_cycle_is_reported_per_member_in_bounded_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let n = 1500;
+    let mut tiers = String::new();
+    for i in 0..n {
+        let prev = (i + n - 1) % n;
+        tiers.push_str("---\n");
+        tiers.push_str(&ks(
+            &format!("t{i:04}"),
+            "flux-system",
+            &format!("./apps/t{i:04}"),
+            &format!("  dependsOn:\n    - name: t{prev:04}\n"),
+        ));
+        write(
+            root,
+            &format!("apps/t{i:04}/cm.yaml"),
+            &configmap(&format!("c{i}")),
+        );
+    }
+    write(root, "clusters/prod/tiers.yaml", &tiers);
+    let outcome = run(root);
+    let cycle: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule() == conformance::rules::RuleId::DependencyCycle)
+        .collect();
+    assert_eq!(cycle.len(), n, "one per member");
+    let longest = cycle
+        .iter()
+        .map(|f| f.message().len() + f.why().len())
+        .max()
+        .unwrap();
+    assert!(
+        longest < 2_000,
+        "a finding of {longest} bytes grows with the cycle"
+    );
+    let causes: std::collections::BTreeSet<_> = cycle
+        .iter()
+        .filter_map(|f| f.cause().as_ref().map(|c| c.key.clone()))
+        .collect();
+    assert_eq!(causes.len(), 1, "one cycle, one cause");
+    assert!(
+        cycle[0].message().contains("and 1488 more"),
+        "{}",
+        cycle[0].message()
+    );
 }
 
 /// Issue 13: the alias-bomb message was cut off.
