@@ -280,7 +280,9 @@ impl Tier {
     /// never fetched); `None` for a whole build or a tier that did not
     /// render.
     pub fn partial_reason(&self) -> Option<String> {
-        if !matches!(self.state, TierState::Rendered(_)) || self.remote_bases.is_empty() {
+        if !matches!(self.state, TierState::Rendered(_))
+            || (self.remote_bases.is_empty() && self.fetch_failures.is_empty())
+        {
             return None;
         }
         let urls: Vec<&str> = self.remote_bases.iter().map(|(_, u)| u.as_str()).collect();
@@ -291,7 +293,7 @@ impl Tier {
                 .map(|(url, why)| format!("{url}: {why}"))
                 .collect();
             return Some(format!(
-                "only its local part was checked: its remote bases could not be fetched here ({})",
+                "only its local part was checked: remote bases or inputs it needs could not be fetched here ({})",
                 why.join("; ")
             ));
         }

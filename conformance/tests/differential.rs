@@ -338,9 +338,9 @@ fn flux_paths(index: &RepoIndex, _repo: &Path, external: &External, coverage: &m
                         flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
                             conformance::render::Error::new(f.message)
                         }
-                        flux::BuildError::RemoteBases(r) => {
-                            conformance::render::Error::new(format!("remote bases: {r:?}"))
-                        }
+                        flux::BuildError::RemoteBases(r) => conformance::render::Error::new(
+                            format!("remote bases: {:?}", r.left_out),
+                        ),
                     })
             };
             let what = format!("{}/{} ({})", cluster.name, tier.id, tier.display_path());
@@ -433,6 +433,11 @@ fn main() -> ExitCode {
                     build_directory(&Native, &fixtures, &rel),
                     build_directory(&external, &fixtures, &rel),
                 );
+                // A fixture exercises what the native renderer implements:
+                // "unsupported" there is a failure, not a skip.
+                if !coverage.unsupported.is_empty() {
+                    return Err(coverage.unsupported.join("\n").into());
+                }
                 coverage.verdict(&name)
             },
         ));

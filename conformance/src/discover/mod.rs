@@ -272,20 +272,43 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                     }
                     TierState::NotChecked(reason)
                 }
-                Err(flux::BuildError::RemoteBases(mut remotes)) => {
-                    let list: Vec<String> = remotes.iter().map(|(_, url)| url.clone()).collect();
+                Err(flux::BuildError::RemoteBases(part)) => {
+                    let flux::RemotePart {
+                        mut left_out,
+                        mut fetched,
+                        failures,
+                    } = *part;
+                    let list: Vec<String> = left_out.iter().map(|(_, url)| url.clone()).collect();
+                    let reason = if failures.is_empty() {
+                        format!(
+                            "its local part does not build without its remote bases ({}), which are not fetched without --fetch-remote (see remote-base)",
+                            list.join(", ")
+                        )
+                    } else {
+                        let why: Vec<String> = failures
+                            .iter()
+                            .map(|(url, why)| format!("{url}: {why}"))
+                            .collect();
+                        format!(
+                            "its local part does not build without remote bases that could not be fetched here ({})",
+                            why.join("; ")
+                        )
+                    };
                     if let Some(tier) = walks[i].tiers.get_mut(&id) {
-                        for (span, _) in &mut remotes {
+                        let spans = left_out
+                            .iter_mut()
+                            .map(|(span, _)| span)
+                            .chain(fetched.iter_mut().map(|f| &mut f.at));
+                        for span in spans {
                             if span.file.is_empty() {
                                 span.file = tier.defined_at.file.clone();
                             }
                         }
-                        tier.remote_bases = remotes;
+                        tier.remote_bases = left_out;
+                        tier.fetched = fetched;
+                        tier.fetch_failures = failures;
                     }
-                    TierState::NotChecked(format!(
-                        "it needs remote bases ({}), which are never fetched here (see remote-base)",
-                        list.join(", ")
-                    ))
+                    TierState::NotChecked(reason)
                 }
             };
             walks[i].record(&id, state);

@@ -112,14 +112,28 @@ fn run(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, GitError>
     if status.success() {
         return Ok(out);
     }
-    let said = err.trim();
     Err(GitError {
-        definitive: said.contains("couldn't find remote ref"),
-        message: format!(
-            "`{shown}` failed: {}",
-            if said.is_empty() { "no message" } else { said }
-        ),
+        definitive: err.contains("couldn't find remote ref"),
+        message: format!("`{shown}` failed: {}", one_line(&err)),
     })
+}
+
+/// What git said, on one line and at most a few hundred characters (it
+/// may print hints and progress over many lines).
+fn one_line(said: &str) -> String {
+    let lines: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+        .collect();
+    if lines.is_empty() {
+        return "no message".into();
+    }
+    let text = lines.join(" / ");
+    match text.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 /// ssh never asks: a host key or passphrase prompt would hang until the

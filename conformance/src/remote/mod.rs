@@ -180,14 +180,14 @@ impl Fetcher {
                     match file_failure {
                         // The server answered the GET with "not here", and no
                         // git repository is there either.
-                        Some(file) if file.definitive => Failure {
+                        Some(file) => Failure {
                             message: format!(
                                 "{}; as a git repository: {}",
                                 file.message, f.message
                             ),
-                            definitive: true,
+                            definitive: file.definitive,
                         },
-                        _ => f,
+                        None => f,
                     }
                 }),
             Err(why) => Err(file_failure.unwrap_or(Failure {

@@ -116,7 +116,7 @@ pub fn build(
     let remote_bases = std::mem::take(&mut reach.remotes);
     if !remote_bases.is_empty() && !fetch.by_backend {
         if !kustomize.builds_local_part() {
-            return Err(BuildError::RemoteBases(remote_bases));
+            return Err(fetch.unbuilt(remote_bases));
         }
         tree.skip_remote = true;
     }
@@ -126,7 +126,7 @@ pub fn build(
     }
     let built = kustomize.build(&tree, path);
     if built.is_err() && !remote_bases.is_empty() {
-        return Err(BuildError::RemoteBases(remote_bases));
+        return Err(fetch.unbuilt(remote_bases));
     }
     let built = built.map_err(|err| {
         // The place the backend names (the native renderer says it, the
@@ -219,6 +219,15 @@ struct Fetching {
 }
 
 impl Fetching {
+    /// The build stops for the remote bases left out: what it had of them.
+    fn unbuilt(self, left_out: Vec<(Span, String)>) -> BuildError {
+        BuildError::RemoteBases(Box::new(RemotePart {
+            left_out,
+            fetched: self.fetched,
+            failures: self.failures,
+        }))
+    }
+
     fn run(
         &mut self,
         fetcher: &crate::remote::Fetcher,
@@ -342,9 +351,20 @@ pub enum BuildError {
     /// read it, whatever Flux would do (the message names file, line and
     /// budget).
     Budget(RenderFailure),
-    /// The build needs remote bases (never fetched here): where each is
-    /// written and its address.
-    RemoteBases(Vec<(Span, String)>),
+    /// The build needs remote bases that were not fetched (or not all of
+    /// them), and its local part does not build without them.
+    RemoteBases(Box<RemotePart>),
+}
+
+/// What a build that needs remote bases it could not get had of them.
+#[derive(Debug, Default)]
+pub struct RemotePart {
+    /// Remote references left out, with where each is written.
+    pub left_out: Vec<(Span, String)>,
+    /// What was fetched (`--fetch-remote`).
+    pub fetched: Vec<crate::model::Fetched>,
+    /// What `--fetch-remote` could not fetch here, and why.
+    pub failures: Vec<(String, String)>,
 }
 
 /// The kustomization file Flux builds `path` from: the path's own, edited,

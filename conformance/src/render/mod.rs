@@ -306,4 +306,10 @@ impl Kustomize for Auto {
     fn fallbacks(&self) -> Vec<String> {
         self.fallbacks.lock().map(|l| l.clone()).unwrap_or_default()
     }
+
+    /// Native builds first and reads fetched bases; the program it may
+    /// hand a kustomization to fetches them itself.
+    fn reads_mounts(&self) -> bool {
+        true
+    }
 }

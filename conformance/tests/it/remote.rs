@@ -2,6 +2,8 @@
 //! server and a local git repository (no network), built into the tier,
 //! cached by content, and honest about what could not be fetched.
 
+#![allow(clippy::unwrap_used)] // test scaffolding
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -543,4 +545,69 @@ fn the_remote_setting_is_parsed_strictly() {
     let err =
         conformance::config::Config::parse("renderer: native\nremote: yes\n", &ok).unwrap_err();
     assert_eq!(err.line, 2, "{err}");
+}
+
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Found on a real repository: one base fetched, one not, and a patch aimed
+/// at the unfetched one. The tier is not checked, says why, and keeps what
+/// it fetched (so remote-base still reports every base).
+#[test]
+fn a_tier_that_cannot_build_without_an_unfetched_base_says_why_and_keeps_the_rest() {
+    let remote = tempfile::tempdir().unwrap();
+    base_repo(&remote.path().join("base"));
+    let repo = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let git_base = format!("file://{}/base//deploy?ref=v1", remote.path().display());
+    let unreachable = format!("http://127.0.0.1:{}/crds.yaml", closed_port());
+    repo_with(repo.path(), &[&git_base, &unreachable]);
+    write(
+        repo.path(),
+        "apps/kustomization.yaml",
+        &format!(
+            "resources:\n  - {git_base}\n  - {unreachable}\npatchesStrategicMerge:\n  - |-\n    apiVersion: apiextensions.k8s.io/v1\n    kind: CustomResourceDefinition\n    metadata:\n      name: widgets.example.com\n    spec:\n      scope: Cluster\n"
+        ),
+    );
+    let index = RepoIndex::load(repo.path()).unwrap();
+    let declared = Declared {
+        remote: Some(Arc::new(Fetcher::new(Cache::new(
+            cache.path().to_path_buf(),
+        )))),
+        ..Declared::default()
+    };
+    let model = discover_with(&index, &Native, &declared);
+    let tier = apps(&model);
+    let TierState::NotChecked(reason) = &tier.state else {
+        // The patch's target is not in the local part: kustomize fails.
+        panic!("expected not checked: {:?}", tier.state);
+    };
+    assert!(reason.contains("could not be fetched here"), "{reason}");
+    assert!(reason.contains(&unreachable), "{reason}");
+    assert_eq!(tier.fetched.len(), 1, "the git base was fetched");
+    assert_eq!(tier.remote_bases.len(), 1, "the URL was left out");
+}
+
+#[test]
+fn an_unfetchable_generator_input_is_said_to_be_unknown() {
+    let repo = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let input = format!("http://127.0.0.1:{}/settings.env", closed_port());
+    repo_with(repo.path(), &["local.yaml"]);
+    write(
+        repo.path(),
+        "apps/kustomization.yaml",
+        &format!(
+            "resources:\n  - local.yaml\nconfigMapGenerator:\n  - name: settings\n    namespace: default\n    envs:\n      - {input}\n"
+        ),
+    );
+    let model = discover(repo.path(), cache.path(), true);
+    let tier = apps(&model);
+    let reason = tier.partial_reason().expect("said");
+    assert!(
+        reason.contains("could not be fetched here") && reason.contains(&input),
+        "{reason}"
+    );
 }

@@ -332,11 +332,23 @@ pub struct NameRef {
     pub path: String,
 }
 
-/// Reads a transformer configuration file. Only `nameReference` is
-/// implemented; any other non-empty section is unsupported.
-pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, Error> {
+/// What a `configurations` file adds to the kustomization's transformer
+/// config.
+#[derive(Debug, Default)]
+pub struct Configs {
+    /// `nameReference` entries.
+    pub name_refs: Vec<NameRef>,
+    /// `namespace` field specs, added to the namespace transformer's.
+    pub namespace: Vec<Node>,
+}
+
+/// Reads a transformer configuration file: `nameReference` and `namespace`
+/// are implemented; `varReference` only matters to `vars`, which the
+/// native renderer refuses on its own; any other non-empty section is
+/// unsupported.
+pub fn configuration(tree: &Tree, path: &str) -> Result<Configs, Error> {
     let docs = documents(tree, path)?;
-    let mut out = Vec::new();
+    let mut out = Configs::default();
     for doc in &docs {
         for (key, value) in doc.as_map() {
             let empty =
@@ -350,7 +362,7 @@ pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, Error> {
                             .map(Node::as_seq)
                             .unwrap_or_default()
                         {
-                            out.push(NameRef {
+                            out.name_refs.push(NameRef {
                                 target: target.clone(),
                                 referrer: spec.str_at(&["kind"]),
                                 path: spec.str_at(&["path"]).unwrap_or_default(),
@@ -358,10 +370,12 @@ pub fn configuration(tree: &Tree, path: &str) -> Result<Vec<NameRef>, Error> {
                         }
                     }
                 }
+                "namespace" => out.namespace.extend(value.as_seq().iter().cloned()),
+                "varReference" => {}
                 _ if empty => {}
                 other => {
                     return Err(format!(
-                        "unsupported: configurations section `{other}` in {path}:{} (the native renderer implements nameReference only; use --renderer kustomize or auto)",
+                        "unsupported: configurations section `{other}` in {path}:{} (the native renderer implements nameReference, namespace and varReference; use --renderer kustomize or auto)",
                         value.line
                     ).into());
                 }

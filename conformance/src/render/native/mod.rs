@@ -431,6 +431,7 @@ impl Builder<'_> {
         k: &load::Kustomization,
         mut acc: Vec<Res>,
     ) -> Result<Vec<Res>, Error> {
+        let mut namespace_specs = Vec::new();
         for entry in &k.configurations {
             let path = self.resolve(dir, file, entry)?;
             if !self.tree.is_file(&path) {
@@ -440,8 +441,9 @@ impl Builder<'_> {
                     format!("configurations file {} not found", entry.value),
                 ));
             }
-            let refs = load::configuration(self.tree, &path)?;
-            self.name_refs.extend(refs);
+            let configs = load::configuration(self.tree, &path)?;
+            self.name_refs.extend(configs.name_refs);
+            namespace_specs.extend(configs.namespace);
         }
         for entry in &k.resources {
             if self.tree.left_out(&entry.value) {
@@ -496,7 +498,7 @@ impl Builder<'_> {
             }
             acc = self.build_dir(&path, acc, true)?;
         }
-        steps::run(k, self.tree, dir, file, &mut acc)?;
+        steps::run(k, self.tree, dir, file, &namespace_specs, &mut acc)?;
         Ok(acc)
     }
 

@@ -55,7 +55,7 @@ fn field_specs(config: &Node) -> Vec<FieldSpec<'_>> {
 /// `metadata/namespace` and binding subjects (which kustomize's filter sets
 /// by hand): `spec/targetNamespace` of Flux Kustomizations, for one. With
 /// `unsetOnly`, only a field that is empty (`SetEntryIfEmpty`).
-fn namespace_fields(acc: &mut [Res], specs: &[FieldSpec], ns: &str, unset_only: bool) {
+pub(super) fn namespace_fields(acc: &mut [Res], specs: &[FieldSpec], ns: &str, unset_only: bool) {
     for r in acc.iter_mut() {
         let (group, kind) = (r.group(), r.kind());
         let binding = kind == "RoleBinding" || kind == "ClusterRoleBinding";

@@ -20,6 +20,7 @@ pub fn run(
     tree: &crate::render::Tree,
     dir: &str,
     file: &str,
+    namespace_specs: &[crate::yaml::Node],
     acc: &mut Vec<Res>,
 ) -> Result<(), Error> {
     let cx = Cx { tree, dir, file };
@@ -34,6 +35,15 @@ pub fn run(
     // 3. namespace.
     if let Some(ns) = &k.namespace {
         namespace(acc, ns)?;
+        // `namespace` field specs from `configurations` files.
+        if !namespace_specs.is_empty() {
+            let config = crate::yaml::Node::new(crate::yaml::Value::Map(vec![(
+                "fieldSpecs".to_string(),
+                crate::yaml::Node::new(crate::yaml::Value::Seq(namespace_specs.to_vec())),
+            )]));
+            let specs = super::fields::specs_at(&config, "fieldSpecs");
+            super::plugins::namespace_fields(acc, &specs, ns, false);
+        }
     }
     // 4, 5. namePrefix, nameSuffix.
     if let Some(prefix) = k.name_prefix.as_deref().filter(|p| !p.is_empty()) {

@@ -306,6 +306,21 @@ pub fn namespace_with(acc: &mut [Res], ns: &str, subjects_mode: Subjects) -> Res
                 svc.set("namespace", Node::new(Value::String(ns.to_string())));
             });
         }
+        // kustomize's default namespace field specs
+        // (builtinpluginconsts/namespace.go): a CRD's conversion webhook
+        // service, when it names a namespace (create: false).
+        if kind == "CustomResourceDefinition" && api.starts_with("apiextensions.k8s.io/") {
+            visit(
+                &mut r.node,
+                "spec/conversion/webhook/clientConfig/service/namespace",
+                false,
+                &mut |target| {
+                    if matches!(target.value, Value::String(_) | Value::Null) {
+                        target.value = Value::String(ns.to_string());
+                    }
+                },
+            );
+        }
         if (kind == "RoleBinding" || kind == "ClusterRoleBinding")
             && let Some(Value::Seq(subjects)) = r.node.get("subjects").map(|s| s.value.clone())
         {
