@@ -234,6 +234,12 @@ pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> R
                             || c.namespace == ns_hint
                             || (c.namespace.is_empty() && ns_hint == "default")
                             || (ns_hint.is_empty() && c.namespace == "default")
+                            // A `{name, namespace}` reference (a webhook's
+                            // service) names the namespace the object had
+                            // before the namespace transformer moved it;
+                            // it follows the object, name and namespace.
+                            || (is_map
+                                && c.old_namespaces.iter().any(|o| o == ns_or_default(ns_hint)))
                     })
                     .collect();
                 let mut names: Vec<&str> = hits.iter().map(|c| c.name.as_str()).collect();
