@@ -151,6 +151,9 @@ pub struct ClusterAnalysis<'m> {
     /// The CRDs the cluster's local tiers render, by (group, kind): the
     /// first of each.
     pub crds: BTreeMap<(String, String), &'m Object>,
+    /// Tiers that are suspended or applied (through parents) only by a
+    /// suspended one, found once.
+    suspended: std::collections::HashSet<TierId>,
 }
 
 impl<'m> ClusterAnalysis<'m> {
@@ -390,6 +393,7 @@ impl<'m> ClusterAnalysis<'m> {
             initial_namespaces,
             kubernetes,
             crds: rendered_crds(cluster),
+            suspended: suspended_subtrees(cluster),
         }
     }
 
@@ -409,19 +413,7 @@ impl<'m> ClusterAnalysis<'m> {
     /// The tiers kept from starting only by a suspended tier above them
     /// (`spec.suspend` on the tier or on a tier that renders it).
     pub fn under_suspension(&self, id: &TierId) -> bool {
-        let mut at = Some(id);
-        let mut steps = 0;
-        while let Some(t) = at.and_then(|id| self.cluster.tiers.get(id)) {
-            if t.suspend {
-                return true;
-            }
-            steps += 1;
-            if steps > self.cluster.tiers.len() {
-                return false;
-            }
-            at = t.parent.as_ref();
-        }
-        false
+        self.suspended.contains(id)
     }
 
     /// The judge of this cluster's needs (for fixes and reports).
@@ -443,4 +435,43 @@ pub fn kind_text(group: &str, kind: &str) -> String {
     } else {
         format!("{group}/{kind}")
     }
+}
+
+/// Every tier that is suspended, or whose chain of parents reaches a
+/// suspended one: each chain walked once, its answer kept for every tier
+/// on it (a nesting thousands deep is linear, not quadratic).
+fn suspended_subtrees(cluster: &Cluster) -> std::collections::HashSet<TierId> {
+    let mut known: std::collections::HashMap<&TierId, bool> = std::collections::HashMap::new();
+    for start in cluster.tiers.keys() {
+        let mut path: Vec<&TierId> = Vec::new();
+        let mut at = Some(start);
+        let answer = loop {
+            let Some(id) = at else { break false };
+            if let Some(&known) = known.get(id) {
+                break known;
+            }
+            let Some(tier) = cluster.tiers.get(id) else {
+                break false;
+            };
+            if tier.suspend {
+                break true;
+            }
+            if path.len() > cluster.tiers.len() {
+                break false; // a parent loop: nothing above is suspended
+            }
+            path.push(id);
+            at = tier.parent.as_ref();
+        };
+        if let Some(id) = at.filter(|id| cluster.tiers.get(*id).is_some_and(|t| t.suspend)) {
+            known.insert(id, true);
+        }
+        for id in path {
+            known.insert(id, answer);
+        }
+    }
+    known
+        .into_iter()
+        .filter(|(_, suspended)| *suspended)
+        .map(|(id, _)| id.clone())
+        .collect()
 }
