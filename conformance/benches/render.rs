@@ -188,6 +188,96 @@ fn chain(root: &Path, n: usize) {
     cluster(root, &tiers);
 }
 
+/// One ConfigMap of `n` block-style keys.
+fn many_keys(root: &Path, n: usize) {
+    cluster(root, &tier("apps", "./apps", None));
+    let mut text = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!("  k{i:08}: v{i:08}\n"));
+    }
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(root.join("apps/cm.yaml"), text).unwrap();
+}
+
+/// One tier of `n` ConfigMaps, 20,000 per file (under the documents
+/// budget).
+fn many_files(root: &Path, n: usize) {
+    cluster(root, &tier("apps", "./apps", None));
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    for start in (0..n).step_by(20_000) {
+        let docs: Vec<String> = (start..n.min(start + 20_000))
+            .map(|i| {
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:07}\n  namespace: default\ndata:\n  a: \"{i}\"\n"
+                )
+            })
+            .collect();
+        std::fs::write(
+            root.join(format!("apps/cms-{start:07}.yaml")),
+            docs.join("---\n"),
+        )
+        .unwrap();
+    }
+}
+
+/// `n` Kustomizations in one dependsOn loop.
+fn cycle(root: &Path, n: usize) {
+    let mut tiers = String::new();
+    for i in 0..n {
+        let prev = format!("t{:05}", (i + n - 1) % n);
+        tiers.push_str(&tier(
+            &format!("t{i:05}"),
+            &format!("./apps/t{i:05}"),
+            Some(&prev),
+        ));
+        config_map_dir(root, i);
+    }
+    cluster(root, &tiers);
+}
+
+/// Each Kustomization applies the next (defined in its own path) and the
+/// next depends on it: a nesting `n` deep.
+fn nested(root: &Path, n: usize) {
+    cluster(root, &tier("t00000", "./apps/t00000", None));
+    for i in 0..n {
+        let dir = root.join(format!("apps/t{i:05}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  namespace: default\n"
+        );
+        if i + 1 < n {
+            text.push_str(&tier(
+                &format!("t{:05}", i + 1),
+                &format!("./apps/t{:05}", i + 1),
+                Some(&format!("t{i:05}")),
+            ));
+        }
+        std::fs::write(dir.join("res.yaml"), text).unwrap();
+    }
+}
+
+/// `n` Kustomizations with no dependsOn.
+fn independent(root: &Path, n: usize) {
+    let mut tiers = String::new();
+    for i in 0..n {
+        tiers.push_str(&tier(&format!("t{i:05}"), &format!("./apps/t{i:05}"), None));
+        config_map_dir(root, i);
+    }
+    cluster(root, &tiers);
+}
+
+fn config_map_dir(root: &Path, i: usize) {
+    let dir = root.join(format!("apps/t{i:05}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("cm.yaml"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  namespace: default\n"),
+    )
+    .unwrap();
+}
+
 fn corpus() -> PathBuf {
     std::env::var_os("CONFORMANCE_CORPUS")
         .map(PathBuf::from)
@@ -230,7 +320,7 @@ fn main() {
         synthesize(Path::new(&dir), 5_000);
         return;
     }
-    for tiers in [100, 1_000, 5_000] {
+    for tiers in [100, 1_000, 5_000, 10_000] {
         let dir = tempfile::tempdir().unwrap();
         synthesize(dir.path(), tiers);
         let (time, mem, summary) = measure(dir.path(), "native");
@@ -239,14 +329,35 @@ fn main() {
         );
     }
     type Make = fn(&Path, usize);
-    let cases: [(&str, Make, [usize; 3]); 3] = [
+    let cases: [(&str, Make, [usize; 3]); 8] = [
         ("one object of {} MiB", big_object, [2, 4, 8]),
+        (
+            "one ConfigMap of {} keys",
+            many_keys,
+            [500_000, 1_000_000, 2_000_000],
+        ),
         (
             "one tier of {} objects",
             many_objects,
             [10_000, 20_000, 40_000],
         ),
-        ("a dependsOn chain {} deep", chain, [1_000, 2_000, 4_000]),
+        (
+            "one tier of {} objects in files of 20,000",
+            many_files,
+            [50_000, 100_000, 200_000],
+        ),
+        ("a dependsOn chain {} deep", chain, [2_000, 4_000, 8_000]),
+        ("a dependsOn cycle of {}", cycle, [2_000, 4_000, 8_000]),
+        (
+            "Kustomizations nested {} deep",
+            nested,
+            [2_000, 4_000, 8_000],
+        ),
+        (
+            "{} independent Kustomizations",
+            independent,
+            [1_000, 3_000, 10_000],
+        ),
     ];
     for (label, make, sizes) in cases {
         for size in sizes {

@@ -1,6 +1,6 @@
 //! `duplicate-object`: two tiers of one cluster render the same object.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Object, Tier};
@@ -36,9 +36,13 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
         for cluster in &model.clusters {
             // The target cluster is part of the key: tiers with
             // spec.kubeConfig apply to another API server.
-            type Key = (Option<String>, String, String, Option<String>, String);
-            let mut holders: BTreeMap<Key, Vec<(&Tier, &Object)>> = BTreeMap::new();
+            type Key<'o> = (Option<String>, &'o str, &'o str, Option<&'o str>, &'o str);
+            // Keyed by borrowed ids, the target computed once per tier, and
+            // tier labels only for objects that more than one tier renders:
+            // one tier of 200,000 objects costs one pass.
+            let mut holders: HashMap<Key, Vec<(&Tier, &Object)>> = HashMap::new();
             for tier in cluster.tiers.values() {
+                let target = tier.remote_target();
                 for object in tier.objects() {
                     let id = &object.id;
                     let unresolved = id.name.contains("${")
@@ -48,17 +52,22 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                     }
                     holders
                         .entry((
-                            tier.remote_target(),
-                            id.group.clone(),
-                            id.kind.clone(),
-                            id.namespace.clone(),
-                            id.name.clone(),
+                            target.clone(),
+                            id.group.as_str(),
+                            id.kind.as_str(),
+                            id.namespace.as_deref(),
+                            id.name.as_str(),
                         ))
                         .or_default()
                         .push((tier, object));
                 }
             }
-            for found in holders.values() {
+            let mut groups: Vec<(Key, Vec<(&Tier, &Object)>)> = holders
+                .into_iter()
+                .filter(|(_, found)| found.iter().any(|(t, _)| t.id != found[0].0.id))
+                .collect();
+            groups.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, found) in &groups {
                 let mut tiers: Vec<String> = found
                     .iter()
                     .map(|(t, _)| cluster.tier_label(&t.id))

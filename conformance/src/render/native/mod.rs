@@ -445,6 +445,8 @@ impl Builder<'_> {
             self.name_refs.extend(configs.name_refs);
             namespace_specs.extend(configs.namespace);
         }
+        let mut seen: std::collections::HashSet<IdKey> =
+            acc.iter().map(|r| id_key(&r.id())).collect();
         for entry in &k.resources {
             if self.tree.left_out(&entry.value) {
                 continue; // not fetched: the Flux layer lists it
@@ -452,10 +454,10 @@ impl Builder<'_> {
             let path = self.resolve(dir, file, entry)?;
             if self.tree.is_file(&path) {
                 let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;
-                append(&mut acc, loaded)?;
+                append(&mut acc, &mut seen, loaded)?;
             } else if self.tree.is_dir(&path) {
                 let built = self.build_dir(&path, Vec::new(), false)?;
-                append(&mut acc, built)?;
+                append(&mut acc, &mut seen, built)?;
             } else {
                 let why = match self.tree.artifact.stat(&path) {
                     Err(m @ (crate::repo::Missing::Symlink | crate::repo::Missing::Ignored(_))) => {
@@ -526,8 +528,14 @@ fn build_configs(tree: &Tree, dir: &str) -> Result<Vec<Node>, Error> {
 }
 
 /// Appends resources, failing on a duplicate identity as kustomize does.
-fn append(acc: &mut Vec<Res>, more: Vec<Res>) -> Result<(), Error> {
-    let mut seen: std::collections::HashSet<IdKey> = acc.iter().map(|r| id_key(&r.id())).collect();
+/// Appends resources, refusing an id already there (kustomize's
+/// `resWrangler.appendReplaceOrMerge`). `seen` holds the ids of `acc`, kept
+/// across calls so many resource files cost linear time, not quadratic.
+fn append(
+    acc: &mut Vec<Res>,
+    seen: &mut std::collections::HashSet<IdKey>,
+    more: Vec<Res>,
+) -> Result<(), Error> {
     for r in more {
         let id = r.id();
         if !seen.insert(id_key(&id)) {
