@@ -256,7 +256,16 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                     }
                     TierState::Rendered(built.objects)
                 }
-                Err(flux::BuildError::Failed(failure)) => TierState::RenderFailed(failure),
+                Err(flux::BuildError::Failed(mut failure)) => {
+                    // A place in the Flux Kustomization itself (its
+                    // spec.patches, spec.components): the file it is in.
+                    if let Some(at) = failure.at.as_mut().filter(|a| a.file.is_empty())
+                        && let Some(tier) = walks[i].tiers.get(&id)
+                    {
+                        at.file = tier.defined_at.file.clone();
+                    }
+                    TierState::RenderFailed(failure)
+                }
                 Err(flux::BuildError::Budget(failure)) => {
                     let reason = format!(
                         "{} ({}): this tool does not read it, so the tier is not checked (see budget-exceeded)",

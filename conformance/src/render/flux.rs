@@ -144,6 +144,12 @@ pub fn build(
                 fetch.place_of(&tree, &Span::new(file.clone(), 0))
             })
             .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));
+        let (message, at) = match spec_place(&written.file, &message) {
+            // A `spec.patches` or `spec.components` entry of the Flux
+            // Kustomization: its own file (filled in by discovery) and line.
+            Some((line, message)) => (message, Some(Span::new("", line))),
+            None => (message, at),
+        };
         BuildError::Failed(RenderFailure {
             message: fetch.rewrite(&tree, &message),
             at,
@@ -198,6 +204,41 @@ pub fn build(
         fetched,
         fetch_failures: fetch.failures,
     })
+}
+
+/// The line offset that marks an entry Flux appended from the
+/// Kustomization's `spec.patches` or `spec.components` to the kustomization
+/// it writes: the backend reports `<written file>:<SPEC_LINE + line>`, which
+/// is the line in the Flux Kustomization's own file.
+const SPEC_LINE: u32 = 1 << 30;
+
+/// A backend message that names an entry appended from the spec: that
+/// entry's line in the Flux Kustomization's file, and the message saying
+/// so instead of naming the written file.
+fn spec_place(written: &str, message: &str) -> Option<(u32, String)> {
+    let marker = format!("{written}:");
+    let mut from = 0;
+    while let Some(i) = message[from..].find(&marker) {
+        let start = from + i;
+        let digits_at = start + marker.len();
+        let digits: String = message[digits_at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse::<u32>()
+            && n >= SPEC_LINE
+        {
+            let line = n - SPEC_LINE;
+            let text = format!(
+                "{}the Flux Kustomization's spec (line {line}){}",
+                &message[..start],
+                &message[digits_at + digits.len()..]
+            );
+            return Some((line, text));
+        }
+        from = digits_at;
+    }
+    None
 }
 
 /// How many rounds of remote bases naming remote bases are fetched
@@ -482,6 +523,7 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
             if let Some(target) = p.get("target") {
                 out.set("target", target.clone());
             }
+            out.line = SPEC_LINE + p.line;
             out
         })
         .collect();
@@ -501,7 +543,7 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
                 message: format!(
                     "component path '{c}' must be local and relative (spec.components; kustomize-controller's GenerateManifest refuses remote and absolute components)"
                 ),
-                at: None,
+                at: Some(Span::new("", component.line)),
             }));
         }
         let exists = artifact
@@ -510,7 +552,9 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
         if !exists && ignore_missing {
             continue;
         }
-        components.push(s(&c));
+        let mut entry = s(&c);
+        entry.line = SPEC_LINE + component.line;
+        components.push(entry);
     }
     append("components", components);
     for key in ["patchesStrategicMerge", "patchesJson6902"] {

@@ -385,16 +385,20 @@ impl Builder<'_> {
                 ).into());
             }
             [one] => one.clone(),
-            [..] => {
-                return Err(format!(
-                    "Found multiple kustomization files under: {dir} ({})",
-                    files
-                        .iter()
-                        .map(|f| f.rsplit('/').next().unwrap_or(f))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-                .into());
+            [_, second, ..] => {
+                // At the first line of the second file: the one too many.
+                return Err(Error::at(
+                    second.clone(),
+                    1,
+                    format!(
+                        "Found multiple kustomization files under: {dir} ({})",
+                        files
+                            .iter()
+                            .map(|f| f.rsplit('/').next().unwrap_or(f))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
             }
         };
         let k = load::Kustomization::read(self.tree, &file)?;
@@ -452,12 +456,20 @@ impl Builder<'_> {
                 continue; // not fetched: the Flux layer lists it
             }
             let path = self.resolve(dir, file, entry)?;
+            // A duplicate id is blamed on the entry that brings it in.
+            let here = |e: Error| {
+                if e.at.is_some() {
+                    e
+                } else {
+                    Error::at(file, entry.line, e.message)
+                }
+            };
             if self.tree.is_file(&path) {
                 let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;
-                append(&mut acc, &mut seen, loaded)?;
+                append(&mut acc, &mut seen, loaded).map_err(here)?;
             } else if self.tree.is_dir(&path) {
                 let built = self.build_dir(&path, Vec::new(), false)?;
-                append(&mut acc, &mut seen, built)?;
+                append(&mut acc, &mut seen, built).map_err(here)?;
             } else {
                 let why = match self.tree.artifact.stat(&path) {
                     Err(m @ (crate::repo::Missing::Symlink | crate::repo::Missing::Ignored(_))) => {

@@ -460,3 +460,97 @@ fn objects_with_decryption_disabled_are_left_alone() {
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
 }
+
+/// Issue 26: an error in a Flux Kustomization's `spec.patches` or
+/// `spec.components` was blamed on the kustomization Flux writes
+/// (`apps/kustomization.yaml:0`, or no line at all); it is the Flux
+/// Kustomization's own file, at that entry's line, with or without a
+/// kustomization file of the path's own.
+#[test]
+fn spec_patches_and_components_errors_point_at_the_flux_kustomization() {
+    let extra = "  patches:\n    - target:\n        kind: ConfigMap\n      patch: |\n        - op: replace\n          path: /data/missing/deep\n          value: x\n";
+    for own_kustomization in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        one_tier(root, extra);
+        write(root, "apps/cm.yaml", &configmap("a"));
+        if own_kustomization {
+            write(root, "apps/kustomization.yaml", "resources:\n  - cm.yaml\n");
+        }
+        let outcome = run(root);
+        let failed = &outcome.findings[0];
+        assert_eq!(
+            failed.rule(),
+            conformance::rules::RuleId::RenderFailed,
+            "{}",
+            messages(&outcome)
+        );
+        let at = failed.at().unwrap();
+        // ks() puts `patches:` on line 14 of the file; the entry is line 15.
+        assert_eq!(
+            (at.file.as_str(), at.line),
+            ("clusters/prod/apps.yaml", 15),
+            "{}",
+            failed.message()
+        );
+        assert!(
+            failed
+                .message()
+                .contains("the Flux Kustomization's spec (line 15)"),
+            "{}",
+            failed.message()
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "  components:\n    - ../nothere\n");
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let at = outcome.findings[0].at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("clusters/prod/apps.yaml", 15),
+        "{}",
+        messages(&outcome)
+    );
+}
+
+/// Issue 26: a duplicate id and a second kustomization file had no line.
+#[test]
+fn duplicate_ids_and_a_second_kustomization_file_have_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(root, "apps/a.yaml", &configmap("same"));
+    write(root, "apps/b.yaml", &configmap("same"));
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - a.yaml\n  - b.yaml\n",
+    );
+    let outcome = run(root);
+    let at = outcome.findings[0].at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("apps/kustomization.yaml", 3),
+        "{}",
+        messages(&outcome)
+    );
+    assert!(
+        outcome.findings[0]
+            .message()
+            .contains("already registered id")
+    );
+
+    std::fs::remove_file(root.join("apps/b.yaml")).unwrap();
+    write(root, "apps/kustomization.yaml", "resources:\n  - a.yaml\n");
+    write(root, "apps/kustomization.yml", "resources:\n  - a.yaml\n");
+    let outcome = run(root);
+    let at = outcome.findings[0].at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("apps/kustomization.yml", 1),
+        "{}",
+        messages(&outcome)
+    );
+}
