@@ -58,6 +58,7 @@ pub mod graph;
 pub mod l1;
 pub mod model;
 pub mod postbuild;
+pub mod progress;
 pub mod provenance;
 pub mod remote;
 pub mod render;

@@ -222,9 +222,17 @@ enum DiffFormat {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Progress on stderr only when a person watches it (never in a pipe,
+    // a CI log or a test); CONFORMANCE_NO_PROGRESS turns it off.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("CONFORMANCE_NO_PROGRESS").is_none()
+    {
+        conformance::progress::enable();
+    }
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
+            conformance::progress::clear();
             eprintln!("conformance: {err:#}");
             ExitCode::from(2)
         }
@@ -434,6 +442,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
 fn print(text: &str) -> anyhow::Result<()> {
+    conformance::progress::clear();
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

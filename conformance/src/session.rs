@@ -135,6 +135,7 @@ impl Session {
         let model = load_model(repo, &index, renderer.as_ref(), &config)?;
         let catalog = config.catalog();
         let started = std::time::Instant::now();
+        crate::progress::show("reading the bootstrap");
         let bootstrap = Bootstrap::read(&index, &model, &catalog);
         stat("bootstrap", started);
         Ok(Session {
@@ -199,6 +200,7 @@ impl Session {
     /// once); `base` is the previous revision's model when the run compares.
     pub fn rule_context<'s>(&'s self, base: Option<&'s Model>) -> rules::Context<'s> {
         let started = std::time::Instant::now();
+        crate::progress::show("modelling the cold start");
         let analyses = self
             .model
             .clusters

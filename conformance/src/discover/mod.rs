@@ -202,6 +202,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         .map(|w| index.artifact_with(spec_ignore(index, &w.local_source).as_deref()))
         .collect();
 
+    let mut built = 0usize;
     loop {
         for walk in &mut walks {
             walk.settle_sources(index);
@@ -214,6 +215,11 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         if jobs.is_empty() {
             break;
         }
+        let known: usize = walks.iter().map(|w| w.tiers.len()).sum();
+        crate::progress::show(&format!(
+            "building Kustomizations: {built} of {known} found so far"
+        ));
+        built += jobs.len();
         let results: Vec<(usize, TierId, Result<flux::Built, flux::BuildError>)> = jobs
             .par_iter()
             .map(|(i, id)| {

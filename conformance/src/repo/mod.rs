@@ -30,6 +30,20 @@ pub const KUSTOMIZATION_FILE_NAMES: &[&str] =
 /// Why the repository could not be indexed at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {
+    /// The tree holds more YAML than one run reads.
+    #[error(
+        "{path}: {files} YAML files, {bytes} bytes in all, over this tool's budget of 1 GiB of YAML per run (largest: {largest}); point --repo at the directory Flux syncs, or move vendored or generated YAML out of it"
+    )]
+    Budget {
+        /// The root.
+        path: String,
+        /// How many YAML files.
+        files: usize,
+        /// Their total size.
+        bytes: u64,
+        /// The largest top-level directories, with their YAML size.
+        largest: String,
+    },
     /// The root does not exist or is not a directory.
     #[error("{path}: not a directory")]
     NotADirectory {
@@ -107,6 +121,11 @@ impl RepoIndex {
     /// Walks `root` (not following symlinks) and loads every
     /// `.yaml`/`.yml` file and every `Kustomization`.
     pub fn load(root: &Path) -> Result<RepoIndex, RepoError> {
+        RepoIndex::load_within(root, MAX_TOTAL_YAML_BYTES)
+    }
+
+    /// As [`RepoIndex::load`], with a budget of `max_yaml` bytes of YAML.
+    fn load_within(root: &Path, max_yaml: u64) -> Result<RepoIndex, RepoError> {
         if !root.is_dir() {
             return Err(RepoError::NotADirectory {
                 path: root.display().to_string(),
@@ -130,6 +149,38 @@ impl RepoIndex {
             })
             .map(|(rel, _)| rel)
             .collect();
+        // A tree too large to read in reasonable time stops here, with
+        // the budget, before any of it is parsed.
+        let sizes: Vec<u64> = manifests
+            .iter()
+            .map(|rel| std::fs::metadata(root.join(rel)).map_or(0, |m| m.len()))
+            .collect();
+        let total: u64 = sizes.iter().sum();
+        if total > max_yaml {
+            let mut by_dir: BTreeMap<&str, u64> = BTreeMap::new();
+            for (rel, size) in manifests.iter().zip(&sizes) {
+                let top = rel.split('/').next().unwrap_or(rel);
+                *by_dir.entry(top).or_default() += size;
+            }
+            let mut largest: Vec<(&str, u64)> = by_dir.into_iter().collect();
+            largest.sort_by_key(|d| std::cmp::Reverse(d.1));
+            return Err(RepoError::Budget {
+                path: root.display().to_string(),
+                files: manifests.len(),
+                bytes: total,
+                largest: largest
+                    .iter()
+                    .take(3)
+                    .map(|(d, b)| format!("{d}/ {} MiB", b / (1024 * 1024)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        crate::progress::show(&format!(
+            "indexing {} YAML files ({} MiB)",
+            manifests.len(),
+            total / (1024 * 1024)
+        ));
         let files = manifests
             .into_par_iter()
             .map(|rel| {
@@ -401,6 +452,11 @@ fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>) {
     }
 }
 
+/// The most YAML one run reads (every manifest file of the tree, in all):
+/// a tree over it (a checkout holding vendored charts or generated data by
+/// the gigabyte) is refused at once instead of parsed for many minutes.
+pub const MAX_TOTAL_YAML_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Files Flux's generator would pick up, plus extensionless `Kustomization`.
 pub fn is_manifest_name(name: &str) -> bool {
     name.ends_with(".yaml") || name.ends_with(".yml") || name == "Kustomization"
@@ -443,6 +499,24 @@ pub fn normalize(base: &str, path: &str) -> (String, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_over_the_yaml_budget_stops_before_parsing_with_its_largest_directories() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("vendor/charts")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("clusters")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("vendor/charts/big.yaml"),
+            "a: b\n".repeat(600),
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("clusters/x.yaml"), "a: b\n").expect("write");
+        let err = RepoIndex::load_within(dir.path(), 1024).expect_err("over budget");
+        let text = err.to_string();
+        assert!(matches!(err, RepoError::Budget { files: 2, .. }), "{text}");
+        assert!(text.contains("largest: vendor/"), "{text}");
+        assert!(RepoIndex::load_within(dir.path(), 1 << 20).is_ok());
+    }
 
     #[test]
     fn unreadable_and_symlinked_paths_are_not_in_the_artifact() {

@@ -158,6 +158,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     let mut findings: Vec<Finding> = all()
         .iter()
         .flat_map(|r| {
+            crate::progress::show(&format!("checking {}", r.id().as_str()));
             let started = std::time::Instant::now();
             let found = r.check(cx);
             crate::stats::stat(&format!("rule {}", r.id().as_str()), started);

@@ -666,3 +666,25 @@ fn the_github_action_uses_flags_the_cli_has() {
     }
     assert!(commands >= 4, "{commands}");
 }
+
+/// Issue 26: progress is for a person at a terminal. When stderr is a pipe
+/// (CI, a test, `2> file`) nothing but real messages reach it, in every
+/// format.
+#[test]
+fn no_progress_when_stderr_is_not_a_terminal() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reference-platform");
+    for format in ["human", "json"] {
+        let out = conformance(&[
+            "check",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        let err = stderr(&out);
+        assert!(
+            !err.contains('\r') && !err.contains("building Kustomizations"),
+            "{format}: {err:?}"
+        );
+    }
+}

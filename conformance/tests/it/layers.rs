@@ -10,10 +10,11 @@ const LEAVES: &[(&str, &[&str])] = &[
     ("yaml", &[]),
     ("builtin", &[]),
     ("config_error", &[]),
-    ("repo", &["yaml"]),
+    ("repo", &["yaml", "progress"]),
     ("versions", &["repo"]),
     ("model", &["builtin", "yaml"]),
     ("stats", &[]),
+    ("progress", &[]),
     ("remote", &["repo", "yaml"]),
 ];
 
