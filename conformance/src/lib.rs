@@ -54,6 +54,7 @@ pub mod config;
 pub mod config_error;
 pub mod convergence;
 pub mod discover;
+pub mod fuzzing;
 pub mod graph;
 pub mod l1;
 pub mod model;

@@ -11,6 +11,7 @@
 //! * `anchors`: finding locations (file, line, related places);
 //! * `l1_plan`: what the live-cluster run plans and expects;
 //! * `envsubst_props`: property tests of postBuild substitution;
+//! * `fuzz_seeds`: the fuzz targets replayed on their committed seeds;
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
@@ -25,6 +26,7 @@ mod cli;
 mod cold_start;
 mod discovery;
 mod envsubst_props;
+mod fuzz_seeds;
 mod helmrelease;
 mod l1_plan;
 mod layers;
