@@ -269,6 +269,9 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                         && let Some(tier) = walks[i].tiers.get(&id)
                     {
                         at.file = tier.defined_at.file.clone();
+                        if at.line == 0 {
+                            at.line = tier.defined_at.line;
+                        }
                     }
                     TierState::RenderFailed(failure)
                 }

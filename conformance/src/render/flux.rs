@@ -229,8 +229,14 @@ fn spec_place(written: &str, message: &str) -> Option<(u32, String)> {
             && n >= SPEC_LINE
         {
             let line = n - SPEC_LINE;
+            let place = if line > 0 {
+                format!("the Flux Kustomization's spec (line {line})")
+            } else {
+                "the Flux Kustomization's spec (as a patch of the tier that applies it sets it)"
+                    .to_string()
+            };
             let text = format!(
-                "{}the Flux Kustomization's spec (line {line}){}",
+                "{}{place}{}",
                 &message[..start],
                 &message[digits_at + digits.len()..]
             );
@@ -511,6 +517,7 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
         list.extend(items);
         doc.set(key, Node::new(Value::Seq(list)));
     };
+    let spec_line = spec.path(&["spec"]).map_or(0, |n| n.line);
     let patches: Vec<Node> = spec_field("patches")
         .map(Node::as_seq)
         .unwrap_or_default()
@@ -523,7 +530,10 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
             if let Some(target) = p.get("target") {
                 out.set("target", target.clone());
             }
-            out.line = SPEC_LINE + p.line;
+            // A patch the Flux Kustomization's file spells out has a line
+            // below `spec:`; one a parent's patch added took its parent's
+            // line (adopt_lines), which says nothing: line unknown.
+            out.line = SPEC_LINE + if p.line > spec_line { p.line } else { 0 };
             out
         })
         .collect();
@@ -553,7 +563,12 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
             continue;
         }
         let mut entry = s(&c);
-        entry.line = SPEC_LINE + component.line;
+        entry.line = SPEC_LINE
+            + if component.line > spec_line {
+                component.line
+            } else {
+                0
+            };
         components.push(entry);
     }
     append("components", components);

@@ -20,7 +20,7 @@ fn loop_text(cluster: &Cluster, path: &[TierId], edges: &[Edge]) -> String {
     let mut text = cluster.tier_label(&path[0]);
     for (i, (next, edge)) in path.iter().skip(1).zip(edges).enumerate() {
         if steps > SHOWN && i == SHOWN / 2 {
-            text.push_str(&format!(" → … ({} more steps) …", steps - SHOWN));
+            text.push_str(&format!(" → … ({} more Kustomizations) …", steps - SHOWN));
         }
         if steps > SHOWN && i >= SHOWN / 2 && i < steps - SHOWN / 2 {
             continue;

@@ -583,14 +583,21 @@ pub fn replacements(
     Ok(())
 }
 
+/// Whether a replacement's `select` (or `reject`, or `source`) picks `r`:
+/// by its current id or any id it had before a prefix, suffix or namespace
+/// changed it (kustomize's `utils.MakeResIds` in the replacement filter), so
+/// a kubebuilder scaffold's `name: serving-cert` still finds the
+/// Certificate its `namePrefix` renamed.
 fn select_matches(select: &Node, r: &Res) -> bool {
-    let id = r.id();
     let eq = |key: &str, have: &str| select.str_at(&[key]).is_none_or(|want| want == have);
-    eq("group", &id.group)
-        && eq("version", &id.version)
-        && eq("kind", &id.kind)
-        && eq("name", &id.name)
-        && eq("namespace", &id.namespace)
+    let matches = |id: &super::Id| {
+        eq("group", &id.group)
+            && eq("version", &id.version)
+            && eq("kind", &id.kind)
+            && eq("name", &id.name)
+            && eq("namespace", &id.namespace)
+    };
+    matches(&r.id()) || r.previous.iter().any(matches)
 }
 
 /// Replacement field paths: `a.b.c`, `list.[name=x].field`, `list.0.field`.
@@ -613,7 +620,17 @@ fn segments(path: &str) -> Vec<String> {
         }
     }
     out.push(cur);
-    out.into_iter().filter(|s| !s.is_empty()).collect()
+    out.into_iter()
+        .filter(|s| !s.is_empty())
+        // `[key.with.dots]` without `=` is a map key, not a list selector
+        // (kyaml's field paths: `metadata.annotations.[cert-manager.io/inject-ca-from]`).
+        .map(
+            |s| match s.strip_prefix('[').and_then(|k| k.strip_suffix(']')) {
+                Some(key) if !key.contains('=') => key.to_string(),
+                _ => s,
+            },
+        )
+        .collect()
 }
 
 fn get_path<'a>(node: &'a Node, path: &str) -> Option<&'a Node> {

@@ -456,13 +456,22 @@ impl Builder<'_> {
                 continue; // not fetched: the Flux layer lists it
             }
             let path = self.resolve(dir, file, entry)?;
-            // A duplicate id is blamed on the entry that brings it in.
-            let here = |e: Error| {
-                if e.at.is_some() {
-                    e
-                } else {
-                    Error::at(file, entry.line, e.message)
+            // A duplicate id is blamed on the entry that brings it in; in a
+            // kustomization Flux generated (no lines), on the document that
+            // repeats the id.
+            let is_file = self.tree.is_file(&path);
+            let here = |e: Error| match e.at {
+                Some((ref f, line)) if f.is_empty() => {
+                    if entry.line > 0 {
+                        Error::at(file, entry.line, e.message)
+                    } else if is_file {
+                        Error::at(path.clone(), line, e.message)
+                    } else {
+                        Error::from(e.message)
+                    }
                 }
+                Some(_) => e,
+                None => Error::at(file, entry.line, e.message),
             };
             if self.tree.is_file(&path) {
                 let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;
@@ -551,11 +560,16 @@ fn append(
     for r in more {
         let id = r.id();
         if !seen.insert(id_key(&id)) {
-            return Err(format!(
-                "may not add resource with an already registered id: {}",
-                id.text()
-            )
-            .into());
+            // The place is filled in by the caller (the entry, or this
+            // document's line in its file).
+            return Err(Error::at(
+                "",
+                r.node.line,
+                format!(
+                    "may not add resource with an already registered id: {}",
+                    id.text()
+                ),
+            ));
         }
         acc.push(r);
     }

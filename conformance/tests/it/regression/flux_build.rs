@@ -554,3 +554,81 @@ fn duplicate_ids_and_a_second_kustomization_file_have_a_line() {
         messages(&outcome)
     );
 }
+
+/// Found on a real repository: a duplicate id in a directory without a
+/// kustomization file (Flux generates one) named the generated
+/// `…/kustomization.yaml:0`, which does not exist; it is the document that
+/// repeats the id, in its own file.
+#[test]
+fn a_duplicate_id_under_a_generated_kustomization_is_at_its_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(root, "apps/a.yaml", &configmap("same"));
+    write(
+        root,
+        "apps/b.yaml",
+        &format!("{}---\n{}", configmap("other"), configmap("same")),
+    );
+    let outcome = run(root);
+    let failed = &outcome.findings[0];
+    let at = failed.at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("apps/b.yaml", 9),
+        "{}",
+        messages(&outcome)
+    );
+    assert!(
+        !failed.message().contains("apps/kustomization.yaml"),
+        "{}",
+        failed.message()
+    );
+}
+
+/// Found on a real repository (the onedr0p-template idiom): a parent's
+/// patch gives every child Kustomization its `spec.patches`, so the child's
+/// file has no such lines. A broken one is blamed on the child's document
+/// and said to come from the parent, not on a made-up line.
+#[test]
+fn spec_patches_a_parent_patch_sets_are_blamed_on_the_child_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - child.yaml\npatches:\n  - target:\n      kind: Kustomization\n    patch: |\n      - op: add\n        path: /spec/patches\n        value:\n          - target:\n              kind: ConfigMap\n            patch: |\n              - op: replace\n                path: /data/missing/deep\n                value: x\n",
+    );
+    write(
+        root,
+        "apps/child.yaml",
+        &ks("child", "flux-system", "./child", ""),
+    );
+    write(root, "child/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let failed = outcome
+        .findings
+        .iter()
+        .find(|f| f.kustomization() == "child")
+        .unwrap_or_else(|| panic!("{}", messages(&outcome)));
+    let at = failed.at().unwrap();
+    assert_eq!(
+        (at.file.as_str(), at.line),
+        ("apps/child.yaml", 1),
+        "{}",
+        failed.message()
+    );
+    assert!(
+        failed
+            .message()
+            .contains("as a patch of the tier that applies it sets it"),
+        "{}",
+        failed.message()
+    );
+}
