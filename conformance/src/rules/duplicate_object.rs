@@ -28,7 +28,10 @@ the same object (same API group, kind, namespace and name), each reconcile takes
 the two versions, the ownership label moves, and when one of them stops rendering it, its prune can delete the copy \
 the other still wants. It usually happens half-way through moving an object from one tier to another, or when two \
 parents both render the same Flux Kustomization. Keep each object in exactly one tier. Names that still contain \
-${...} in a tier with postBuild are skipped: substitution decides their final name."
+${...} in a tier with postBuild are skipped: substitution decides their final name. A copy annotated \
+kustomize.toolkit.fluxcd.io/ssa: IfNotPresent (applied only when absent) or Ignore (never applied) takes nothing \
+over (kustomize-controller sets the IfNotPresentSelector and ExclusionSelector of fluxcd/pkg/ssa's \
+ResourceManager.ApplyAllStaged from that annotation): a pair with at most one copy applied for real is not reported."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
@@ -77,6 +80,19 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
                 if tiers.len() < 2 {
                     continue;
                 }
+                // kustomize-controller applies an object annotated
+                // `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` only when it
+                // does not exist, and one annotated `Ignore` never
+                // (ssautil's apply options in the Kustomization reconciler):
+                // with at most one copy applied for real, nothing flips.
+                let applied: std::collections::BTreeSet<&crate::model::TierId> = found
+                    .iter()
+                    .filter(|(_, o)| !create_only(o))
+                    .map(|(t, _)| &t.id)
+                    .collect();
+                if applied.len() < 2 {
+                    continue;
+                }
                 let (first_tier, first) = found[0];
                 let object = first.id.to_string();
                 for (tier, copy) in found.iter().filter(|(t, _)| t.id != first_tier.id) {
@@ -94,4 +110,14 @@ ${...} in a tier with postBuild are skipped: substitution decides their final na
         }
         out
     }
+}
+
+/// Whether Flux applies the object only if absent (`ssa: IfNotPresent`) or
+/// not at all (`ssa: Ignore`).
+fn create_only(object: &Object) -> bool {
+    object
+        .body
+        .path(&["metadata", "annotations", "kustomize.toolkit.fluxcd.io/ssa"])
+        .and_then(crate::yaml::Node::as_str)
+        .is_some_and(|v| v == "IfNotPresent" || v == "Ignore")
 }

@@ -278,3 +278,54 @@ fn substitution_strictness_follows_the_installed_flux() {
         );
     }
 }
+
+/// Issue 25: an object two tiers render, where one copy carries
+/// `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` (or `Ignore`), never
+/// flaps: Flux applies that copy only when the object is absent (or never).
+/// Two copies applied for real are still a duplicate.
+#[test]
+fn duplicate_objects_with_a_create_only_copy_do_not_flap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("a", "flux-system", "./a", ""),
+            ks("b", "flux-system", "./b", "")
+        ),
+    );
+    write(root, "a/cm.yaml", &configmap("shared"));
+    let create_only = |mode: &str| {
+        configmap("shared").replace(
+            "  namespace: default\n",
+            &format!(
+                "  namespace: default\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: {mode}\n"
+            ),
+        )
+    };
+    for mode in ["IfNotPresent", "Ignore"] {
+        write(root, "b/cm.yaml", &create_only(mode));
+        let outcome = run(root);
+        assert!(
+            !outcome
+                .findings
+                .iter()
+                .any(|f| f.rule() == conformance::rules::RuleId::DuplicateObject),
+            "{mode}: {}",
+            messages(&outcome)
+        );
+    }
+    write(root, "b/cm.yaml", &create_only("Merge"));
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == conformance::rules::RuleId::DuplicateObject),
+        "Merge is applied: {}",
+        messages(&outcome)
+    );
+}
