@@ -75,14 +75,6 @@ impl Mount {
         text.replace(&format!("{}/", self.prefix), &format!("{}//", self.base))
             .replace(&self.prefix, &self.base)
     }
-
-    /// A tree path below this mount, as the user would write it.
-    pub fn show(&self, sub: &str) -> String {
-        if self.index.is_file(&self.root) && sub == self.root {
-            return self.base.clone();
-        }
-        format!("{}//{sub}", self.base)
-    }
 }
 
 /// Why an address gave nothing.
@@ -125,11 +117,6 @@ impl Fetcher {
             timeout: spec::DEFAULT_TIMEOUT,
             memo: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// The cache it fills.
-    pub fn cache(&self) -> &Cache {
-        &self.cache
     }
 
     /// A `resources`/`components` entry that is remote: a file or a
@@ -178,8 +165,9 @@ impl Fetcher {
                 .map(Arc::new)
                 .map_err(|f| {
                     match file_failure {
-                        // The server answered the GET with "not here", and no
-                        // git repository is there either.
+                        // Neither as a file nor as a git repository: both
+                        // reasons; definitive when the server answered
+                        // the GET with "not here".
                         Some(file) => Failure {
                             message: format!(
                                 "{}; as a git repository: {}",

@@ -571,14 +571,7 @@ fn a_tier_that_cannot_build_without_an_unfetched_base_says_why_and_keeps_the_res
             "resources:\n  - {git_base}\n  - {unreachable}\npatchesStrategicMerge:\n  - |-\n    apiVersion: apiextensions.k8s.io/v1\n    kind: CustomResourceDefinition\n    metadata:\n      name: widgets.example.com\n    spec:\n      scope: Cluster\n"
         ),
     );
-    let index = RepoIndex::load(repo.path()).unwrap();
-    let declared = Declared {
-        remote: Some(Arc::new(Fetcher::new(Cache::new(
-            cache.path().to_path_buf(),
-        )))),
-        ..Declared::default()
-    };
-    let model = discover_with(&index, &Native, &declared);
+    let model = discover(repo.path(), cache.path(), true);
     let tier = apps(&model);
     let TierState::NotChecked(reason) = &tier.state else {
         // The patch's target is not in the local part: kustomize fails.
