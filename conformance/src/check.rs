@@ -49,6 +49,15 @@ impl Outcome {
         self.findings.iter().filter(|f| f.is_error()).count()
     }
 
+    /// Errors that follow from another finding (`caused_by`): fixing their
+    /// root fixes them.
+    pub fn consequences(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.is_error() && f.caused_by().is_some())
+            .count()
+    }
+
     /// Warning findings that count (not waived).
     pub fn warnings(&self) -> usize {
         self.findings

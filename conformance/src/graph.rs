@@ -21,6 +21,9 @@ pub struct TierGraph {
     /// `dependsOn` edges with a `readyExpr`: the expression replaces the
     /// Ready check, so they are left out of cycles.
     pub relaxed: BTreeSet<(TierId, TierId)>,
+    /// Apply edges: a tier → the tier whose build renders its Kustomization
+    /// (its parent). Not part of the canonical text, but part of cycles.
+    pub parents: BTreeMap<TierId, TierId>,
 }
 
 /// How one step of a cycle waits.
@@ -31,6 +34,9 @@ pub enum Edge {
     /// The tier is Ready only once the next (a Kustomization it applies or
     /// health-checks) is Ready.
     Waits,
+    /// The tier's Kustomization object is applied by the next: it starts
+    /// only once the next has applied.
+    AppliedBy,
 }
 
 /// Node attributes that belong to the graph's meaning: whether the tier gates
@@ -86,33 +92,49 @@ impl TierGraph {
                     .map(|d| (t.id.clone(), d.target.clone()))
             })
             .collect();
+        let parents = cluster
+            .tiers
+            .values()
+            .filter_map(|t| {
+                let p = t.parent.as_ref()?;
+                (nodes.contains_key(p) && *p != t.id).then(|| (t.id.clone(), p.clone()))
+            })
+            .collect();
         TierGraph {
             nodes,
             edges,
             waits,
             relaxed,
+            parents,
         }
     }
 
-    /// The steps out of `id` that make it wait for another tier's Ready:
-    /// its dependencies (except entries whose `readyExpr` replaces the Ready
-    /// check) and its wait edges.
-    fn successors<'g>(&'g self, id: &TierId) -> impl Iterator<Item = (&'g TierId, Edge)> + 'g {
-        let from = id.clone();
-        let deps = self
-            .edges
-            .get(id)
-            .into_iter()
-            .flatten()
-            .filter(move |d| !self.relaxed.contains(&(from.clone(), (*d).clone())))
-            .map(|d| (d, Edge::DependsOn));
-        let waits = self
-            .waits
-            .get(id)
-            .into_iter()
-            .flatten()
-            .map(|c| (c, Edge::Waits));
-        deps.chain(waits)
+    /// The steps out of event `at` ([`Event`]) to the events it waits for,
+    /// with the tier edge each is (`None`: a tier's Ready waits for its own
+    /// start). A tier starts (builds and applies) once every dependency is
+    /// Ready (`checkDependencies`; an entry whose `readyExpr` replaces the
+    /// Ready check is left out) and its parent has applied it; it is Ready
+    /// once it has applied and what its health check covers is Ready
+    /// (`checkHealth`).
+    fn events_after(&self, at: &Event) -> Vec<(Event, Option<Edge>)> {
+        let (id, ready) = at;
+        let mut out = Vec::new();
+        if *ready {
+            out.push(((id.clone(), false), None));
+            for c in self.waits.get(id).into_iter().flatten() {
+                out.push(((c.clone(), true), Some(Edge::Waits)));
+            }
+        } else {
+            for d in self.edges.get(id).into_iter().flatten() {
+                if !self.relaxed.contains(&(id.clone(), d.clone())) {
+                    out.push(((d.clone(), true), Some(Edge::DependsOn)));
+                }
+            }
+            if let Some(p) = self.parents.get(id) {
+                out.push(((p.clone(), false), Some(Edge::AppliedBy)));
+            }
+        }
+        out
     }
 
     /// The lines that describe one node: itself and its outgoing edges.
@@ -139,24 +161,36 @@ impl TierGraph {
         text
     }
 
-    /// Strongly connected components that are cycles (more than one member,
-    /// or a node that waits for itself), over `dependsOn` and wait edges,
-    /// each as a cycle path that starts and ends at its smallest member,
-    /// plus the full member list.
+    /// The dependency cycles: strongly connected components of the graph of
+    /// events (a tier starting, a tier Ready) and what each waits for
+    /// ([`Self::events_after`]), as the tiers they involve, each with one
+    /// cycle path that starts and ends at a member. A parent that depends on
+    /// a Kustomization it applies (directly or through children) is one: it
+    /// starts only once the child is Ready, and the child exists only once
+    /// the parent has applied. A parent that merely waits for its children
+    /// is not: it applies them first.
     pub fn cycles(&self) -> Vec<Cycle> {
-        let mut tarjan = Tarjan::new(self);
-        for id in self.nodes.keys() {
-            if !tarjan.index.contains_key(id) {
-                tarjan.visit(id);
-            }
-        }
-        let mut cycles: Vec<Cycle> = tarjan
-            .components
+        let starts = self
+            .nodes
+            .keys()
+            .flat_map(|id| [(id.clone(), true), (id.clone(), false)]);
+        let components = strongly_connected(starts, |e| {
+            let mut next: Vec<Event> = self.events_after(e).into_iter().map(|(e, _)| e).collect();
+            next.reverse();
+            next
+        });
+        let mut cycles: Vec<Cycle> = components
             .into_iter()
-            .filter(|scc| scc.len() > 1 || self.successors(&scc[0]).any(|(d, _)| *d == scc[0]))
-            .map(|mut members| {
-                members.sort();
-                let (path, edges) = self.cycle_path(&members);
+            .filter(|scc| scc.len() > 1)
+            .map(|scc| {
+                let events: BTreeSet<Event> = scc.into_iter().collect();
+                let members: Vec<TierId> = events
+                    .iter()
+                    .map(|(id, _)| id.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let (path, edges) = self.cycle_path(&events);
                 Cycle {
                     members,
                     path,
@@ -168,30 +202,123 @@ impl TierGraph {
         cycles
     }
 
-    /// Follows the smallest in-component successor (a dependency before a
-    /// wait edge) from the smallest member until a node repeats.
-    fn cycle_path(&self, members: &[TierId]) -> (Vec<TierId>, Vec<Edge>) {
-        let set: BTreeSet<&TierId> = members.iter().collect();
-        let mut path = vec![members[0].clone()];
-        let mut edges = Vec::new();
-        let mut current = members[0].clone();
+    /// Follows the first in-component successor (a dependency before a
+    /// wait edge before an apply edge) from the smallest event until an
+    /// event repeats; the steps between tiers are the cycle.
+    fn cycle_path(&self, events: &BTreeSet<Event>) -> (Vec<TierId>, Vec<Edge>) {
+        let first = events
+            .iter()
+            .next()
+            .cloned()
+            .expect("a component has events");
+        let mut seen: Vec<Event> = vec![first.clone()];
+        let mut steps: Vec<Option<Edge>> = Vec::new();
+        let mut current = first;
         loop {
-            let (next, edge) = self
-                .successors(&current)
-                .find(|(d, _)| set.contains(d))
-                .map(|(d, e)| (d.clone(), e))
-                .unwrap_or_else(|| (members[0].clone(), Edge::DependsOn));
-            edges.push(edge);
-            if let Some(pos) = path.iter().position(|p| *p == next) {
-                let mut cycle = path.split_off(pos);
-                let cycle_edges = edges.split_off(pos);
+            let mut after = self.events_after(&current);
+            after.sort_by_key(|(_, e)| match e {
+                Some(Edge::DependsOn) => 0,
+                Some(Edge::Waits) => 1,
+                Some(Edge::AppliedBy) => 2,
+                None => 3,
+            });
+            let Some((next, edge)) = after.into_iter().find(|(e, _)| events.contains(e)) else {
+                break;
+            };
+            steps.push(edge);
+            if let Some(pos) = seen.iter().position(|e| *e == next) {
+                let mut cycle = seen.split_off(pos);
+                let cycle_steps = steps.split_off(pos);
                 cycle.push(next);
-                return (cycle, cycle_edges);
+                // Tier steps only: a tier's Ready waiting for its own start
+                // is no step between tiers.
+                let mut path = vec![cycle[0].0.clone()];
+                let mut edges = Vec::new();
+                for (e, edge) in cycle.iter().skip(1).zip(cycle_steps) {
+                    if let Some(edge) = edge {
+                        path.push(e.0.clone());
+                        edges.push(edge);
+                    }
+                }
+                return (path, edges);
             }
-            path.push(next.clone());
+            seen.push(next.clone());
             current = next;
         }
+        (vec![current.0.clone()], Vec::new())
     }
+}
+
+/// A tier starting (`false`) or Ready (`true`).
+type Event = (TierId, bool);
+
+/// Tarjan's strongly connected components of the graph `succ` describes
+/// (successors reversed, so that popping visits them in order), with an
+/// explicit stack of frames (a node and its successors not yet looked at),
+/// so a dependsOn chain or cycle of any length needs no call stack.
+fn strongly_connected<N: Ord + Clone>(
+    nodes: impl Iterator<Item = N>,
+    succ: impl Fn(&N) -> Vec<N>,
+) -> Vec<Vec<N>> {
+    let mut next = 0usize;
+    let mut index: BTreeMap<N, usize> = BTreeMap::new();
+    let mut low: BTreeMap<N, usize> = BTreeMap::new();
+    let mut stack: Vec<N> = Vec::new();
+    let mut on_stack: BTreeSet<N> = BTreeSet::new();
+    let mut components = Vec::new();
+    let mut open = |id: &N,
+                    index: &mut BTreeMap<N, usize>,
+                    low: &mut BTreeMap<N, usize>,
+                    stack: &mut Vec<N>,
+                    on_stack: &mut BTreeSet<N>| {
+        index.insert(id.clone(), next);
+        low.insert(id.clone(), next);
+        next += 1;
+        stack.push(id.clone());
+        on_stack.insert(id.clone());
+    };
+    for root in nodes {
+        if index.contains_key(&root) {
+            continue;
+        }
+        let mut frames: Vec<(N, Vec<N>)> = Vec::new();
+        open(&root, &mut index, &mut low, &mut stack, &mut on_stack);
+        frames.push((root.clone(), succ(&root)));
+        while let Some((id, pending)) = frames.last_mut() {
+            if let Some(dep) = pending.pop() {
+                let id = id.clone();
+                if !index.contains_key(&dep) {
+                    open(&dep, &mut index, &mut low, &mut stack, &mut on_stack);
+                    let after = succ(&dep);
+                    frames.push((dep, after));
+                } else if on_stack.contains(&dep) {
+                    let l = low[&id].min(index[&dep]);
+                    low.insert(id, l);
+                }
+                continue;
+            }
+            let id = id.clone();
+            frames.pop();
+            if low[&id] == index[&id] {
+                let mut component = Vec::new();
+                while let Some(top) = stack.pop() {
+                    on_stack.remove(&top);
+                    let done = top == id;
+                    component.push(top);
+                    if done {
+                        break;
+                    }
+                }
+                components.push(component);
+            }
+            // Back in the caller's frame: its low link takes this one's.
+            if let Some((parent, _)) = frames.last() {
+                let l = low[parent].min(low[&id]);
+                low.insert(parent.clone(), l);
+            }
+        }
+    }
+    components
 }
 
 /// Notes printed after the canonical text by `conformance graph` (comment
@@ -227,87 +354,6 @@ pub struct Cycle {
     pub path: Vec<TierId>,
     /// How each step of `path` waits (one fewer than `path`).
     pub edges: Vec<Edge>,
-}
-
-struct Tarjan<'g> {
-    graph: &'g TierGraph,
-    next: usize,
-    index: BTreeMap<TierId, usize>,
-    low: BTreeMap<TierId, usize>,
-    stack: Vec<TierId>,
-    on_stack: BTreeSet<TierId>,
-    components: Vec<Vec<TierId>>,
-}
-
-impl<'g> Tarjan<'g> {
-    fn new(graph: &'g TierGraph) -> Self {
-        Tarjan {
-            graph,
-            next: 0,
-            index: BTreeMap::new(),
-            low: BTreeMap::new(),
-            stack: Vec::new(),
-            on_stack: BTreeSet::new(),
-            components: Vec::new(),
-        }
-    }
-
-    /// Tarjan's algorithm with an explicit stack of frames (a node and its
-    /// successors not yet looked at), so a dependsOn chain or cycle of any
-    /// length needs no call stack.
-    fn visit(&mut self, root: &TierId) {
-        let mut frames: Vec<(TierId, Vec<TierId>)> = Vec::new();
-        self.open(root);
-        frames.push((root.clone(), self.successors_of(root)));
-        while let Some((id, pending)) = frames.last_mut() {
-            if let Some(dep) = pending.pop() {
-                let id = id.clone();
-                if !self.index.contains_key(&dep) {
-                    self.open(&dep);
-                    let next = self.successors_of(&dep);
-                    frames.push((dep, next));
-                } else if self.on_stack.contains(&dep) {
-                    let low = self.low[&id].min(self.index[&dep]);
-                    self.low.insert(id, low);
-                }
-                continue;
-            }
-            let id = id.clone();
-            frames.pop();
-            if self.low[&id] == self.index[&id] {
-                let mut component = Vec::new();
-                while let Some(top) = self.stack.pop() {
-                    self.on_stack.remove(&top);
-                    let done = top == id;
-                    component.push(top);
-                    if done {
-                        break;
-                    }
-                }
-                self.components.push(component);
-            }
-            // Back in the caller's frame: its low link takes this one's.
-            if let Some((parent, _)) = frames.last() {
-                let low = self.low[parent].min(self.low[&id]);
-                self.low.insert(parent.clone(), low);
-            }
-        }
-    }
-
-    fn open(&mut self, id: &TierId) {
-        self.index.insert(id.clone(), self.next);
-        self.low.insert(id.clone(), self.next);
-        self.next += 1;
-        self.stack.push(id.clone());
-        self.on_stack.insert(id.clone());
-    }
-
-    /// The successors, reversed so that popping visits them in order.
-    fn successors_of(&self, id: &TierId) -> Vec<TierId> {
-        let mut next: Vec<TierId> = self.graph.successors(id).map(|(d, _)| d.clone()).collect();
-        next.reverse();
-        next
-    }
 }
 
 /// For every tier, the Kustomizations whose Ready its own Ready waits for:
@@ -384,7 +430,12 @@ mod tests {
                 .collect(),
             waits: BTreeMap::new(),
             relaxed: BTreeSet::new(),
+            parents: BTreeMap::new(),
         }
+    }
+
+    fn id(n: &str) -> TierId {
+        TierId::new("flux-system", n)
     }
 
     #[test]
@@ -417,6 +468,42 @@ mod tests {
         assert_eq!(path, ["a", "b", "c", "a"]);
         assert_eq!(cycles[1].members.len(), 1);
         assert_eq!(cycles[1].path.len(), 2);
+    }
+
+    #[test]
+    fn depending_on_a_kustomization_it_applies_is_a_cycle() {
+        // infra applies cni (and, through cni, cilium-config) and depends on
+        // cilium-config: it never starts, so neither is ever created.
+        let mut g = graph(
+            &[("infra", "cilium-config")],
+            &["infra", "cni", "cilium-config"],
+        );
+        g.parents.insert(id("cni"), id("infra"));
+        g.parents.insert(id("cilium-config"), id("cni"));
+        let cycles = g.cycles();
+        assert_eq!(cycles.len(), 1, "{cycles:?}");
+        let names: Vec<&str> = cycles[0].members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["cilium-config", "cni", "infra"]);
+        let path: Vec<&str> = cycles[0].path.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(path, ["cilium-config", "cni", "infra", "cilium-config"]);
+        assert_eq!(
+            cycles[0].edges,
+            [Edge::AppliedBy, Edge::AppliedBy, Edge::DependsOn]
+        );
+    }
+
+    #[test]
+    fn a_parent_waiting_for_its_children_is_no_cycle() {
+        // wait: true on the parent: it applies the child, then waits for it.
+        let mut g = graph(&[], &["apps", "app"]);
+        g.parents.insert(id("app"), id("apps"));
+        g.waits.insert(id("apps"), [id("app")].into());
+        assert!(g.cycles().is_empty());
+        // ... unless the child depends on it (the classic wait cycle).
+        g.edges.insert(id("app"), [id("apps")].into());
+        let cycles = g.cycles();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(cycles[0].edges, [Edge::DependsOn, Edge::Waits]);
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod health;
 mod needs;
 pub mod order;
 pub mod references;
+pub mod root;
 pub mod simulate;
 pub mod supplier;
 pub mod verdict;
@@ -26,6 +27,7 @@ pub mod verdict;
 use std::collections::BTreeMap;
 
 pub use order::{Order, TierSet};
+pub use root::Root;
 pub use simulate::{Blocked, Mode, Need, Phase, Requirement, Simulation, Step};
 pub use verdict::{Deadlock, Judge, Level, Supplier, Ungated, Verdict};
 
@@ -154,6 +156,8 @@ pub struct ClusterAnalysis<'m> {
     /// Tiers that are suspended or applied (through parents) only by a
     /// suspended one, found once.
     suspended: std::collections::HashSet<TierId>,
+    /// The cycle (index in `cycles`) each member of one is in.
+    cycle_index: std::collections::HashMap<TierId, usize>,
 }
 
 impl<'m> ClusterAnalysis<'m> {
@@ -287,20 +291,8 @@ impl<'m> ClusterAnalysis<'m> {
             .into_iter()
             .map(|(t, r)| (t, r.into_values().collect()))
             .collect();
-        let live = Simulation::run(
-            cluster,
-            &order.sequence,
-            requirements.clone(),
-            &cycles,
-            false,
-        );
-        let resumed = Simulation::run(
-            cluster,
-            &order.sequence,
-            requirements.clone(),
-            &cycles,
-            true,
-        );
+        let live = Simulation::run(cluster, &order.sequence, requirements.clone(), false);
+        let resumed = Simulation::run(cluster, &order.sequence, requirements.clone(), true);
         let judge = Judge {
             cluster,
             order: &order,
@@ -375,6 +367,11 @@ impl<'m> ClusterAnalysis<'m> {
                 }
             }
         }
+        let cycle_index = cycles
+            .iter()
+            .enumerate()
+            .flat_map(|(c, cycle)| cycle.members.iter().map(move |m| (m.clone(), c)))
+            .collect();
         ClusterAnalysis {
             bootstrap,
             installed: crate::provenance::installed::installed(cluster, index),
@@ -394,6 +391,7 @@ impl<'m> ClusterAnalysis<'m> {
             kubernetes,
             crds: rendered_crds(cluster),
             suspended: suspended_subtrees(cluster),
+            cycle_index,
         }
     }
 
@@ -404,7 +402,6 @@ impl<'m> ClusterAnalysis<'m> {
             self.cluster,
             &self.order.sequence,
             self.requirements.clone(),
-            &self.cycles,
             false,
             Mode::Strict,
         )

@@ -19,10 +19,15 @@
 //! The least fixpoint of those rules is what a cold start reaches. The
 //! model is optimistic about what it cannot see: a tier that was not checked
 //! or did not build is taken to apply, and a need nothing supplies (reported
-//! on its own by `crd-unavailable`), a dependency that does not exist
-//! (`dependency-missing`) and the edges of a dependency cycle
-//! (`dependency-cycle`) are taken as met, so one problem reported on its own
-//! does not cascade into claims about every tier after it.
+//! on its own by `crd-unavailable`, and often a gap in what the tool knows)
+//! and a dependency that does not exist (`dependency-missing`) are taken as
+//! met, so one problem reported on its own does not cascade into claims
+//! about every tier after it. What is certain is not: a tier in a
+//! dependency cycle, a suspended tier, and a tier that waits for itself (a
+//! kind its own trigger creates, an object only its own output defines)
+//! never get there, and neither does anything that needs them; those
+//! findings are reported as consequences of their root
+//! ([`crate::convergence::Root`]).
 
 use std::collections::BTreeMap;
 
@@ -138,6 +143,19 @@ pub enum Step {
         /// The Kustomization its health check waits for.
         child: TierId,
     },
+    /// It needs `what`, which only its own tier supplies, too late: a kind
+    /// its own runtime trigger creates after the stage's dry-run
+    /// ([`crate::convergence::Deadlock::SameTier`]), or, `before_build`, an
+    /// object it reads before it builds and only its own output defines
+    /// ([`crate::convergence::Deadlock::OwnOutput`]). The root of a chain.
+    Itself {
+        /// The tier that waits for itself.
+        tier: TierId,
+        /// The need, in words.
+        what: String,
+        /// Whether it is read before the build (a source, substituteFrom).
+        before_build: bool,
+    },
     /// Its HelmRelease `release` installs only once a HelmRelease it
     /// depends on, in `on`, is Ready (helm-controller's `dependsOn`).
     ReleaseAfter {
@@ -160,6 +178,7 @@ impl Step {
             | Step::DependsOn { tier, .. }
             | Step::Needs { tier, .. }
             | Step::WaitsFor { tier, .. }
+            | Step::Itself { tier, .. }
             | Step::ReleaseAfter { tier, .. } => tier,
         }
     }
@@ -172,7 +191,7 @@ impl Step {
             | Step::Needs { from: t, .. }
             | Step::WaitsFor { child: t, .. }
             | Step::ReleaseAfter { on: t, .. } => Some(t),
-            Step::Suspended { .. } | Step::BuildFails { .. } => None,
+            Step::Suspended { .. } | Step::BuildFails { .. } | Step::Itself { .. } => None,
         }
     }
 
@@ -194,6 +213,20 @@ impl Step {
             Step::WaitsFor { child, .. } => {
                 format!("waits for {} to be Ready (wait: true)", l(child))
             }
+            Step::Itself {
+                what,
+                before_build: false,
+                ..
+            } => format!(
+                "needs {what}, which only its own tier creates, after the dry-run that needs it, so it never applies"
+            ),
+            Step::Itself {
+                what,
+                before_build: true,
+                ..
+            } => format!(
+                "reads {what} before it builds, which only its own output defines, so it never builds"
+            ),
             Step::ReleaseAfter { release, on, .. } => format!(
                 "installs HelmRelease/{release} only once the HelmRelease it depends on in {} is Ready",
                 l(on)
@@ -272,10 +305,9 @@ impl Simulation {
         cluster: &Cluster,
         sequence: &[TierId],
         requirements: BTreeMap<TierId, Vec<Requirement>>,
-        cycles: &[crate::graph::Cycle],
         resume: bool,
     ) -> Simulation {
-        Simulation::run_mode(cluster, sequence, requirements, cycles, resume, Mode::Rules)
+        Simulation::run_mode(cluster, sequence, requirements, resume, Mode::Rules)
     }
 
     /// [`Self::run`] in a chosen [`Mode`].
@@ -283,7 +315,6 @@ impl Simulation {
         cluster: &Cluster,
         sequence: &[TierId],
         mut requirements: BTreeMap<TierId, Vec<Requirement>>,
-        cycles: &[crate::graph::Cycle],
         resume: bool,
         mode: Mode,
     ) -> Simulation {
@@ -300,17 +331,6 @@ impl Simulation {
             .map(|id| requirements.remove(id).unwrap_or_default())
             .collect();
         let tiers: Vec<&crate::model::Tier> = ids.iter().map(|id| &cluster.tiers[id]).collect();
-        // The cycle each tier is in, if any: edges inside one are left out.
-        let mut component: Vec<Option<usize>> = vec![None; n];
-        for (c, cycle) in cycles.iter().enumerate() {
-            for m in &cycle.members {
-                if let Some(&i) = index.get(m) {
-                    component[i] = Some(c);
-                }
-            }
-        }
-        let inside =
-            |i: usize, j: usize| !strict && component[i].is_some() && component[i] == component[j];
         // Strict: a dependsOn on a Kustomization that does not exist.
         let missing: Vec<Option<TierId>> = tiers
             .iter()
@@ -327,24 +347,20 @@ impl Simulation {
             .collect();
         let deps: Vec<Vec<usize>> = tiers
             .iter()
-            .enumerate()
-            .map(|(i, t)| {
+            .map(|t| {
                 t.depends_on
                     .iter()
                     .filter_map(|d| index.get(&d.target).copied())
-                    .filter(|&j| !inside(i, j))
                     .collect()
             })
             .collect();
         let edges = crate::graph::wait_edges(cluster);
         let waits: Vec<Vec<usize>> = tiers
             .iter()
-            .enumerate()
-            .map(|(i, t)| {
+            .map(|t| {
                 edges[&t.id]
                     .iter()
                     .filter_map(|c| index.get(*c).copied())
-                    .filter(|&j| !inside(i, j))
                     .collect()
             })
             .collect();
@@ -448,10 +464,11 @@ impl Simulation {
     }
 
     fn met(&self, i: usize, r: &Requirement) -> bool {
-        // Nothing supplies it, or only the tier itself in a way it never
-        // can (a runtime trigger in the same tier, its own output read
-        // before the build): reported on its own, taken as met here.
-        // Only probable suppliers (matched by name): no ground to block.
+        // Nothing supplies it, or only probable suppliers (matched by
+        // name): reported on its own (`crd-unavailable`), taken as met in
+        // the rules' mode so it does not cascade. Only the tier itself, in
+        // a way it never can (a runtime trigger in the same tier, its own
+        // output read before the build): never met, in either mode.
         let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || s.probable;
         if r.suppliers.iter().all(own) {
             // Not required: nothing fails for want of it, except, on the
@@ -461,18 +478,26 @@ impl Simulation {
             if !fails_without {
                 return true;
             }
-            // Strict: only a probable supplier, or the tier's own objects
-            // applied before the stage that needs them, can meet it.
-            return !self.strict
-                || r.suppliers.iter().any(|s| {
-                    s.probable
-                        || (self.index.get(&s.tier) == Some(&i)
-                            && match s.level {
-                                Level::Stage1 => true,
-                                Level::Applied => r.phase != Phase::Build,
-                                Level::Runtime(_) => false,
-                            })
-                });
+            // Only a probable supplier, or the tier's own objects applied
+            // before the stage that needs them, can meet it.
+            let served = r.suppliers.iter().any(|s| {
+                s.probable
+                    || (self.index.get(&s.tier) == Some(&i)
+                        && match s.level {
+                            Level::Stage1 => true,
+                            Level::Applied => r.phase != Phase::Build,
+                            Level::Runtime(_) => false,
+                        })
+            });
+            // The tier is its own only (certain) supplier, too late: it
+            // waits for itself, on either cold start, and so does every
+            // tier that needs what it would apply. Nothing at all supplying
+            // it stays optimistic in the rules' mode (reported on its own).
+            let itself = r
+                .suppliers
+                .iter()
+                .any(|s| !s.probable && self.index.get(&s.tier) == Some(&i));
+            return served || (!self.strict && !itself);
         }
         r.suppliers.iter().any(|s| {
             let Some(&j) = self.index.get(&s.tier) else {
@@ -547,14 +572,21 @@ impl Simulation {
                 Some(Blocker::Build) => Step::BuildFails { tier },
                 Some(Blocker::Needs(r)) => {
                     let r = &self.requirements[i][*r];
-                    // A requirement only the tier itself supplies is taken
-                    // as met, so an unmet one has another supplier.
+                    // Another supplier that never gets there, or the tier
+                    // itself, too late (the root of the chain).
                     match r.suppliers.iter().find(|s| s.tier != tier) {
                         Some(s) => Step::Needs {
                             tier,
                             what: r.what.clone(),
                             from: s.tier.clone(),
                         },
+                        None if r.suppliers.iter().any(|s| s.tier == tier && !s.probable) => {
+                            Step::Itself {
+                                tier,
+                                what: r.what.clone(),
+                                before_build: r.phase == Phase::Build,
+                            }
+                        }
                         None => break,
                     }
                 }

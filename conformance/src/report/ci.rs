@@ -16,7 +16,8 @@ pub fn github(outcome: &Outcome) -> String {
         let f = match item {
             super::Item::One(f) => f,
             super::Item::Group { cause, members } => {
-                out.push_str(&github_group(cause, &members));
+                let following = super::following(&outcome.findings, &members);
+                out.push_str(&github_group(cause, &members, &following));
                 continue;
             }
         };
@@ -42,6 +43,22 @@ pub fn github(outcome: &Outcome) -> String {
             ))
         ));
         let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
+        let following = super::following(&outcome.findings, &[f]);
+        if !following.is_empty() {
+            message.push_str(&format!(
+                "\nConsequences ({}, fixed with it): {}",
+                following.len(),
+                following
+                    .iter()
+                    .map(
+                        |c| format!("{} {}", c.kustomization(), c.object().unwrap_or(""))
+                            .trim()
+                            .to_string()
+                    )
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         if let Some(w) = f.waived() {
             message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
         }
@@ -64,7 +81,11 @@ pub fn github(outcome: &Outcome) -> String {
 
 /// One annotation for findings that share a cause, at the first one's
 /// place, listing the others.
-fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
+fn github_group(
+    cause: &crate::rules::Cause,
+    members: &[&Finding],
+    following: &[&Finding],
+) -> String {
     let first = members[0];
     let level = first.severity().as_str();
     let mut props = Vec::new();
@@ -93,6 +114,17 @@ fn github_group(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
         let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
         let what = f.object().unwrap_or(f.message());
         message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
+    }
+    if !following.is_empty() {
+        message.push_str(&format!(
+            "\nConsequences ({}, fixed with it):",
+            following.len()
+        ));
+        for f in following {
+            let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
+            let what = f.object().unwrap_or(f.message());
+            message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
+        }
     }
     format!("::{level} {}::{}\n", props.join(","), escape_data(&message))
 }
@@ -242,6 +274,8 @@ pub fn sarif(outcome: &Outcome) -> Value {
             })
         })
         .collect();
+    let by_id: std::collections::BTreeMap<String, &Finding> =
+        outcome.findings.iter().map(|f| (f.id(), f)).collect();
     let results: Vec<Value> = outcome
         .findings
         .iter()
@@ -250,7 +284,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
                 "ruleId": f.rule(),
                 "level": f.severity().as_str(),
                 "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix())},
-                "properties": {"cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object()},
+                "properties": {"id": f.id(), "caused_by": f.caused_by(), "cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object()},
             });
             if let Some(i) = rule_index(f.rule()) {
                 result["ruleIndex"] = json!(i);
@@ -262,9 +296,15 @@ pub fn sarif(outcome: &Outcome) -> Value {
                 }
                 result["locations"] = json!([location]);
             }
-            if !f.related().is_empty() {
-                let related: Vec<Value> = f
-                    .related()
+            // A consequence's root comes first among its related places.
+            let root = f
+                .caused_by()
+                .and_then(|id| by_id.get(id))
+                .and_then(|r| r.at().map(|at| (at.clone(), format!("root cause: {}", r.message()))));
+            let places: Vec<(crate::model::Span, String)> =
+                root.into_iter().chain(f.related().iter().cloned()).collect();
+            if !places.is_empty() {
+                let related: Vec<Value> = places
                     .iter()
                     .enumerate()
                     .map(|(i, (span, label))| {

@@ -14,10 +14,17 @@ use crate::rules::{Finding, Severity};
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
     let mut out = String::new();
     for item in super::items(&outcome.findings) {
-        match item {
-            super::Item::One(finding) => out.push_str(&finding_block(finding, &outcome.model.repo)),
-            super::Item::Group { cause, members } => out.push_str(&group_block(cause, &members)),
-        }
+        let roots = match &item {
+            super::Item::One(finding) => {
+                out.push_str(&finding_block(finding, &outcome.model.repo));
+                vec![*finding]
+            }
+            super::Item::Group { cause, members } => {
+                out.push_str(&group_block(cause, members));
+                members.clone()
+            }
+        };
+        out.push_str(&consequences_block(&outcome.findings, &roots));
         out.push('\n');
     }
     let mut unchecked = String::new();
@@ -127,6 +134,35 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     out
 }
 
+/// The findings that follow from `roots` (`caused_by`), one line each,
+/// under their root: fixing the root fixes them.
+pub fn consequences_block(findings: &[Finding], roots: &[&Finding]) -> String {
+    let following = super::following(findings, roots);
+    if following.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  = {} consequence{} (never converge because of this; the fix above fixes them):",
+        following.len(),
+        plural(following.len())
+    );
+    for f in following {
+        let at = f.at().map(|s| format!(" ({s})")).unwrap_or_default();
+        let object = f.object().map(|o| format!(" {o}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    {}[{}]: {}/{}{object}{at}",
+            f.severity().as_str(),
+            f.rule(),
+            f.cluster(),
+            f.kustomization()
+        );
+    }
+    out
+}
+
 /// Findings that share one cause: the cause once, the one fix, and each
 /// finding on a line (every one is still in the JSON, JUnit and SARIF).
 pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
@@ -211,8 +247,19 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
     } else {
         String::new()
     };
+    let consequences = outcome.consequences();
+    let roots = if consequences > 0 {
+        format!(
+            " ({} root cause{}, {consequences} consequence{})",
+            errors - consequences,
+            plural(errors - consequences),
+            plural(consequences)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "checked {} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{}) with {}: {} error{}, {} warning{}{waived} in {:.2}s",
+        "checked {} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{}) with {}: {} error{}{roots}, {} warning{}{waived} in {:.2}s",
         c.clusters,
         plural(c.clusters),
         c.kustomizations,

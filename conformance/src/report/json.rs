@@ -67,6 +67,8 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         .iter()
         .map(|f| {
             json!({
+                "id": f.id(),
+                "caused_by": f.caused_by(),
                 "rule": f.rule(),
                 "severity": f.severity(),
                 "cluster": f.cluster(),
@@ -106,6 +108,6 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         "bootstrap": bootstrap,
         "notes": outcome.model.notes,
         "findings": findings,
-        "summary": {"errors": outcome.errors(), "warnings": outcome.warnings(), "waived": outcome.waived()},
+        "summary": {"errors": outcome.errors(), "consequences": outcome.consequences(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
 }

@@ -104,8 +104,13 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
             groups.entry(k).or_default().push(f);
         }
     }
+    // A consequence is shown under its root, when the root is reported.
+    let ids: std::collections::BTreeSet<String> = findings.iter().map(|f| f.id()).collect();
     let mut out = Vec::new();
     for f in findings {
+        if f.caused_by().is_some_and(|c| ids.contains(c)) {
+            continue;
+        }
         match key(f).and_then(|k| groups.get(&k).map(|g| (k, g))) {
             Some((_, members)) if members.len() > 1 => {
                 if std::ptr::eq(members[0], f) {
@@ -119,6 +124,16 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
         }
     }
     out
+}
+
+/// The findings that follow from `roots` (their `caused_by` is one of
+/// them), in report order.
+pub fn following<'f>(findings: &'f [Finding], roots: &[&Finding]) -> Vec<&'f Finding> {
+    let ids: Vec<String> = roots.iter().map(|f| f.id()).collect();
+    findings
+        .iter()
+        .filter(|f| f.caused_by().is_some_and(|c| ids.iter().any(|id| id == c)))
+        .collect()
 }
 
 /// "44 ExternalSecrets in 30 Kustomizations", for a group's header.

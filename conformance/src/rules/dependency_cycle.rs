@@ -15,6 +15,7 @@ fn loop_text(cluster: &Cluster, path: &[TierId], edges: &[Edge]) -> String {
     let arrow = |e: &Edge| match e {
         Edge::DependsOn => " → ",
         Edge::Waits => " ⇢ ",
+        Edge::AppliedBy => " ⇠ ",
     };
     let steps = edges.len();
     let mut text = cluster.tier_label(&path[0]);
@@ -28,8 +29,15 @@ fn loop_text(cluster: &Cluster, path: &[TierId], edges: &[Edge]) -> String {
         text.push_str(arrow(edge));
         text.push_str(&cluster.tier_label(next));
     }
+    let mut notes = Vec::new();
     if edges.contains(&Edge::Waits) {
-        text.push_str(" (⇢: waits for it to be Ready, wait: true)");
+        notes.push("⇢: waits for it to be Ready, wait: true");
+    }
+    if edges.contains(&Edge::AppliedBy) {
+        notes.push("⇠: is applied by it, so starts only once it has applied");
+    }
+    if !notes.is_empty() {
+        text.push_str(&format!(" ({})", notes.join("; ")));
     }
     text
 }
@@ -55,7 +63,7 @@ impl Rule for DependencyCycle {
         Severity::Error
     }
     fn summary(&self) -> &'static str {
-        "dependsOn edges (and parents that wait for their children) form a loop, so none of its members can ever become Ready"
+        "dependsOn edges (and parents that wait for their children, or depend on a Kustomization they apply) form a loop, so none of its members can ever become Ready"
     }
     fn example(&self) -> &'static str {
         "dependency cycle: platform → platform-config → platform (members: platform, platform-config)"
@@ -66,11 +74,15 @@ Kustomization with wait: true is Ready only when every object it applied is heal
 child Kustomizations it applies, which kstatus reads as Current only once they are Ready at their generation; \
 healthChecks naming a Kustomization do the same. So a child that depends on its own waiting parent waits for the \
 parent while the parent waits for the child (checkHealth drops only the Kustomization itself from the set). In a \
+A Kustomization applies the Kustomizations its build renders, so such a child is not even created until its \
+parent has applied; a parent that dependsOn a Kustomization it applies itself (directly or through children) \
+never starts, because the child it waits for is never created (Reconcile returns on checkDependencies before \
+the build that would create it). In a \
 cycle of such edges each member waits for another, none becomes Ready, and everything downstream waits too. Flux \
 reports this only as 'dependency not ready' and health-check timeouts, never as a cycle; kustomize-controller's \
 dependency.Sort logs 'circular dependency detected' and then drops source events for the whole set. The finding \
 names the members of the strongly connected component and one loop through it (→ dependsOn, ⇢ waits for, under \
-wait: true or healthChecks); it is reported on each member (each never becomes Ready), grouped under the one cycle \
+wait: true or healthChecks, ⇠ is applied by); it is reported on each member (each never becomes Ready), grouped under the one cycle \
 in the human report, and a long cycle is named by its first and last steps so the report grows with the cycle, \
 not with its square. A dependsOn entry with a readyExpr is left out: the \
 expression replaces the Ready check. Break the loop by removing the edge that points back up (a tier should depend \
@@ -96,7 +108,10 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
                     .map(|(w, e)| (&w[0], (&w[1], *e)))
                     .collect();
                 let in_cycle: HashSet<&TierId> = cycle.members.iter().collect();
-                let fix = if waits {
+                let applies = cycle.edges.contains(&Edge::AppliedBy);
+                let fix = if applies {
+                    "remove the dependsOn on a Kustomization this one applies itself (its children are created only once it has applied); to order work under it, let the children depend on each other"
+                } else if waits {
                     "remove the dependsOn edge that points back up the loop, or give the waiting parent `wait: false` with healthChecks that leave the child out"
                 } else {
                     "remove the dependsOn edge that points back up the loop; a tier should depend only on tiers that must be applied before it"
@@ -152,6 +167,10 @@ only on tiers it needs applied first), or, for a wait edge, give the parent heal
                         ))
                         .fix(fix)
                         .cause(cause.clone())
+                        .root(
+                            crate::convergence::Root::Cycle(cycle.members[0].clone())
+                                .key(&cluster.name),
+                        )
                         .build(),
                     );
                 }

@@ -87,7 +87,9 @@ conformance graph marks the suspended tier. Resume it, or remove the dependsOn i
                         .fix(format!(
                             "resume {} (remove `suspend: true`), or remove `dependsOn: {dep}` from {label} if it does not need it",
                             cluster.tier_label(&suspended)
-                        )).build(),
+                        ))
+                        .root(crate::convergence::Root::Suspended(suspended.clone()).key(&cluster.name))
+                        .build(),
                     );
                 }
             }

@@ -64,6 +64,15 @@ pub struct Finding {
     /// one missing `dependsOn`): the human and GitHub reports group
     /// findings by it; JSON, JUnit, SARIF and the l0 trials keep each.
     cause: Option<Cause>,
+    /// The root this finding is (a deadlock's own place: a dependency
+    /// cycle, a suspended tier, a tier waiting for itself), as a key
+    /// consequences name.
+    root: Option<String>,
+    /// The root this finding follows from, as a key (resolved to `caused_by`
+    /// once every rule has run).
+    consequence_of: Option<String>,
+    /// The id of the finding this one is a consequence of.
+    caused_by: Option<String>,
 }
 
 /// A finding being built by a rule.
@@ -119,6 +128,9 @@ impl Finding {
             detail: None,
             waived: None,
             cause: None,
+            root: None,
+            consequence_of: None,
+            caused_by: None,
         })
     }
 
@@ -188,6 +200,50 @@ impl Finding {
         self.cause.as_ref()
     }
 
+    /// A stable id: a digest of what the finding is about (rule, cluster,
+    /// Kustomization, object, place, message), the same on every run of the
+    /// same repository.
+    pub fn id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [
+            self.rule.as_str(),
+            &self.cluster,
+            &self.kustomization,
+            self.object.as_deref().unwrap_or(""),
+            &self.at.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+            &self.message,
+        ] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        h.finalize()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The id of the finding this one follows from (fixing that one fixes
+    /// this), when it is reported.
+    pub fn caused_by(&self) -> Option<&str> {
+        self.caused_by.as_deref()
+    }
+
+    /// The root key this finding is ([`FindingBuilder::root`]).
+    pub(super) fn root_key(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// The root key this finding follows from.
+    pub(super) fn consequence_key(&self) -> Option<&str> {
+        self.consequence_of.as_deref()
+    }
+
+    /// Links it to the finding it follows from (the rules pass).
+    pub(super) fn set_caused_by(&mut self, id: String) {
+        self.caused_by = Some(id);
+    }
+
     /// Whether it counts as an error (an error, and not waived).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error && self.waived.is_none()
@@ -220,6 +276,21 @@ impl FindingBuilder {
     /// The root cause shared with other findings.
     pub fn cause(mut self, cause: Cause) -> FindingBuilder {
         self.0.cause = Some(cause);
+        self
+    }
+
+    /// This finding is the root `key` names (`cycle:…`, `suspended:…`,
+    /// `itself:…`, cluster included): findings that follow from it point
+    /// at it.
+    pub fn root(mut self, key: impl Into<String>) -> FindingBuilder {
+        self.0.root = Some(key.into());
+        self
+    }
+
+    /// This finding follows from the root `key` names: once every rule
+    /// has run, it is linked to that root's finding (when there is one).
+    pub fn consequence_of(mut self, key: impl Into<String>) -> FindingBuilder {
+        self.0.consequence_of = Some(key.into());
         self
     }
 

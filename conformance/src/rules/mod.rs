@@ -193,7 +193,30 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
             ))
     });
     findings.dedup();
+    link_consequences(&mut findings);
     findings
+}
+
+/// Links each finding that follows from a root (a dependency cycle, a
+/// suspended tier, a tier that waits for itself) to the first finding of
+/// that root, by id. A consequence whose root was not reported (waived, or
+/// no rule reports it) stays a finding of its own.
+fn link_consequences(findings: &mut [Finding]) {
+    let mut roots: BTreeMap<String, String> = BTreeMap::new();
+    for f in findings.iter() {
+        if let Some(key) = f.root_key()
+            && f.waived().is_none()
+        {
+            roots.entry(key.to_string()).or_insert_with(|| f.id());
+        }
+    }
+    for f in findings.iter_mut() {
+        if let Some(id) = f.consequence_key().and_then(|k| roots.get(k))
+            && f.root_key() != f.consequence_key()
+        {
+            f.set_caused_by(id.clone());
+        }
+    }
 }
 
 #[cfg(test)]

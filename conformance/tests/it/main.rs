@@ -34,3 +34,4 @@ mod provenance;
 mod regression;
 mod remote;
 mod support;
+mod verdicts;

@@ -10,7 +10,7 @@ use super::finding::Cause;
 use super::{Finding, Rule, RuleId};
 use crate::convergence::references::Reference;
 use crate::convergence::{
-    ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Step, Ungated, Verdict,
+    ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Root, Step, Ungated, Verdict,
     simulate::chain_text,
 };
 use crate::model::{Object, Span, Tier, TierId};
@@ -63,18 +63,19 @@ pub fn rule_of(need: Need) -> Option<RuleId> {
     match need {
         Need::Kind(u) => kind_rule(&u.verdict, &u.provenance),
         Need::Namespace(u) => match &u.verdict {
-            Verdict::Available | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
+            Verdict::Available => None,
             Verdict::Ungated { .. } | Verdict::Race { .. } => Some(RuleId::ColdStartRace),
             Verdict::Deadlock(
-                Deadlock::SameTier | Deadlock::OwnOutput | Deadlock::Never { .. },
+                Deadlock::SameTier
+                | Deadlock::OwnOutput
+                | Deadlock::Never { .. }
+                | Deadlock::Downstream { .. },
             )
             | Verdict::Unknown => Some(RuleId::NamespaceMissing),
         },
         Need::Reference(u) => match &u.verdict {
             Verdict::Unknown if u.reference.required => Some(RuleId::UnresolvedReference),
-            Verdict::Available
-            | Verdict::Unknown
-            | Verdict::Deadlock(Deadlock::Downstream { .. }) => None,
+            Verdict::Available | Verdict::Unknown => None,
             Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.permanent.is_some() => {
                 Some(RuleId::UnresolvedReference)
             }
@@ -83,7 +84,10 @@ pub fn rule_of(need: Need) -> Option<RuleId> {
             Verdict::Ungated { .. } | Verdict::Race { .. } if u.reference.waits => None,
             Verdict::Ungated { .. } | Verdict::Race { .. } => Some(RuleId::ColdStartRace),
             Verdict::Deadlock(
-                Deadlock::SameTier | Deadlock::OwnOutput | Deadlock::Never { .. },
+                Deadlock::SameTier
+                | Deadlock::OwnOutput
+                | Deadlock::Never { .. }
+                | Deadlock::Downstream { .. },
             ) => Some(RuleId::UnresolvedReference),
         },
     }
@@ -108,10 +112,11 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
         (Verdict::Ungated { .. }, _) => Some(RuleId::HealthGate),
         (Verdict::Race { .. }, _) => Some(RuleId::ColdStartRace),
         (Verdict::Deadlock(Deadlock::SameTier), _) => Some(RuleId::SecondOrderCrd),
-        // Reported where the deadlock is.
-        (Verdict::Deadlock(Deadlock::Downstream { .. }), _) => None,
+        // Downstream of a deadlock: reported as a consequence of its root.
         (
-            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Verdict::Deadlock(
+                Deadlock::Never { .. } | Deadlock::OwnOutput | Deadlock::Downstream { .. },
+            ),
             Provenance::Runtime {
                 how:
                     RuntimeHow::Operator { .. } | RuntimeHow::Crossplane | RuntimeHow::Package { .. },
@@ -119,7 +124,9 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
             },
         ) => Some(RuleId::SecondOrderCrd),
         (
-            Verdict::Deadlock(Deadlock::Never { .. } | Deadlock::OwnOutput),
+            Verdict::Deadlock(
+                Deadlock::Never { .. } | Deadlock::OwnOutput | Deadlock::Downstream { .. },
+            ),
             Provenance::Runtime {
                 how: RuntimeHow::Chart { .. },
                 ..
@@ -396,7 +403,10 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                 cluster.tier_label(supplier),
                 chain_text(cluster, chain)
             ),
-            "downstream of a deadlock reported where it is".into(),
+            format!(
+                "{} never applies, so {label} fails every retry and never becomes Ready; every tier that depends on {label} waits for ever",
+                cluster.tier_label(supplier)
+            ),
             root_fix(a, chain),
             None,
         ),
@@ -576,6 +586,20 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
             .and_then(|o| o.source.clone())
             .or_else(|| Some(tier.defined_at.clone())),
     };
+    // A deadlock of the tier's own making is a root; one that follows from
+    // a root elsewhere (a cycle, a suspended tier, a tier waiting for
+    // itself) is its consequence, with the root's fix.
+    let (mut why, mut fix, mut cause) = (why, fix, cause);
+    let mut follows = None;
+    if let Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. }) =
+        need.verdict()
+        && let Some(root) = a.root_of(chain)
+    {
+        fix = consequence_fix(a, &root, chain);
+        why = format!("{why} (a consequence of {})", root_words(a, &root));
+        cause = None;
+        follows = Some(root.key(&cluster.name));
+    }
     let mut f = Finding::new(rule, cluster.name.clone(), label, message)
         .object_opt(need.object().map(|o| o.id.to_string()))
         .at(at)
@@ -587,6 +611,15 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     }
     if let Some(c) = cause {
         f = f.cause(c);
+    }
+    if let Some(key) = follows {
+        f = f.consequence_of(key);
+    }
+    if matches!(
+        need.verdict(),
+        Verdict::Deadlock(Deadlock::SameTier | Deadlock::OwnOutput)
+    ) {
+        f = f.root(Root::Itself(tier.id.clone()).key(&cluster.name));
     }
     // What a chart merely matched by name provides is never an error; nor
     // is a target the repository defines nowhere when the platform often

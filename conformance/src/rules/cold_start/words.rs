@@ -192,6 +192,32 @@ pub(super) fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
     }
 }
 
+/// The fix of a finding that follows from `root`: the root's, never one of
+/// its own.
+pub(super) fn consequence_fix(a: &ClusterAnalysis, root: &Root, chain: &[Step]) -> String {
+    let l = |t: &TierId| a.cluster.tier_label(t);
+    match root {
+        Root::Cycle(t) => format!(
+            "break the dependency cycle through {} first (its dependency-cycle finding); this follows from it",
+            l(t)
+        ),
+        Root::Suspended(_) | Root::Itself(_) => {
+            format!("{}; this follows from it", root_fix(a, chain))
+        }
+    }
+}
+
+/// The root in words, for a consequence's why: "the dependency cycle
+/// through platform", "apps waiting for itself".
+pub(super) fn root_words(a: &ClusterAnalysis, root: &Root) -> String {
+    let l = |t: &TierId| a.cluster.tier_label(t);
+    match root {
+        Root::Cycle(t) => format!("the dependency cycle through {}", l(t)),
+        Root::Suspended(t) => format!("{} being suspended", l(t)),
+        Root::Itself(t) => format!("{}, which waits for itself", l(t)),
+    }
+}
+
 /// ", and the repository's bootstrap (helmfile.yaml:3, …) installs chart
 /// cilium, … but not this": what the bootstrap does install, so a reader
 /// sees it was looked at.

@@ -1,0 +1,61 @@
+//! Roots and consequences: which finding a deadlock follows from.
+//!
+//! A tier that never gets to Ready on a cold start is blocked by a chain of
+//! reasons ([`super::simulate::Step`]) that ends at a root: a dependency
+//! cycle (each member waits for another), a suspended tier (`Reconcile`
+//! returns at once), or a tier that waits for itself (a kind its own
+//! trigger creates after the dry-run, an object only its own output
+//! defines). Fixing the root fixes every tier downstream of it, so the
+//! findings of those tiers are reported as its consequences, with the
+//! root's fix, instead of as causes of their own.
+
+use super::ClusterAnalysis;
+use super::simulate::Step;
+use crate::model::TierId;
+
+/// Where a deadlock chain starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Root {
+    /// A dependency cycle, by its smallest member.
+    Cycle(TierId),
+    /// A suspended tier.
+    Suspended(TierId),
+    /// A tier that waits for itself.
+    Itself(TierId),
+}
+
+impl Root {
+    /// The key the root's findings and its consequences share, cluster
+    /// included.
+    pub fn key(&self, cluster: &str) -> String {
+        match self {
+            Root::Cycle(t) => format!("{cluster}|cycle:{t}"),
+            Root::Suspended(t) => format!("{cluster}|suspended:{t}"),
+            Root::Itself(t) => format!("{cluster}|itself:{t}"),
+        }
+    }
+}
+
+impl ClusterAnalysis<'_> {
+    /// The root a deadlock chain leads to: the first dependency cycle it
+    /// enters, else the suspended tier or the tier that waits for itself it
+    /// ends at. `None` for a chain that ends anywhere else (a loop through
+    /// needs, which is its own root).
+    pub fn root_of(&self, chain: &[Step]) -> Option<Root> {
+        for step in chain {
+            if let Some(c) = self.cycle_of(step.tier()) {
+                return Some(Root::Cycle(self.cycles[c].members[0].clone()));
+            }
+        }
+        match chain.last()? {
+            Step::Suspended { tier } => Some(Root::Suspended(tier.clone())),
+            Step::Itself { tier, .. } => Some(Root::Itself(tier.clone())),
+            _ => None,
+        }
+    }
+
+    /// The index of the dependency cycle `tier` is a member of.
+    pub fn cycle_of(&self, tier: &TierId) -> Option<usize> {
+        self.cycle_index.get(tier).copied()
+    }
+}
