@@ -513,3 +513,20 @@ fn diamond_bases_are_read_once_and_fail_on_the_duplicate_id() {
     assert_eq!(failed.len(), 1, "{}", all(&outcome));
     assert!(all(&outcome).contains("leaf-a"), "{}", all(&outcome));
 }
+
+/// A bootstrap script that pipes a variable assigned from itself
+/// (`X=$(echo "$X" | yq …)`, then `echo "$X" | kubectl apply -f -`) is
+/// followed once: it overflowed the stack (exit 134) on a public home lab.
+#[test]
+fn a_variable_assigned_from_itself_is_followed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/bin/bash\nKUSTOMIZATION_YAML=$(echo \"$KUSTOMIZATION_YAML\" | yq '.spec.patches += []')\necho \"$KUSTOMIZATION_YAML\" | kubectl apply -f -\n",
+    );
+    let outcome = run(root);
+    assert_eq!(outcome.model.clusters.len(), 1, "{}", all(&outcome));
+}

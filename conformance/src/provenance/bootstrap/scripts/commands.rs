@@ -271,6 +271,22 @@ pub(super) fn feed(
     at: &Span,
     out: &mut Scripts,
 ) {
+    feed_following(index, rel, vars, stage, line, at, out, &mut Vec::new());
+}
+
+/// [`feed`], with the variables whose `$(…)` is being followed: a variable
+/// assigned from itself (`X=$(echo "$X" | yq …)`) is followed once.
+#[allow(clippy::too_many_arguments)]
+fn feed_following(
+    index: &RepoIndex,
+    rel: &str,
+    vars: &BTreeMap<String, String>,
+    stage: &[String],
+    line: &str,
+    at: &Span,
+    out: &mut Scripts,
+    following: &mut Vec<String>,
+) {
     let push = |out: &mut Scripts, target: Target| out.add(at, target);
     // The program: past shell keywords and variable assignments.
     const KEYWORDS: &[&str] = &[
@@ -296,12 +312,15 @@ pub(super) fn feed(
             .trim_end_matches('}');
         if arg.starts_with('$')
             && depth_ok(name)
+            && !following.iter().any(|f| f == name)
             && let Some(value) = vars.get(name)
             && let Some(inner) = value.strip_prefix("$(").and_then(|v| v.strip_suffix(')'))
         {
+            following.push(name.to_string());
             for inner_stage in inner.split('|').map(words) {
-                feed(index, rel, vars, &inner_stage, line, at, out);
+                feed_following(index, rel, vars, &inner_stage, line, at, out, following);
             }
+            following.pop();
         }
         return;
     }
