@@ -186,13 +186,27 @@ impl Session {
             &self.index,
             &self.bootstrap,
         );
-        ClusterAnalysis::of(
+        let mut analysis = ClusterAnalysis::of(
             cluster,
             &self.catalog,
             &self.index,
             &self.bootstrap,
             kubernetes,
-        )
+        );
+        // `clusters.<name>.flux` in conformance.yaml settles the release.
+        if let Some(v) = self
+            .config
+            .clusters
+            .get(&cluster.name)
+            .and_then(|c| c.flux.as_ref())
+            && let Some(declared) = crate::provenance::installed::Installed::declared(
+                &v.value,
+                crate::model::Span::new(crate::config::FILE_NAME, v.referenced.line() as u32),
+            )
+        {
+            analysis.installed = Some(declared);
+        }
+        analysis
     }
 
     /// What the rules read: the model, the configuration's sections, the

@@ -24,6 +24,12 @@ pub struct ClusterFacts {
     /// The Kubernetes version the cluster runs (`1.36`, `v1.36.4+k3s1`).
     #[serde(default)]
     pub kubernetes: Option<Spanned<String>>,
+    /// The Flux release the cluster runs (`v2.7.2`), for a platform that
+    /// installs Flux where the repository does not show it (a managed
+    /// extension, Terraform, an operator outside git). What the repository
+    /// shows (gotk-components.yaml, a FluxInstance) is overridden.
+    #[serde(default)]
+    pub flux: Option<Spanned<String>>,
     /// The directory the cluster syncs, when its sync is not in git (a
     /// managed Flux extension, Terraform, `flux create`): declares the
     /// cluster.
@@ -89,6 +95,14 @@ pub fn validate(clusters: &BTreeMap<String, ClusterFacts>, problems: &mut Vec<Co
                     "`{}` is not a Kubernetes version like 1.36 or v1.36.4+k3s1",
                     v.value
                 ),
+            ));
+        }
+        if let Some(v) = &facts.flux
+            && crate::provenance::installed::Version::parse(&v.value).is_none()
+        {
+            problems.push(error_at(
+                v,
+                format!("`{}` is not a Flux release like v2.7.2", v.value),
             ));
         }
     }

@@ -85,6 +85,19 @@ pub struct Installed {
 }
 
 impl Installed {
+    /// The Flux conformance.yaml declares (`clusters.<name>.flux`), written
+    /// at `at`.
+    pub fn declared(written: &str, at: Span) -> Option<Installed> {
+        let flux = Version::parse(written)?;
+        Some(Installed {
+            flux: Some(flux),
+            kustomize_controller: kustomize_controller_of(flux),
+            at,
+            written: written.to_string(),
+            pinned: true,
+        })
+    }
+
     /// Whether kustomize-controller substitutes strictly by default (an
     /// undefined variable fails the build): from kustomize-controller 1.9
     /// (Flux 2.9), the StrictPostBuildSubstitutions feature gate on by

@@ -433,3 +433,82 @@ fn diff_shows_what_a_change_renders_differently_in_every_format() {
         "no rendered object changed\n"
     );
 }
+
+/// Issue 25: where the repository does not show which Flux runs, a removed
+/// API is judged against the newest release, as a warning naming the line
+/// of conformance.yaml that settles it, once per API version; declared,
+/// it is an error.
+#[test]
+fn an_assumed_flux_version_makes_removed_apis_warnings_grouped_by_api_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    let repo = |name: &str| {
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1beta2\nkind: HelmRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://charts.example.com/{name}\n"
+        )
+    };
+    write(
+        root,
+        "apps/repos.yaml",
+        &format!("{}---\n{}---\n{}", repo("a"), repo("b"), repo("c")),
+    );
+    let outcome = run(root);
+    let removed = of(&outcome, "api-removed");
+    assert_eq!(removed.len(), 1, "{}", all(&outcome));
+    let f = removed[0];
+    assert_eq!(f.severity(), Severity::Warning);
+    assert!(
+        f.message().starts_with("3 objects in 1 Kustomization"),
+        "{}",
+        f.message()
+    );
+    assert!(f.message().contains("assumed"), "{}", f.message());
+    assert!(
+        f.fix().contains("`clusters: {prod: {flux: v2.7.2}}`"),
+        "{}",
+        f.fix()
+    );
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    // Declared: the release is known, and the removal an error.
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  prod:\n    flux: v2.8.1\n",
+    );
+    let outcome = run(root);
+    let removed = of(&outcome, "api-removed");
+    assert_eq!(removed.len(), 1, "{}", all(&outcome));
+    assert_eq!(removed[0].severity(), Severity::Error);
+    assert!(
+        removed[0]
+            .message()
+            .contains("Flux v2.8.1 (conformance.yaml:3)"),
+        "{}",
+        removed[0].message()
+    );
+    // ... and a release that still serves it is no finding.
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  prod:\n    flux: v2.6.0\n",
+    );
+    let outcome = run(root);
+    assert!(of(&outcome, "api-removed").is_empty(), "{}", all(&outcome));
+    // Not a release: an error at its line.
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  prod:\n    flux: latest-ish\n",
+    );
+    let err = run_result(root).unwrap_err().to_string();
+    assert!(
+        err.contains("conformance.yaml:3") && err.contains("latest-ish"),
+        "{err}"
+    );
+}

@@ -51,8 +51,11 @@ CronJob, policy/v1beta1 and autoscaling/v2beta1 in 1.25, …): the cluster's min
 dropping it from its CRD (v2.7 dropped every v1beta1 and helm v2beta1, v2.8 source and kustomize v1beta2 and helm \
 v2beta2, v2.9 notification and image v1beta2): the release comes from gotk-components.yaml (its CRDs, its '# Flux \
 Version:' header) or a FluxInstance's distribution.version; `flux migrate -f .` (Flux v2.7.1 and later) rewrites the \
-files. Any other CRD in the repository: versions it does not list, or lists with served: false. An unpinned version \
-(2.x, latest, or none shown) is judged against the newest release the tables know."
+files. Any other CRD in the repository: versions it does not list, or lists with served: false. A range (2.x, \
+latest) is judged against the newest release it admits. A version the repository does not show at all is assumed to \
+be the newest release, and then a removed API is a warning, not an error, naming the line of conformance.yaml that \
+declares the real one (clusters.<name>.flux, clusters.<name>.kubernetes). Objects of one API version share one \
+finding per cluster, which lists them."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         findings(cx, self, true)
@@ -132,6 +135,9 @@ enum ApiStatus {
         replacement: String,
         flux: bool,
         at: Option<Span>,
+        /// The version judged against is assumed (the repository does not
+        /// show it): what to declare to make it certain.
+        assumed: Option<String>,
     },
     Deprecated {
         by: String,
@@ -185,6 +191,7 @@ fn status(
                 replacement: format!("{}/{storage}", id.group),
                 flux,
                 at: crd.source.clone(),
+                assumed: None,
             }),
             Some(v) if v.path(&["served"]).and_then(crate::yaml::Node::as_bool) == Some(false) => {
                 Some(ApiStatus::Removed {
@@ -193,6 +200,7 @@ fn status(
                     replacement: format!("{}/{storage}", id.group),
                     flux,
                     at: crd.source.clone(),
+                    assumed: None,
                 })
             }
             Some(v)
@@ -218,10 +226,11 @@ fn status(
     if id.group.ends_with(".toolkit.fluxcd.io") {
         let r = row(flux_rows())?;
         let newest = releases().last().map(|r| r.flux)?;
-        let (flux, by, at) = match &a.installed {
+        let cluster = &a.cluster.name;
+        let (flux, by, at, assumed) = match &a.installed {
             Some(i) if i.pinned && i.flux.is_some() => {
                 let v = i.flux.expect("checked");
-                (v, format!("Flux {v} ({})", i.at), Some(i.at.clone()))
+                (v, format!("Flux {v} ({})", i.at), Some(i.at.clone()), None)
             }
             Some(i) => {
                 let v = i.flux.unwrap_or(newest);
@@ -232,14 +241,18 @@ fn status(
                         i.written
                     ),
                     Some(i.at.clone()),
+                    None,
                 )
             }
             None => (
                 newest,
                 format!(
-                    "Flux {newest} (the repository does not show which Flux it installs: judged against the newest release)"
+                    "Flux {newest} (assumed: the repository does not show which Flux it installs, so it is judged against the newest release)"
                 ),
                 None,
+                Some(format!(
+                    "declare the Flux the cluster runs in conformance.yaml: `clusters: {{{cluster}: {{flux: v2.7.2}}}}` (with its real release)"
+                )),
             ),
         };
         let at_least = |s: &Option<String>| {
@@ -254,6 +267,7 @@ fn status(
                 replacement: r.replacement.clone(),
                 flux: true,
                 at,
+                assumed,
             });
         }
         if at_least(&r.deprecated) {
@@ -275,7 +289,8 @@ fn status(
         return None;
     }
     let r = row(kubernetes_rows())?;
-    let (minor, by, at) = match kube {
+    let cluster = &a.cluster.name;
+    let (minor, by, at, assumed) = match kube {
         Some(k) => (
             k.minor,
             match &k.at {
@@ -283,14 +298,18 @@ fn status(
                 None => format!("Kubernetes {}", minor_text(k.minor)),
             },
             k.at.clone(),
+            None,
         ),
         None => (
             distribution::NEWEST,
             format!(
-                "Kubernetes {} (the repository does not pin the cluster's version: judged against the newest minor)",
+                "Kubernetes {} (assumed: the repository does not pin the cluster's version, so it is judged against the newest minor)",
                 minor_text(distribution::NEWEST)
             ),
             None,
+            Some(format!(
+                "declare the Kubernetes the cluster runs in conformance.yaml: `clusters: {{{cluster}: {{kubernetes: '1.33'}}}}` (with its real minor)"
+            )),
         ),
     };
     let reached = |s: &Option<String>| {
@@ -305,6 +324,7 @@ fn status(
             replacement: r.replacement.clone(),
             flux: false,
             at,
+            assumed,
         });
     }
     if reached(&r.deprecated) {
@@ -321,11 +341,17 @@ fn status(
     None
 }
 
+/// Objects of one API version with one verdict: the key, the verdict, and
+/// each object with its tier.
+type Group<'a> = (String, ApiStatus, Vec<(&'a Tier, &'a Object)>);
+
 fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for a in &cx.analyses {
         let crds = &a.crds;
         let kube = &a.kubernetes;
+        // One finding per API version and verdict, listing its objects.
+        let mut groups: Vec<Group> = Vec::new();
         for tier in a.cluster.local_tiers() {
             for o in tier.objects() {
                 let Some(s) = status(a, crds, kube, o) else {
@@ -333,25 +359,85 @@ fn findings(cx: &Context, rule: &dyn Rule, removed: bool) -> Vec<Finding> {
                 };
                 match (&s, removed) {
                     (ApiStatus::Removed { .. }, true) | (ApiStatus::Deprecated { .. }, false) => {
-                        out.push(finding(rule, a, tier, o, &s));
+                        let key = format!("{}|{}", o.id.api_version(), s.key());
+                        match groups.iter_mut().find(|(k, _, _)| *k == key) {
+                            Some((_, _, members)) => members.push((tier, o)),
+                            None => groups.push((key, s, vec![(tier, o)])),
+                        }
                     }
                     _ => {}
                 }
             }
         }
+        for (_, s, members) in &groups {
+            out.push(finding(rule, a, members, s));
+        }
     }
     out
 }
 
+impl ApiStatus {
+    /// What makes two objects of one API version share a finding.
+    fn key(&self) -> String {
+        match self {
+            ApiStatus::Removed {
+                by,
+                since,
+                replacement,
+                ..
+            } => format!("removed|{by}|{since}|{replacement}"),
+            ApiStatus::Deprecated {
+                by,
+                since,
+                removed,
+                replacement,
+                ..
+            } => format!("deprecated|{by}|{since}|{removed:?}|{replacement}"),
+        }
+    }
+}
+
+/// How many objects a grouped finding names in its message.
+const NAMED: usize = 8;
+
 fn finding(
     rule: &dyn Rule,
     a: &ClusterAnalysis,
-    tier: &Tier,
-    o: &Object,
+    members: &[(&Tier, &Object)],
     s: &ApiStatus,
 ) -> Finding {
+    let (tier, o) = members[0];
     let label = a.cluster.tier_label(&tier.id);
     let api = o.id.api_version();
+    let tiers: std::collections::BTreeSet<&crate::model::TierId> =
+        members.iter().map(|(t, _)| &t.id).collect();
+    // "HelmRelease/web/nginx in apps", or "3 objects in 2 Kustomizations
+    // (HelmRelease/web/nginx in apps, …)".
+    let subject = if members.len() == 1 {
+        format!("{} in {label}", o.id)
+    } else {
+        let mut named: Vec<String> = members
+            .iter()
+            .take(NAMED)
+            .map(|(t, o)| format!("{} in {}", o.id, a.cluster.tier_label(&t.id)))
+            .collect();
+        if members.len() > NAMED {
+            named.push(format!("and {} more", members.len() - NAMED));
+        }
+        format!(
+            "{} objects in {} Kustomization{} ({})",
+            members.len(),
+            tiers.len(),
+            if tiers.len() == 1 { "" } else { "s" },
+            named.join(", ")
+        )
+    };
+    let uses = if members.len() == 1 { "uses" } else { "use" };
+    let their = if tiers.len() == 1 {
+        label.clone()
+    } else {
+        "each of their Kustomizations".to_string()
+    };
     let migrate = |flux: bool, replacement: &str| {
         if flux {
             format!(
@@ -364,6 +450,7 @@ fn finding(
             format!("use {replacement}, and move to its schema")
         }
     };
+    let mut severity = None;
     let (message, why, fix, at, cause) = match s {
         ApiStatus::Removed {
             by,
@@ -371,23 +458,31 @@ fn finding(
             replacement,
             flux,
             at,
-        } => (
-            format!(
-                "{} in {label} uses {api}, which {by} no longer serves ({})",
-                o.id,
-                if since.starts_with('v') || since.contains('.') {
-                    format!("removed in {since}")
-                } else {
-                    since.clone()
-                }
-            ),
-            format!(
-                "the API server rejects {api} at the dry-run ('no matches for kind'), the stage aborts, and {label} never becomes Ready on a cold start"
-            ),
-            migrate(*flux, replacement),
-            at.clone(),
-            format!("{api}/{} is no longer served", o.id.kind),
-        ),
+            assumed,
+        } => {
+            let mut fix = migrate(*flux, replacement);
+            if let Some(declare) = assumed {
+                // An assumed version is no ground for an error.
+                severity = Some(Severity::Warning);
+                fix = format!("{fix}; or, if the cluster runs an older release, {declare}");
+            }
+            (
+                format!(
+                    "{subject} {uses} {api}, which {by} no longer serves ({})",
+                    if since.starts_with('v') || since.contains('.') {
+                        format!("removed in {since}")
+                    } else {
+                        since.clone()
+                    }
+                ),
+                format!(
+                    "the API server rejects {api} at the dry-run ('no matches for kind'), the stage aborts, and {their} never becomes Ready on a cold start"
+                ),
+                fix,
+                at.clone(),
+                format!("{api}/{} is no longer served", o.id.kind),
+            )
+        }
         ApiStatus::Deprecated {
             by,
             since,
@@ -398,8 +493,7 @@ fn finding(
             warning,
         } => (
             format!(
-                "{} in {label} uses {api}, deprecated in {by}{}{}",
-                o.id,
+                "{subject} {uses} {api}, deprecated in {by}{}{}",
                 if since.starts_with('v') || since.contains('.') {
                     format!(" since {since}")
                 } else {
@@ -429,8 +523,19 @@ fn finding(
             text: cause,
             fix,
         });
+    for (t, other) in members.iter().skip(1).take(NAMED) {
+        if let Some(src) = &other.source {
+            f = f.related(
+                src.clone(),
+                format!("{} in {}", other.id, a.cluster.tier_label(&t.id)),
+            );
+        }
+    }
     if let Some(at) = at {
         f = f.related(at, "where the cluster's version is written");
+    }
+    if let Some(severity) = severity {
+        f = f.severity(severity);
     }
     f.build()
 }
