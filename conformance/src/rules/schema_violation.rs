@@ -65,7 +65,9 @@ the substitution rules. Each finding points at the value's line and at the schem
                     };
                     let builtin = table.kind(&id.api_version(), &id.kind);
                     // Names and label values, for every kind.
-                    v.out.extend(schema::meta::check(o));
+                    let cluster_scoped = a.providers.scope(&id.group, &id.kind)
+                        == Some(crate::provenance::Scope::Cluster);
+                    v.out.extend(schema::meta::check(o, cluster_scoped));
                     let (schema_file, custom) = match builtin {
                         Some(s) => {
                             check_object(&mut v, s, o);

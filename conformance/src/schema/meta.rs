@@ -71,8 +71,11 @@ fn path_segment(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains('/') && !s.contains('%')
 }
 
-/// Metadata problems of an object.
-pub fn check(o: &Object) -> Vec<Violation> {
+/// Metadata problems of an object. `cluster_scoped`: the kind is known to
+/// be cluster-scoped, so the API server clears its `metadata.namespace`
+/// (`rest.BeforeCreate` in k8s.io/apiserver sets it to "" for a resource that is not namespace-scoped) and
+/// whatever it holds is never validated.
+pub fn check(o: &Object, cluster_scoped: bool) -> Vec<Violation> {
     let mut out = Vec::new();
     let meta = o.body.get("metadata");
     let push = |out: &mut Vec<Violation>, path: &str, node: Option<&Node>, message: String| {
@@ -99,6 +102,7 @@ pub fn check(o: &Object) -> Vec<Violation> {
         }
     }
     if let Some(ns) = meta.and_then(|m| m.get("namespace"))
+        && !cluster_scoped
         && let Some(text) = ns.as_str()
         && !text.contains("${")
         && !dns_label(text)

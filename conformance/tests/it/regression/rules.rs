@@ -329,3 +329,31 @@ fn duplicate_objects_with_a_create_only_copy_do_not_flap() {
         messages(&outcome)
     );
 }
+
+/// Issue 25: the API server clears the namespace of a cluster-scoped object
+/// (`rest.BeforeCreate`), so a namespace that is not a valid name there is
+/// no schema violation; on a namespaced object it still is.
+#[test]
+fn a_cluster_scoped_objects_namespace_is_not_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/objects.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\n  namespace: flux_system\nrules: []\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: flux_system\ndata: {}\n",
+    );
+    let outcome = run(root);
+    let violations: Vec<Option<&str>> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == "schema-violation")
+        .map(|f| f.object())
+        .collect();
+    assert_eq!(
+        violations,
+        [Some("ConfigMap/flux_system/settings")],
+        "{}",
+        all(&outcome)
+    );
+}
