@@ -1,6 +1,8 @@
 //! `substitution-hazard` and `substitution-unaudited`: what postBuild
 //! substitution does to every tier (see [`crate::postbuild`]).
 
+use std::collections::BTreeMap;
+
 use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::postbuild::{Hazard, HazardKind};
 use serde::Deserialize;
@@ -207,80 +209,150 @@ postBuild and define the variables."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
+        let mut files = TokenLines::default();
         for cluster in &cx.model.clusters {
             for tier in cluster.tiers.values() {
+                if tier.substitution.unaudited.is_empty() {
+                    continue;
+                }
                 let label = cluster.tier_label(&tier.id);
-                let mut by_object: Vec<(String, Option<crate::model::Span>, Vec<String>)> =
-                    Vec::new();
+                // Every token once per object, at its own line (a token in a
+                // block scalar is on a line after the scalar's first).
+                let mut tokens: Vec<(String, Option<crate::model::Span>, String)> = Vec::new();
                 for (object, at, name) in &tier.substitution.unaudited {
-                    let key = object.to_string();
-                    match by_object.iter_mut().find(|(o, _, _)| *o == key) {
-                        Some((_, first, names)) => {
-                            if !names.contains(name) {
-                                names.push(name.clone());
-                            }
-                            // The earliest line, whatever order the renderer
-                            // emitted the fields in.
-                            let earlier = match (&*first, at) {
-                                (Some(f), Some(a)) => (&a.file, a.line) < (&f.file, f.line),
-                                (None, Some(_)) => true,
-                                _ => false,
-                            };
-                            if earlier {
-                                *first = at.clone();
-                            }
-                        }
-                        None => by_object.push((key, at.clone(), vec![name.clone()])),
+                    let at = at.as_ref().map(|a| files.line_of(cx.index, a, name));
+                    let entry = (object.to_string(), at, name.clone());
+                    if !tokens
+                        .iter()
+                        .any(|(o, _, n)| *o == entry.0 && *n == entry.2)
+                    {
+                        tokens.push(entry);
                     }
                 }
-                for (object, at, mut names) in by_object {
-                    names.sort();
-                    let tokens: Vec<String> = names.iter().map(|n| format!("${{{n}}}")).collect();
-                    let skipped = tier.substitution.post_build;
-                    let (message, related, why) = if skipped {
-                        (
-                            format!(
-                                "{object} in {label} contains {}, but {label}'s postBuild defines no variable, so Flux skips substitution: shipped literally",
-                                tokens.join(", ")
-                            ),
-                            format!("Kustomization {label} (spec.postBuild, nothing defined)"),
-                            format!(
-                                "with no variable defined (an empty substitute, or missing optional substituteFrom sources) the pass does not run; the day one variable is defined for {label}, these tokens are substituted, and an undefined one then fails the tier or ships empty"
-                            ),
+                tokens.sort_by(|a, b| {
+                    let place = |s: &Option<crate::model::Span>| {
+                        s.as_ref().map(|s| (s.file.clone(), s.line))
+                    };
+                    (place(&a.1), &a.0, &a.2).cmp(&(place(&b.1), &b.0, &b.2))
+                });
+                let mut names: Vec<String> = tokens.iter().map(|(_, _, n)| n.clone()).collect();
+                names.sort();
+                names.dedup();
+                let objects: std::collections::BTreeSet<&str> =
+                    tokens.iter().map(|(o, _, _)| o.as_str()).collect();
+                let shown: Vec<String> =
+                    names.iter().take(12).map(|n| format!("${{{n}}}")).collect();
+                let list = if names.len() > 12 {
+                    format!("{}, and {} more", shown.join(", "), names.len() - 12)
+                } else {
+                    shown.join(", ")
+                };
+                let subject = if objects.len() == 1 {
+                    format!("{} in {label}", tokens[0].0)
+                } else {
+                    format!("{} objects in {label}", objects.len())
+                };
+                let contain = if objects.len() == 1 {
+                    "contains"
+                } else {
+                    "contain"
+                };
+                let skipped = tier.substitution.post_build;
+                let (message, related, why) = if skipped {
+                    (
+                        format!(
+                            "{subject} {contain} {list}, but {label}'s postBuild defines no variable, so Flux skips substitution: shipped literally"
+                        ),
+                        format!("Kustomization {label} (spec.postBuild, nothing defined)"),
+                        format!(
+                            "with no variable defined (an empty substitute, or missing optional substituteFrom sources) the pass does not run; the day one variable is defined for {label}, these tokens are substituted, and an undefined one then fails the tier or ships empty"
+                        ),
+                    )
+                } else {
+                    (
+                        format!(
+                            "{subject} {contain} {list} but {label} has no postBuild: shipped literally, and outside any substitution audit"
+                        ),
+                        format!("Kustomization {label} (no spec.postBuild)"),
+                        format!(
+                            "adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"
+                        ),
+                    )
+                };
+                let first = tokens[0]
+                    .1
+                    .clone()
+                    .unwrap_or_else(|| tier.defined_at.clone());
+                let mut f = Finding::new(self, cluster.name.clone(), label.clone(), message)
+                    .object_opt((objects.len() == 1).then(|| tokens[0].0.clone()))
+                    .at(first)
+                    .related(tier.defined_at.clone(), related)
+                    .why(why)
+                    .fix(if skipped {
+                        format!(
+                            "escape literal tokens as $${{…}}, or define {} for {label}",
+                            names.join(", ")
                         )
                     } else {
-                        (
-                            format!(
-                                "{object} in {label} contains {} but {label} has no postBuild: shipped literally, and outside any substitution audit",
-                                tokens.join(", ")
-                            ),
-                            format!("Kustomization {label} (no spec.postBuild)"),
-                            format!(
-                                "adding postBuild to {label} later would substitute these tokens, and an undefined one then fails the tier or ships empty"
-                            ),
+                        format!(
+                            "escape literal tokens as $${{…}}, or add postBuild to {label} and define {}",
+                            names.join(", ")
                         )
-                    };
-                    out.push(
-                        Finding::new(self, cluster.name.clone(), label.clone(), message)
-                            .object(object.clone())
-                            .at(at.unwrap_or_else(|| tier.defined_at.clone()))
-                            .related(tier.defined_at.clone(), related)
-                            .why(why)
-                            .fix(if skipped {
-                                format!(
-                                    "escape literal tokens as $${{…}}, or define {} for {label}",
-                                    names.join(", ")
-                                )
-                            } else {
-                                format!(
-                                    "escape literal tokens as $${{…}}, or add postBuild to {label} and define {}",
-                                    names.join(", ")
-                                )
-                            }).build(),
-                    );
+                    });
+                // Every other token's own place.
+                for (object, at, name) in tokens.iter().skip(1).take(40) {
+                    if let Some(at) = at {
+                        f = f.related(at.clone(), format!("${{{name}}} in {object}"));
+                    }
                 }
+                out.push(f.build());
             }
         }
         out
+    }
+}
+
+/// The lines of the files tokens are found in, read once each.
+#[derive(Default)]
+struct TokenLines {
+    files: BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl TokenLines {
+    /// Where `${name}` is written, looking from the line its scalar starts
+    /// on (`at`) to the next lines a block scalar spans; `at` itself when
+    /// the file does not show it there (a value a patch or generator made).
+    fn line_of(
+        &mut self,
+        index: &crate::repo::RepoIndex,
+        at: &crate::model::Span,
+        name: &str,
+    ) -> crate::model::Span {
+        let lines = self
+            .files
+            .entry(at.file.clone())
+            .or_insert_with(|| {
+                index
+                    .read_text(&at.file)
+                    .ok()
+                    .map(|t| t.lines().map(str::to_string).collect())
+            })
+            .as_deref()
+            .unwrap_or_default();
+        let token = format!("${{{name}");
+        let start = at.line.saturating_sub(1) as usize;
+        // A block scalar's node starts at its first content line, and the
+        // scalar ends where the indentation falls below that line's.
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let content = lines.get(start).map_or(0, |l| indent(l));
+        for (k, line) in lines.iter().enumerate().skip(start) {
+            if k > start && !line.trim().is_empty() && indent(line) < content {
+                break;
+            }
+            if line.contains(&token) {
+                return crate::model::Span::new(at.file.clone(), k as u32 + 1);
+            }
+        }
+        at.clone()
     }
 }

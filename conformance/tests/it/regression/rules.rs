@@ -357,3 +357,46 @@ fn a_cluster_scoped_objects_namespace_is_not_validated() {
         all(&outcome)
     );
 }
+
+/// Issue 25: `substitution-unaudited` is one finding per Kustomization,
+/// every token at its own line (inside a block scalar, the token's line,
+/// not the scalar's first).
+#[test]
+fn unaudited_tokens_are_one_finding_per_kustomization_at_their_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    one_tier(root, "");
+    write(
+        root,
+        "apps/objects.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  config.yaml: |\n    first: plain\n    pool: ${LB_POOL}\n    other: plain\n    domain: ${DOMAIN}\n  after: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: more\n  namespace: default\ndata:\n  url: https://${DOMAIN}/\n",
+    );
+    let outcome = run(root);
+    let found: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == "substitution-unaudited")
+        .collect();
+    assert_eq!(found.len(), 1, "{}", all(&outcome));
+    let f = found[0];
+    assert_eq!(f.at().unwrap().line, 9, "{}", f.message());
+    assert!(
+        f.message()
+            .starts_with("2 objects in apps contain ${DOMAIN}, ${LB_POOL}"),
+        "{}",
+        f.message()
+    );
+    let lines: Vec<(u32, &str)> = f
+        .related()
+        .iter()
+        .filter(|(s, _)| s.file == "apps/objects.yaml")
+        .map(|(s, l)| (s.line, l.as_str()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (11, "${DOMAIN} in ConfigMap/default/settings"),
+            (20, "${DOMAIN} in ConfigMap/default/more")
+        ]
+    );
+}
