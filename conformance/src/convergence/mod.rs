@@ -314,7 +314,18 @@ impl<'m> ClusterAnalysis<'m> {
                     provenance,
                 }),
                 What::Kind { initial: None } => {
-                    let (verdict, best) = judge.judge_best(&p.tier.id, &p.suppliers, true);
+                    // A kind in one of Flux's groups that Flux does not
+                    // serve: no tier, checked or not, makes it exist.
+                    let object = p.object.expect("a kind need has an object");
+                    let (verdict, best) = if p.suppliers.is_empty()
+                        && !crate::provenance::flux_kinds_of(&object.id.group).is_empty()
+                        && crate::provenance::flux_versions(&object.id.group, &object.id.kind)
+                            .is_none()
+                    {
+                        (Verdict::Unknown, None)
+                    } else {
+                        judge.judge_best(&p.tier.id, &p.suppliers, true)
+                    };
                     let provenance = match (best, &verdict) {
                         (Some(k), _) => p.provenances[k].clone(),
                         (None, Verdict::Race { supplier, .. }) => Provenance::Unchecked {

@@ -73,6 +73,23 @@ pub(super) fn needs<'m>(
             )
         })
         .collect();
+    // A directory entry is synced by a FluxInstance (or a platform) whose
+    // source is named as the entry's but may be of any source kind
+    // (`spec.sync.kind`).
+    let directory_entry = matches!(cluster.entry, crate::model::Entry::Directory { .. });
+    let entry_sources: Vec<String> = if directory_entry {
+        entry_sources
+            .iter()
+            .flat_map(|s| {
+                let rest = s.split_once('/').map_or("", |(_, r)| r).to_string();
+                ["GitRepository", "OCIRepository", "Bucket"]
+                    .iter()
+                    .map(move |k| format!("{k}/{rest}"))
+            })
+            .collect()
+    } else {
+        entry_sources
+    };
     // Objects created before Flux: by the bootstrap, or declared.
     let outside = |object: &str| {
         bootstrap.object(&cluster.name, object).is_some()
@@ -119,7 +136,12 @@ pub(super) fn needs<'m>(
                         .into_iter()
                         .cloned()
                         .collect();
-                    if located.is_empty() {
+                    // A kind in one of Flux's groups that Flux does not
+                    // serve (`Kustomizatio`): nothing else makes it exist.
+                    let not_flux = located.is_empty()
+                        && !crate::provenance::flux_kinds_of(group).is_empty()
+                        && crate::provenance::flux_versions(group, kind).is_none();
+                    if located.is_empty() && !not_flux {
                         // Nothing the catalog knows: a chart whose name or
                         // address matches, probably.
                         located = providers.probable(group);
@@ -145,7 +167,9 @@ pub(super) fn needs<'m>(
                             t.name.contains("crd") && order.applied_before(&tier.id).contains(t)
                         }))
                         .collect();
-                    let candidates: Vec<&TierId> = if located.is_empty() && plausible.is_empty() {
+                    let candidates: Vec<&TierId> = if not_flux {
+                        Vec::new()
+                    } else if located.is_empty() && plausible.is_empty() {
                         let mut all: Vec<&(TierId, Option<String>)> = unchecked.iter().collect();
                         all.sort_by_key(|(t, url)| {
                             std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))

@@ -379,7 +379,10 @@ pub fn tier_references(tier: &Tier) -> Vec<Reference> {
             via: "spec.sourceRef",
             line,
             permanent: None,
-            required: false,
+            // kustomize-controller gets the source before anything else
+            // (`getSource` in `reconcile`): a source nothing creates fails
+            // the Kustomization with 'not found' on every retry.
+            required: true,
             waits: false,
             certain: true,
         });

@@ -22,6 +22,10 @@ pub enum Root {
     Suspended(TierId),
     /// A tier that waits for itself.
     Itself(TierId),
+    /// A loop through needs, dependencies and apply edges (a tier needs
+    /// what only a tier that waits for it provides), by its smallest
+    /// member, whichever tier of it a chain enters by.
+    Loop(TierId),
 }
 
 impl Root {
@@ -32,6 +36,7 @@ impl Root {
             Root::Cycle(t) => format!("{cluster}|cycle:{t}"),
             Root::Suspended(t) => format!("{cluster}|suspended:{t}"),
             Root::Itself(t) => format!("{cluster}|itself:{t}"),
+            Root::Loop(t) => format!("{cluster}|loop:{t}"),
         }
     }
 }
@@ -39,19 +44,42 @@ impl Root {
 impl ClusterAnalysis<'_> {
     /// The root a deadlock chain leads to: the first dependency cycle it
     /// enters, else the suspended tier or the tier that waits for itself it
-    /// ends at. `None` for a chain that ends anywhere else (a loop through
-    /// needs, which is its own root).
+    /// ends at, else the tier a loop through needs comes back to. `None`
+    /// for a chain that ends anywhere else.
     pub fn root_of(&self, chain: &[Step]) -> Option<Root> {
         for step in chain {
             if let Some(c) = self.cycle_of(step.tier()) {
                 return Some(Root::Cycle(self.cycles[c].members[0].clone()));
             }
         }
-        match chain.last()? {
+        let last = chain.last()?;
+        match last {
             Step::Suspended { tier } => Some(Root::Suspended(tier.clone())),
             Step::Itself { tier, .. } => Some(Root::Itself(tier.clone())),
-            _ => None,
+            // A chain that comes back to a tier already on it: the loop is
+            // the chain from that tier on.
+            step => {
+                let next = step.next()?;
+                let from = chain.iter().position(|s| s.tier() == next)?;
+                chain[from..]
+                    .iter()
+                    .map(Step::tier)
+                    .min()
+                    .map(|t| Root::Loop(t.clone()))
+            }
         }
+    }
+
+    /// The loop a consumer's own deadlock closes (its need's supplier
+    /// `chain` leads back to it), as a root.
+    pub fn loop_root(&self, consumer: &TierId, chain: &[Step]) -> Root {
+        let smallest = chain
+            .iter()
+            .map(Step::tier)
+            .chain(std::iter::once(consumer))
+            .min()
+            .unwrap_or(consumer);
+        Root::Loop(smallest.clone())
     }
 
     /// The index of the dependency cycle `tier` is a member of.

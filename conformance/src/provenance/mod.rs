@@ -40,7 +40,7 @@ pub use catalog::{
     Catalog, ChartEntry, CrdShipping, CreatedKinds, HealthExpr, ManifestEntry, RuntimeEntry,
     TriggerMatch,
 };
-pub use flux::{FLUX_GROUPS, FLUX_OPERATOR_GROUP};
+pub use flux::{FLUX_GROUPS, FLUX_KINDS, FLUX_OPERATOR_GROUP, flux_kinds_of, flux_versions};
 
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
 

@@ -65,11 +65,66 @@ blocked further up), the dry-run fails with 'no matches for kind' on every retry
 the chain. A CRD in a tier that is merely unordered is a race Flux's retries resolve (cold-start-race, a warning). A \
 kind with no source at all (not built in, no CRD in the repository, no chart in the catalog) fails every time: add \
 the CRD, or, if it is installed outside Flux (a bootstrap script, the distribution), list its group under \
-catalog.preinstalled in conformance.yaml; for a chart the catalog does not know, add it under catalog.charts."
+catalog.preinstalled in conformance.yaml; for a chart the catalog does not know, add it under catalog.charts. In one of Flux's own groups, only the kinds and versions \
+Flux's CRDs define exist (provenance/flux.rs FLUX_KINDS, from each controller's config/crd/bases): a misspelt kind \
+(Kustomizatio) or a version no release served (kustomize.toolkit.fluxcd.io/v9) is reported here, with the nearest \
+kind, instead of vanishing from discovery."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
-        cold_start::findings(cx, self)
+        let mut out = cold_start::findings(cx, self);
+        out.extend(flux_versions(cx, self));
+        out
     }
+}
+
+/// Objects of a Flux kind in an API version no Flux release has served
+/// (`kustomize.toolkit.fluxcd.io/v9`), where the repository has no CRD for
+/// the kind that says otherwise (then api-removed judges by the CRD).
+fn flux_versions(cx: &Context, rule: &dyn Rule) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for a in &cx.analyses {
+        for tier in a.cluster.local_tiers() {
+            for o in tier.objects() {
+                let id = &o.id;
+                let Some(versions) = crate::provenance::flux_versions(&id.group, &id.kind) else {
+                    continue;
+                };
+                if versions.contains(&id.version.as_str())
+                    || a.crds.contains_key(&(id.group.clone(), id.kind.clone()))
+                {
+                    continue;
+                }
+                let label = a.cluster.tier_label(&tier.id);
+                out.push(
+                    Finding::new(
+                        rule,
+                        a.cluster.name.clone(),
+                        label.clone(),
+                        format!(
+                            "{id} in {label} uses {}, a version of {} no Flux release serves (they serve {})",
+                            id.api_version(),
+                            id.kind,
+                            versions
+                                .iter()
+                                .map(|v| format!("{}/{v}", id.group))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                    .object(id.to_string())
+                    .at(o.source.clone().or_else(|| Some(tier.defined_at.clone())))
+                    .related(tier.defined_at.clone(), format!("Kustomization {label}"))
+                    .why(format!(
+                        "Flux's CRD for {} has no version {}: the API server rejects the object at the dry-run ('no matches for kind'), the stage aborts, and {label} never becomes Ready",
+                        id.kind, id.version
+                    ))
+                    .fix(format!("use {}/{}", id.group, versions[0]))
+                    .build(),
+                );
+            }
+        }
+    }
+    out
 }
 
 impl Rule for HealthGate {

@@ -37,7 +37,10 @@ the tier never becomes Ready. Built-in kinds are checked against the Kubernetes 
 field the schema does not declare is rejected ('field not declared in schema'). Custom resources are checked against \
 the openAPIV3Schema of their CRD when the repository has it (Flux's own kinds through gotk-components.yaml): types, \
 required, enums, patterns, lengths, bounds, int-or-string, preserve-unknown-fields; an undeclared field there is \
-pruned by the API server, so it is a warning (the setting is silently lost). Values still holding ${VAR} are left to \
+pruned by the API server, so it is a warning (the setting is silently lost). Flux's own kinds without their CRDs in the \
+repository are checked against Flux v2.9's CRDs, bundled (schema/flux-crds, from each controller's config/crd/bases): \
+`wait: \"yes\"`, `suspend: 1`, `postBuild: []` or `decryption.provider: rot13` fail the apply of the tier that holds the \
+Kustomization. Values still holding ${VAR} are left to \
 the substitution rules. Each finding points at the value's line and at the schema's line in the CRD."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
@@ -74,25 +77,54 @@ the substitution rules. Each finding points at the value's line and at the schem
                             (None, false)
                         }
                         None => {
-                            let Some(crd) = crds.get(&(id.group.clone(), id.kind.clone())) else {
-                                // Flux's Kustomization without its CRD in
-                                // the repository: what the model reads.
+                            // The CRD in the repository, else Flux's own,
+                            // bundled.
+                            let (body, file) = match crds.get(&(id.group.clone(), id.kind.clone()))
+                            {
+                                Some(crd) => {
+                                    (&crd.body, crd.source.as_ref().map(|s| s.file.clone()))
+                                }
+                                None => match schema::flux::crd(&id.group, &id.kind) {
+                                    Some(body) => (body, None),
+                                    None => {
+                                        report(self, a, tier, o, v.out, None, true, &mut out);
+                                        continue;
+                                    }
+                                },
+                            };
+                            let key = (id.group.clone(), id.kind.clone(), id.version.clone());
+                            let s = crd_schemas
+                                .entry(key)
+                                .or_insert_with(|| schema::crd::version_schema(body, &id.version));
+                            let Some(s) = s.as_ref() else {
+                                // A version the CRD does not serve (api-removed
+                                // says so); for a Flux Kustomization, what the
+                                // model reads.
                                 v.out.extend(schema::meta::flux_kustomization(o));
                                 report(self, a, tier, o, v.out, None, true, &mut out);
                                 continue;
                             };
-                            let key = (id.group.clone(), id.kind.clone(), id.version.clone());
-                            let s = crd_schemas.entry(key).or_insert_with(|| {
-                                schema::crd::version_schema(&crd.body, &id.version)
-                            });
-                            let Some(s) = s.as_ref() else { continue };
                             check_object(&mut v, s, o);
+                            // The fields the model reads, in its own words
+                            // (`- name: apps`), where the schema says less.
+                            let read = schema::meta::flux_kustomization(o);
+                            v.out.retain(|x| !read.iter().any(|r| r.path == x.path));
+                            v.out.extend(read);
+                            if file.is_none() {
+                                // Bundled: the kinds an Alert or Receiver
+                                // may name are the enum Flux documents
+                                // patching for third-party controllers
+                                // (and the Flux Operator's distribution
+                                // extends with its own kinds), so they are
+                                // not known here.
+                                v.out.retain(|x| !patched_enum(&x.path));
+                            }
                             // metadata as the API server validates it for
                             // every kind.
                             if let (Some(m), Some(node)) = (&meta, o.body.get("metadata")) {
                                 v.check(m, node, "metadata");
                             }
-                            (crd.source.as_ref().map(|s| s.file.clone()), true)
+                            (file, true)
                         }
                     };
                     report(self, a, tier, o, v.out, schema_file, custom, &mut out);
@@ -101,6 +133,14 @@ the substitution rules. Each finding points at the value's line and at the schem
         }
         out
     }
+}
+
+/// `spec.eventSources[0].kind` or `spec.resources[2].kind`: the object
+/// kinds an Alert or Receiver may name.
+fn patched_enum(path: &str) -> bool {
+    ["spec.eventSources[", "spec.resources["]
+        .iter()
+        .any(|p| path.starts_with(p) && path.ends_with("].kind"))
 }
 
 /// The schema a reference names, or itself.

@@ -13,6 +13,7 @@
 //! custom resources.
 
 pub mod crd;
+pub mod flux;
 pub mod kubernetes;
 pub mod meta;
 

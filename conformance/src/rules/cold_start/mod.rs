@@ -143,6 +143,34 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
     }
 }
 
+/// The candidate closest to `word` (case-insensitive edit distance), when
+/// it is close enough to be a misspelling of it.
+pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let distance = |a: &str, b: &str| {
+        let (a, b): (Vec<char>, Vec<char>) = (
+            a.to_lowercase().chars().collect(),
+            b.to_lowercase().chars().collect(),
+        );
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut previous = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let substitution = previous + usize::from(ca != cb);
+                previous = row[j + 1];
+                row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+            }
+        }
+        row[b.len()]
+    };
+    candidates
+        .iter()
+        .map(|c| (distance(word, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
+        .min()
+        .map(|(_, c)| c)
+}
+
 /// The findings of `rule` over every cluster's needs.
 pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -411,6 +439,35 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
             None,
         ),
         Verdict::Unknown => match need {
+            // A kind in one of Flux's groups that Flux does not serve.
+            Need::Kind(u)
+                if !crate::provenance::flux_kinds_of(&u.object.id.group).is_empty()
+                    && crate::provenance::flux_versions(&u.object.id.group, &u.object.id.kind)
+                        .is_none() =>
+            {
+                let group = &u.object.id.group;
+                let kinds = crate::provenance::flux_kinds_of(group);
+                let nearest = nearest(&u.object.id.kind, &kinds);
+                (
+                    format!(
+                        "{} is of kind {} in {group}, which Flux does not serve (its kinds there: {}){}",
+                        w.subject,
+                        u.object.id.kind,
+                        kinds.join(", "),
+                        nearest
+                            .map(|k| format!(": a misspelt {k}?"))
+                            .unwrap_or_default()
+                    ),
+                    format!(
+                        "Flux's CRDs define only those kinds in {group}: the API server rejects the object at the dry-run ('no matches for kind'), the stage aborts, and {label} never becomes Ready; a misspelt Kustomization or HelmRelease is also never reconciled"
+                    ),
+                    match nearest {
+                        Some(k) => format!("spell the kind {k}"),
+                        None => format!("use one of Flux's kinds in {group}: {}", kinds.join(", ")),
+                    },
+                    None,
+                )
+            }
             Need::Kind(u) => (
                 {
                     let note = bootstrap_note(a);
@@ -615,11 +672,18 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     if let Some(key) = follows {
         f = f.consequence_of(key);
     }
-    if matches!(
-        need.verdict(),
-        Verdict::Deadlock(Deadlock::SameTier | Deadlock::OwnOutput)
-    ) {
-        f = f.root(Root::Itself(tier.id.clone()).key(&cluster.name));
+    match need.verdict() {
+        Verdict::Deadlock(Deadlock::SameTier | Deadlock::OwnOutput) => {
+            f = f.root(Root::Itself(tier.id.clone()).key(&cluster.name));
+        }
+        // The consumer on a loop that leads back to it: the loop's root
+        // (unless the loop is a dependency cycle, reported as such).
+        Verdict::Deadlock(Deadlock::Never {
+            loops: true, chain, ..
+        }) if a.root_of(chain).is_none_or(|r| matches!(r, Root::Loop(_))) => {
+            f = f.root(a.loop_root(&tier.id, chain).key(&cluster.name));
+        }
+        _ => {}
     }
     // What a chart merely matched by name provides is never an error; nor
     // is a target the repository defines nowhere when the platform often

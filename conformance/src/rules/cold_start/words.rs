@@ -204,6 +204,10 @@ pub(super) fn consequence_fix(a: &ClusterAnalysis, root: &Root, chain: &[Step]) 
         Root::Suspended(_) | Root::Itself(_) => {
             format!("{}; this follows from it", root_fix(a, chain))
         }
+        Root::Loop(t) => format!(
+            "break the loop through {} first (its own finding says how); this follows from it",
+            l(t)
+        ),
     }
 }
 
@@ -215,6 +219,7 @@ pub(super) fn root_words(a: &ClusterAnalysis, root: &Root) -> String {
         Root::Cycle(t) => format!("the dependency cycle through {}", l(t)),
         Root::Suspended(t) => format!("{} being suspended", l(t)),
         Root::Itself(t) => format!("{}, which waits for itself", l(t)),
+        Root::Loop(t) => format!("the loop through {}", l(t)),
     }
 }
 
@@ -248,6 +253,9 @@ pub(super) fn missing_why(r: &Reference, label: &str) -> String {
     match r.via {
         "spec.valuesFrom" => "helm-controller reads every non-optional valuesFrom ConfigMap and Secret before each install and upgrade (ChartValuesFromReferences); a missing one fails the release with 'not found', and it is never installed".into(),
         "chart.spec.sourceRef" | "chartRef" => "helm-controller cannot get the chart without its source; the release is never installed".into(),
+        "spec.sourceRef" => format!(
+            "kustomize-controller gets the source before it builds (getSource in reconcile); a source nothing creates fails {label} with 'not found' on every retry, and it never applies"
+        ),
         "spec.dependsOn" => "helm-controller installs the release only once every dependsOn release exists and is Ready (checkDependencies); a missing one holds it back for ever".into(),
         _ => format!(
             "kustomize-controller reads every non-optional substituteFrom object before it builds; a missing one fails {label} with 'not found' on every retry"

@@ -78,7 +78,7 @@ fn chart_kinds_need_a_health_gated_dependency_on_the_helmrelease() {
     write(
         root,
         "cm/release.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: cert-manager\n  namespace: cert-manager\nspec:\n  values:\n    crds:\n      enabled: true\n  chart:\n    spec:\n      chart: cert-manager\n      sourceRef:\n        kind: HelmRepository\n        name: jetstack\n",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: cert-manager\n  namespace: cert-manager\nspec:\n  interval: 1h\n  values:\n    crds:\n      enabled: true\n  chart:\n    spec:\n      chart: cert-manager\n      sourceRef:\n        kind: HelmRepository\n        name: jetstack\n",
     );
     write(
         root,

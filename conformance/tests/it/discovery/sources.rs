@@ -10,7 +10,7 @@ fn sources_that_are_not_this_repository_are_not_checked() {
     write(
         root,
         "clusters/prod/sources.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: same-repo\n  namespace: flux-system\nspec:\n  url: ssh://git@github.com/example/fleet\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: other\n  namespace: flux-system\nspec:\n  url: https://github.com/example/other\n",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: same-repo\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: ssh://git@github.com/example/fleet\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: other\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/other\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: oci://ghcr.io/example/fleet\n",
     );
     let mut tiers = ks("local", "flux-system", "./apps", "");
     tiers = tiers.replace(

@@ -200,7 +200,7 @@ fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
     write(
         root,
         "flux/base/repo.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-config\n  namespace: flux-system\nspec:\n  url: https://github.com/example/fleet\n",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-config\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/fleet\n",
     );
     write(
         root,

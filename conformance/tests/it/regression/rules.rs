@@ -400,3 +400,67 @@ fn unaudited_tokens_are_one_finding_per_kustomization_at_their_lines() {
         ]
     );
 }
+
+/// Issue 25: Flux's own kinds and sources are known. A version no Flux
+/// release served is `crd-unavailable`; a `sourceRef` nothing defines is
+/// `unresolved-reference` (kustomize-controller gets the source first);
+/// wrong types in a Flux spec fail Flux's CRD schema (bundled, v2.9).
+#[test]
+fn unknown_flux_versions_missing_sources_and_wrong_spec_types_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    let future = ks("future", "flux-system", "./apps", "").replace(
+        "kustomize.toolkit.fluxcd.io/v1",
+        "kustomize.toolkit.fluxcd.io/v9",
+    );
+    let orphan = ks(
+        "orphan",
+        "flux-system",
+        "./apps",
+        "  timeout: []\n  decryption:\n    provider: rot13\n",
+    )
+    .replace(
+        "name: flux-system\n    namespace",
+        "name: platform\n    namespace",
+    );
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!("{future}---\n{orphan}"),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    let outcome = run(root);
+    let found: Vec<(&str, &str)> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.is_error())
+        .map(|f| (f.rule().as_str(), f.message()))
+        .collect();
+    let has = |rule: &str, text: &str| found.iter().any(|(r, m)| *r == rule && m.contains(text));
+    assert!(
+        has(
+            "crd-unavailable",
+            "kustomize.toolkit.fluxcd.io/v9, a version of Kustomization no Flux release serves"
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        has(
+            "unresolved-reference",
+            "GitRepository/flux-system/platform (spec.sourceRef)"
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        has("schema-violation", "spec.timeout: expected string"),
+        "{found:#?}"
+    );
+    assert!(
+        has(
+            "schema-violation",
+            "spec.decryption.provider: string \"rot13\" is not one of sops"
+        ),
+        "{found:#?}"
+    );
+}
