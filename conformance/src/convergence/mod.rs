@@ -300,6 +300,26 @@ impl<'m> ClusterAnalysis<'m> {
             resumed: &resumed,
             unchecked: &unchecked,
         };
+        // A tier that may create a namespace it is not known to: one not
+        // built, one whose remote bases were not fetched, or one whose
+        // ResourceSets template a Namespace. A rendered tier whose only
+        // unknown is ResourceSets that generate no Namespace holds none.
+        let may_create_namespaces: Vec<TierId> = unchecked
+            .iter()
+            .filter(|id| {
+                let t = &cluster.tiers[*id];
+                !matches!(t.state, crate::model::TierState::Rendered(_))
+                    || !t.remote_bases.is_empty()
+                    || t.resource_sets()
+                        .iter()
+                        .any(|rs| crate::yaml::to_yaml(&rs.body).contains("kind: Namespace"))
+            })
+            .cloned()
+            .collect();
+        let namespace_judge = Judge {
+            unchecked: &may_create_namespaces,
+            ..judge
+        };
         let mut uses = Vec::new();
         let mut namespaces = Vec::new();
         let mut references = Vec::new();
@@ -351,7 +371,7 @@ impl<'m> ClusterAnalysis<'m> {
                     });
                 }
                 What::Namespace { name, creators } => {
-                    let verdict = judge.judge(&p.tier.id, &p.suppliers, true);
+                    let verdict = namespace_judge.judge(&p.tier.id, &p.suppliers, true);
                     namespaces.push(NamespaceUse {
                         tier: p.tier,
                         object: p.object.expect("a namespace need has an object"),

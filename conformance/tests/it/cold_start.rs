@@ -827,3 +827,78 @@ fn a_resource_set_may_generate_what_nothing_else_provides() {
         outcome.findings
     );
 }
+
+/// Issue 25: "may come from <tier>, which was not checked" only when that
+/// tier may hold the namespace: a rendered tier whose only unknown is a
+/// ResourceSet that templates no Namespace holds none.
+#[test]
+fn a_namespace_is_hedged_only_on_a_tier_that_may_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("platform", "flux-system", "./platform", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: platform\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    let resource_set = |template: &str| {
+        format!(
+            "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  inputs:\n    - name: web\n  resources:\n{template}"
+        )
+    };
+    let kustomization = "    - apiVersion: kustomize.toolkit.fluxcd.io/v1\n      kind: Kustomization\n      metadata:\n        name: << inputs.name >>\n        namespace: flux-system\n      spec:\n        interval: 1h\n        prune: true\n        path: ./apps/<< inputs.name >>\n        sourceRef:\n          kind: GitRepository\n          name: flux-system\n";
+    write(
+        root,
+        "platform/resourceset.yaml",
+        &resource_set(kustomization),
+    );
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [fluxcd.controlplane.io]\n",
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: web\ndata: {}\n",
+    );
+    let outcome = run(root);
+    let namespace: Vec<(&str, bool)> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.object() == Some("ConfigMap/web/settings"))
+        .map(|f| (f.rule().as_str(), f.is_error()))
+        .collect();
+    assert_eq!(
+        namespace,
+        [("namespace-missing", true)],
+        "{}",
+        all(&outcome)
+    );
+    // A ResourceSet that templates the Namespace may create it: hedged.
+    let namespace_doc = "    - apiVersion: v1\n      kind: Namespace\n      metadata:\n        name: << inputs.name >>\n";
+    write(
+        root,
+        "platform/resourceset.yaml",
+        &resource_set(&format!("{kustomization}{namespace_doc}")),
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .filter(|f| f.object() == Some("ConfigMap/web/settings"))
+            .all(|f| !f.is_error()),
+        "{}",
+        all(&outcome)
+    );
+}
