@@ -62,7 +62,10 @@ own, CRDs in the same tier (stage 1 of ssa ApplyAllStaged applies and waits for 
 applies. When the only CRD (or the only HelmRelease whose chart installs it) is in a tier that can only apply after \
 this one (it depends on it, is applied by it, or needs one of its kinds in turn) or never applies (suspended, or \
 blocked further up), the dry-run fails with 'no matches for kind' on every retry: a deadlock, and the message names \
-the chain. A CRD in a tier that is merely unordered is a race Flux's retries resolve (cold-start-race, a warning). A \
+the chain. A tier that never applies (one that waits for itself, a member of a dependency cycle, a suspended one) \
+takes everything that needs it along (Simulation::run, the least fixpoint of checkDependencies, the staged dry-run \
+and checkHealth): those findings are consequences of the root's, with its fix and caused_by its id. A CRD in a tier \
+that is merely unordered is a race Flux's retries resolve (cold-start-race, a warning). A \
 kind with no source at all (not built in, no CRD in the repository, no chart in the catalog) fails every time: add \
 the CRD, or, if it is installed outside Flux (a bootstrap script, the distribution), list its group under \
 catalog.preinstalled in conformance.yaml; for a chart the catalog does not know, add it under catalog.charts. In one of Flux's own groups, only the kinds and versions \

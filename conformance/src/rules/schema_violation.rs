@@ -40,7 +40,8 @@ required, enums, patterns, lengths, bounds, int-or-string, preserve-unknown-fiel
 pruned by the API server, so it is a warning (the setting is silently lost). Flux's own kinds without their CRDs in the \
 repository are checked against Flux v2.9's CRDs, bundled (schema/flux-crds, from each controller's config/crd/bases): \
 `wait: \"yes\"`, `suspend: 1`, `postBuild: []` or `decryption.provider: rot13` fail the apply of the tier that holds the \
-Kustomization. Values still holding ${VAR} are left to \
+Kustomization. A cluster-scoped object's metadata.namespace is not checked: the API server clears it (rest.BeforeCreate \
+in k8s.io/apiserver). Values still holding ${VAR} are left to \
 the substitution rules. Each finding points at the value's line and at the schema's line in the CRD."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {

@@ -205,7 +205,7 @@ literally (which may or may not be intended), and the day someone adds postBuild
 variable somewhere else) every such token is substituted: an undefined one then fails the tier (strict) or becomes \
 empty. An audit that only looks at tiers that declare substituteFrom has exactly this blind spot, so this check \
 covers every path. Escape tokens meant literally as $${VAR} (which Flux turns into ${VAR}), or give the tier a \
-postBuild and define the variables."
+postBuild and define the variables. One finding per Kustomization, with every token at the line it is written on."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
