@@ -337,6 +337,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let found = session.cluster(&cluster)?;
             let mut text = TierGraph::of(found).canonical();
             text.push_str(&conformance::graph::notes(found));
+            text.push_str(&session.analysis(found).never_ready_notes());
             print(&text)?;
             Ok(ExitCode::SUCCESS)
         }

@@ -82,6 +82,27 @@ impl ClusterAnalysis<'_> {
         Root::Loop(smallest.clone())
     }
 
+    /// Comment lines for `conformance graph`: each tier that never becomes
+    /// Ready on a cold start, with the chain that says why (the verdict
+    /// `check`, `crds` and `l1-plan` read).
+    pub fn never_ready_notes(&self) -> String {
+        let mut out = String::new();
+        for id in &self.order.sequence {
+            if self.live.ready(id) || self.under_suspension(id) {
+                continue;
+            }
+            let chain = self.live.chain(id);
+            if chain.is_empty() {
+                continue;
+            }
+            out.push_str(&format!(
+                "# never Ready on a cold start: {id}: it {}\n",
+                super::simulate::chain_text(self.cluster, &chain)
+            ));
+        }
+        out
+    }
+
     /// The index of the dependency cycle `tier` is a member of.
     pub fn cycle_of(&self, tier: &TierId) -> Option<usize> {
         self.cycle_index.get(tier).copied()
