@@ -79,9 +79,10 @@ pub(super) fn find_entries(
     search.entries
 }
 
-/// The URLs this repository is known by: its git remotes (`.git/config`)
-/// and the URLs its FluxInstances sync (normalised). Empty when nothing
-/// says.
+/// The URLs this repository is known by: the URLs its FluxInstances and
+/// its `flux-system` GitRepository sync, and its git remotes
+/// (`.git/config`) when one of them is a URL the repository's
+/// GitRepositories name (normalised). Empty when nothing says.
 fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
     let mut urls: BTreeSet<String> = instances
         .iter()
@@ -97,16 +98,34 @@ fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
             .filter_map(|d| d.str_at(&["spec", "url"]))
             .map(|u| super::normalize_url(&u)),
     );
-    if let Ok(config) = std::fs::read_to_string(index.root().join(".git/config")) {
-        urls.extend(
-            config
-                .lines()
-                .filter_map(|l| l.trim().strip_prefix("url"))
-                .filter_map(|l| l.trim_start().strip_prefix('='))
-                .map(|u| super::normalize_url(u.trim())),
-        );
+    // The checkout's git remotes count only when one of them is a URL a
+    // GitRepository of the repository names: a mirror, a fork, a GitLab or
+    // Gitea copy or a CI cache is known by a URL Flux never syncs, and says
+    // nothing about which GitRepository is this repository (then, as in a
+    // checkout without `.git`, a sync Kustomization is recognised by its
+    // path holding its own file).
+    let remotes = git_remotes(index);
+    let named: BTreeSet<String> = git_urls(index)
+        .values()
+        .map(|u| super::normalize_url(u))
+        .collect();
+    if remotes.iter().any(|r| named.contains(r)) {
+        urls.extend(remotes);
     }
     urls
+}
+
+/// The URLs of the checkout's git remotes (`.git/config`), normalised.
+fn git_remotes(index: &RepoIndex) -> BTreeSet<String> {
+    let Ok(config) = std::fs::read_to_string(index.root().join(".git/config")) else {
+        return BTreeSet::new();
+    };
+    config
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("url"))
+        .filter_map(|l| l.trim_start().strip_prefix('='))
+        .map(|u| super::normalize_url(u.trim()))
+        .collect()
 }
 
 /// The URLs of the GitRepositories the repository defines, by (name,

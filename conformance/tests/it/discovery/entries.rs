@@ -344,3 +344,56 @@ fn a_cluster_that_syncs_another_branch_is_said_so() {
         outcome.model.notes
     );
 }
+
+/// Issue 24: a checkout whose git remote is not the URL its GitRepository
+/// names (a mirror, a fork, a GitLab copy, a CI cache) finds the same
+/// clusters as one cloned from that URL: a remote that no GitRepository
+/// names says nothing about which GitRepository is this repository.
+#[test]
+fn a_checkout_from_a_mirror_finds_the_same_clusters() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "kubernetes/prod/flux/sync.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: home-ops\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/home-ops\n  ref:\n    branch: main\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: cluster\n  namespace: flux-system\nspec:\n  interval: 1h\n  prune: true\n  path: ./kubernetes/prod\n  sourceRef:\n    kind: GitRepository\n    name: home-ops\n",
+    );
+    write(
+        root,
+        "kubernetes/prod/apps.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 1h\n  prune: true\n  path: ./kubernetes/apps\n  sourceRef:\n    kind: GitRepository\n    name: home-ops\n",
+    );
+    write(root, "kubernetes/apps/cm.yaml", &configmap("a"));
+    // An app nothing references any more.
+    write(
+        root,
+        "kubernetes/_archive/old/ks.yaml",
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: old\n  namespace: flux-system\nspec:\n  interval: 1h\n  prune: true\n  path: ./kubernetes/_archive/old/app\n  sourceRef:\n    kind: GitRepository\n    name: home-ops\n",
+    );
+    write(
+        root,
+        "kubernetes/_archive/old/app/cm.yaml",
+        &configmap("old"),
+    );
+    for remote in [
+        "https://github.com/example/home-ops.git",
+        "/srv/mirrors/home-ops.git",
+        "https://gitlab.example.com/mirrors/home-ops.git",
+    ] {
+        write(
+            root,
+            ".git/config",
+            &format!(
+                "[remote \"origin\"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+            ),
+        );
+        let outcome = run(root);
+        assert_eq!(cluster_names(&outcome), ["prod"], "remote {remote}");
+        let tiers: Vec<String> = outcome.model.clusters[0]
+            .tiers
+            .keys()
+            .map(|t| t.name.clone())
+            .collect();
+        assert_eq!(tiers, ["apps", "cluster"], "remote {remote}");
+    }
+}
