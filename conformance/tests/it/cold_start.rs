@@ -902,3 +902,40 @@ fn a_namespace_is_hedged_only_on_a_tier_that_may_create_it() {
         all(&outcome)
     );
 }
+
+/// Issue 25: a race converges only for a tier that applies in the end; on
+/// a tier that never starts (here: it depends on a dependency cycle) the
+/// race is no finding, the cycle is.
+#[test]
+fn no_race_is_reported_on_a_tier_that_never_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("a", "flux-system", "./a", "  dependsOn:\n    - name: b\n"),
+            ks("b", "flux-system", "./b", "  dependsOn:\n    - name: a\n"),
+            ks("crds", "flux-system", "./crds", ""),
+            ks("c", "flux-system", "./c", "  dependsOn:\n    - name: a\n"),
+        ]
+        .join("---\n"),
+    );
+    write(root, "a/cm.yaml", &configmap("a"));
+    write(root, "b/cm.yaml", &configmap("b"));
+    write(
+        root,
+        "crds/crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    write(
+        root,
+        "c/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec: {}\n",
+    );
+    let outcome = run(root);
+    let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
+    assert!(rules.contains(&"dependency-cycle"), "{}", all(&outcome));
+    assert!(!rules.contains(&"cold-start-race"), "{}", all(&outcome));
+}

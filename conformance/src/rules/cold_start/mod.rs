@@ -175,7 +175,20 @@ pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
 pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
     let mut out = Vec::new();
     for a in &cx.analyses {
+        let judge = a.judge();
         for need in needs(a).filter(|n| rule_of(*n) == Some(rule.id())) {
+            // A race or an ungated supplier converges only for a tier that
+            // applies in the end: one that never does (for a reason reported
+            // where it is) has no race worth a finding.
+            let id = &need.tier().id;
+            if matches!(
+                need.verdict(),
+                Verdict::Race { .. } | Verdict::Ungated { .. }
+            ) && !judge.simulation(id).applied(id)
+                && !a.under_suspension(id)
+            {
+                continue;
+            }
             out.push(finding(rule, a, need));
         }
     }
