@@ -1,55 +1,114 @@
-//! Flux's CRDs, bundled (`flux-crds/`, Flux v2.9): the schema of Flux's own
-//! kinds when the repository does not carry `gotk-components.yaml`.
+//! Flux's CRDs, bundled (`flux-crds/`, Flux v2.9, written by
+//! `scripts/gen-flux-crds.py` without their descriptions): the schema of
+//! Flux's own kinds when the repository does not carry
+//! `gotk-components.yaml`.
 
 use std::sync::OnceLock;
 
 use crate::yaml::Node;
 
-/// The bundled CRD files.
-const FILES: &[&str] = &[
-    include_str!("flux-crds/helm.toolkit.fluxcd.io_helmreleases.yaml"),
-    include_str!("flux-crds/image.toolkit.fluxcd.io_imagepolicies.yaml"),
-    include_str!("flux-crds/image.toolkit.fluxcd.io_imagerepositories.yaml"),
-    include_str!("flux-crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml"),
-    include_str!("flux-crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
-    include_str!("flux-crds/notification.toolkit.fluxcd.io_alerts.yaml"),
-    include_str!("flux-crds/notification.toolkit.fluxcd.io_providers.yaml"),
-    include_str!("flux-crds/notification.toolkit.fluxcd.io_receivers.yaml"),
-    include_str!("flux-crds/source.extensions.fluxcd.io_artifactgenerators.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_buckets.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_externalartifacts.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_gitrepositories.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_helmcharts.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_helmrepositories.yaml"),
-    include_str!("flux-crds/source.toolkit.fluxcd.io_ocirepositories.yaml"),
+/// The bundled CRD files, by the kind each defines.
+const FILES: &[(&str, &str, &str)] = &[
+    (
+        "helm.toolkit.fluxcd.io",
+        "HelmRelease",
+        include_str!("flux-crds/helm.toolkit.fluxcd.io_helmreleases.yaml"),
+    ),
+    (
+        "image.toolkit.fluxcd.io",
+        "ImagePolicy",
+        include_str!("flux-crds/image.toolkit.fluxcd.io_imagepolicies.yaml"),
+    ),
+    (
+        "image.toolkit.fluxcd.io",
+        "ImageRepository",
+        include_str!("flux-crds/image.toolkit.fluxcd.io_imagerepositories.yaml"),
+    ),
+    (
+        "image.toolkit.fluxcd.io",
+        "ImageUpdateAutomation",
+        include_str!("flux-crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml"),
+    ),
+    (
+        "kustomize.toolkit.fluxcd.io",
+        "Kustomization",
+        include_str!("flux-crds/kustomize.toolkit.fluxcd.io_kustomizations.yaml"),
+    ),
+    (
+        "notification.toolkit.fluxcd.io",
+        "Alert",
+        include_str!("flux-crds/notification.toolkit.fluxcd.io_alerts.yaml"),
+    ),
+    (
+        "notification.toolkit.fluxcd.io",
+        "Provider",
+        include_str!("flux-crds/notification.toolkit.fluxcd.io_providers.yaml"),
+    ),
+    (
+        "notification.toolkit.fluxcd.io",
+        "Receiver",
+        include_str!("flux-crds/notification.toolkit.fluxcd.io_receivers.yaml"),
+    ),
+    (
+        "source.extensions.fluxcd.io",
+        "ArtifactGenerator",
+        include_str!("flux-crds/source.extensions.fluxcd.io_artifactgenerators.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "Bucket",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_buckets.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "ExternalArtifact",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_externalartifacts.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "GitRepository",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_gitrepositories.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "HelmChart",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_helmcharts.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "HelmRepository",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_helmrepositories.yaml"),
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "OCIRepository",
+        include_str!("flux-crds/source.toolkit.fluxcd.io_ocirepositories.yaml"),
+    ),
 ];
 
 /// The Flux release the bundled CRDs come from.
 pub const BUNDLED: &str = "v2.9";
 
-/// Every bundled CRD, parsed once: (group, kind, document).
-fn crds() -> &'static [(String, String, Node)] {
-    static CRDS: OnceLock<Vec<(String, String, Node)>> = OnceLock::new();
-    CRDS.get_or_init(|| {
-        FILES
-            .iter()
-            .filter_map(|text| crate::yaml::parse_documents(text).ok())
-            .flatten()
-            .filter_map(|doc| {
-                let group = doc.str_at(&["spec", "group"])?;
-                let kind = doc.str_at(&["spec", "names", "kind"])?;
-                Some((group, kind, doc))
-            })
-            .collect()
-    })
+/// Each file's CRD, parsed on first use (a run reads only the kinds its
+/// repository uses).
+fn parsed() -> &'static [OnceLock<Option<Node>>] {
+    static PARSED: OnceLock<Vec<OnceLock<Option<Node>>>> = OnceLock::new();
+    PARSED.get_or_init(|| FILES.iter().map(|_| OnceLock::new()).collect())
 }
 
 /// The bundled CRD of a Flux kind.
 pub fn crd(group: &str, kind: &str) -> Option<&'static Node> {
-    crds()
+    let at = FILES
         .iter()
-        .find(|(g, k, _)| g == group && k == kind)
-        .map(|(_, _, doc)| doc)
+        .position(|(g, k, _)| *g == group && *k == kind)?;
+    parsed()[at]
+        .get_or_init(|| {
+            crate::yaml::parse_documents(FILES[at].2)
+                .ok()?
+                .into_iter()
+                .find(|d| d.str_at(&["kind"]).as_deref() == Some("CustomResourceDefinition"))
+        })
+        .as_ref()
 }
 
 #[cfg(test)]
@@ -58,8 +117,13 @@ mod tests {
 
     #[test]
     fn every_bundled_crd_parses_and_has_a_schema() {
-        assert_eq!(crds().len(), FILES.len());
-        for (group, kind, doc) in crds() {
+        for (group, kind, _) in FILES {
+            let doc = crd(group, kind).unwrap_or_else(|| panic!("{group}/{kind} does not parse"));
+            assert_eq!(doc.str_at(&["spec", "group"]).as_deref(), Some(*group));
+            assert_eq!(
+                doc.str_at(&["spec", "names", "kind"]).as_deref(),
+                Some(*kind)
+            );
             assert!(
                 crate::provenance::flux_versions(group, kind).is_some(),
                 "{group}/{kind} is not in FLUX_KINDS"
