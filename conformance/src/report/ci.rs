@@ -12,11 +12,12 @@ use crate::rules::{self, Finding, Severity};
 /// line per finding (waived ones as notices), then the summary.
 pub fn github(outcome: &Outcome) -> String {
     let mut out = String::new();
+    let index = super::Following::of(&outcome.findings);
     for item in super::items(&outcome.findings) {
         let f = match item {
             super::Item::One(f) => f,
             super::Item::Group { cause, members } => {
-                let following = super::following(&outcome.findings, &members);
+                let following = index.of_roots(&members);
                 out.push_str(&github_group(cause, &members, &following));
                 continue;
             }
@@ -43,7 +44,7 @@ pub fn github(outcome: &Outcome) -> String {
             ))
         ));
         let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
-        let following = super::following(&outcome.findings, &[f]);
+        let following = index.of_roots(&[f]);
         if !following.is_empty() {
             message.push_str(&format!(
                 "\nConsequences ({}, fixed with it): {}",

@@ -13,6 +13,7 @@ use crate::rules::{Finding, Severity};
 /// Renders the whole report.
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
     let mut out = String::new();
+    let following = super::Following::of(&outcome.findings);
     for item in super::items(&outcome.findings) {
         let roots = match &item {
             super::Item::One(finding) => {
@@ -24,7 +25,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
                 members.clone()
             }
         };
-        out.push_str(&consequences_block(&outcome.findings, &roots));
+        out.push_str(&consequences_block(&following.of_roots(&roots)));
         out.push('\n');
     }
     let mut unchecked = String::new();
@@ -134,10 +135,9 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     out
 }
 
-/// The findings that follow from `roots` (`caused_by`), one line each,
-/// under their root: fixing the root fixes them.
-pub fn consequences_block(findings: &[Finding], roots: &[&Finding]) -> String {
-    let following = super::following(findings, roots);
+/// The findings that follow from a root (`caused_by`), one line each,
+/// under it: fixing the root fixes them.
+pub fn consequences_block(following: &[&Finding]) -> String {
     if following.is_empty() {
         return String::new();
     }

@@ -126,14 +126,44 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
     out
 }
 
-/// The findings that follow from `roots` (their `caused_by` is one of
-/// them), in report order.
-pub fn following<'f>(findings: &'f [Finding], roots: &[&Finding]) -> Vec<&'f Finding> {
-    let ids: Vec<String> = roots.iter().map(|f| f.id()).collect();
-    findings
-        .iter()
-        .filter(|f| f.caused_by().is_some_and(|c| ids.iter().any(|id| id == c)))
-        .collect()
+/// The findings that follow from each root, by the root's id
+/// (`caused_by`), in report order: built once per report, so listing the
+/// consequences under each root stays linear.
+#[derive(Debug, Default)]
+pub struct Following<'f> {
+    by_root: BTreeMap<&'f str, Vec<&'f Finding>>,
+}
+
+impl<'f> Following<'f> {
+    /// The index of `findings`.
+    pub fn of(findings: &'f [Finding]) -> Following<'f> {
+        let mut by_root: BTreeMap<&'f str, Vec<&'f Finding>> = BTreeMap::new();
+        for f in findings {
+            if let Some(root) = f.caused_by() {
+                by_root.entry(root).or_default().push(f);
+            }
+        }
+        Following { by_root }
+    }
+
+    /// The findings that follow from any of `roots`, in report order.
+    pub fn of_roots(&self, roots: &[&Finding]) -> Vec<&'f Finding> {
+        if self.by_root.is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<&'f Finding> = roots
+            .iter()
+            .flat_map(|r| {
+                self.by_root
+                    .get(r.id().as_str())
+                    .into_iter()
+                    .flatten()
+                    .copied()
+            })
+            .collect();
+        out.dedup_by(|a, b| std::ptr::eq(*a, *b));
+        out
+    }
 }
 
 /// "44 ExternalSecrets in 30 Kustomizations", for a group's header.
