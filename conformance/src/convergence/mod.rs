@@ -338,9 +338,7 @@ impl<'m> ClusterAnalysis<'m> {
                     // serve: no tier, checked or not, makes it exist.
                     let object = p.object.expect("a kind need has an object");
                     let (verdict, best) = if p.suppliers.is_empty()
-                        && !crate::provenance::flux_kinds_of(&object.id.group).is_empty()
-                        && crate::provenance::flux_versions(&object.id.group, &object.id.kind)
-                            .is_none()
+                        && crate::provenance::unserved_flux_kind(&object.id.group, &object.id.kind)
                     {
                         (Verdict::Unknown, None)
                     } else {

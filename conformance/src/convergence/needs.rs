@@ -138,9 +138,8 @@ pub(super) fn needs<'m>(
                         .collect();
                     // A kind in one of Flux's groups that Flux does not
                     // serve (`Kustomizatio`): nothing else makes it exist.
-                    let not_flux = located.is_empty()
-                        && !crate::provenance::flux_kinds_of(group).is_empty()
-                        && crate::provenance::flux_versions(group, kind).is_none();
+                    let not_flux =
+                        located.is_empty() && crate::provenance::unserved_flux_kind(group, kind);
                     if located.is_empty() && !not_flux {
                         // Nothing the catalog knows: a chart whose name or
                         // address matches, probably.

@@ -115,6 +115,13 @@ pub fn flux_versions(group: &str, kind: &str) -> Option<&'static [&'static str]>
         .map(|(_, _, v)| *v)
 }
 
+/// Whether `kind` is in one of Flux's groups (or the Flux Operator's) but
+/// is none of the kinds Flux serves there (`Kustomizatio`): no CRD defines
+/// it, whatever any tier applies.
+pub fn unserved_flux_kind(group: &str, kind: &str) -> bool {
+    flux_versions(group, kind).is_none() && FLUX_KINDS.iter().any(|(g, _, _)| *g == group)
+}
+
 /// The kinds Flux serves in `group` (empty for a group that is not Flux's).
 pub fn flux_kinds_of(group: &str) -> Vec<&'static str> {
     FLUX_KINDS

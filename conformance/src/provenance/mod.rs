@@ -40,7 +40,9 @@ pub use catalog::{
     Catalog, ChartEntry, CrdShipping, CreatedKinds, HealthExpr, ManifestEntry, RuntimeEntry,
     TriggerMatch,
 };
-pub use flux::{FLUX_GROUPS, FLUX_KINDS, FLUX_OPERATOR_GROUP, flux_kinds_of, flux_versions};
+pub use flux::{
+    FLUX_GROUPS, FLUX_KINDS, FLUX_OPERATOR_GROUP, flux_kinds_of, flux_versions, unserved_flux_kind,
+};
 
 use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierId};
 

@@ -128,8 +128,11 @@ kustomize-controller's checkDependencies ('dependency … not found')."
 }
 
 /// The candidate nearest to `name` by edit distance, if it is close enough to
-/// be a typo.
-fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+/// be a typo (also the nearest Flux kind for a misspelt one).
+pub(super) fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .map(|c| (levenshtein(name, c), c))
         .filter(|(d, c)| *d <= (name.len().max(c.len()) / 3).max(1))

@@ -143,34 +143,6 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
     }
 }
 
-/// The candidate closest to `word` (case-insensitive edit distance), when
-/// it is close enough to be a misspelling of it.
-pub fn nearest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let distance = |a: &str, b: &str| {
-        let (a, b): (Vec<char>, Vec<char>) = (
-            a.to_lowercase().chars().collect(),
-            b.to_lowercase().chars().collect(),
-        );
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.iter().enumerate() {
-            let mut previous = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let substitution = previous + usize::from(ca != cb);
-                previous = row[j + 1];
-                row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-            }
-        }
-        row[b.len()]
-    };
-    candidates
-        .iter()
-        .map(|c| (distance(word, c), *c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
-        .min()
-        .map(|(_, c)| c)
-}
-
 /// The findings of `rule` over every cluster's needs.
 pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -454,13 +426,12 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
         Verdict::Unknown => match need {
             // A kind in one of Flux's groups that Flux does not serve.
             Need::Kind(u)
-                if !crate::provenance::flux_kinds_of(&u.object.id.group).is_empty()
-                    && crate::provenance::flux_versions(&u.object.id.group, &u.object.id.kind)
-                        .is_none() =>
+                if crate::provenance::unserved_flux_kind(&u.object.id.group, &u.object.id.kind) =>
             {
                 let group = &u.object.id.group;
                 let kinds = crate::provenance::flux_kinds_of(group);
-                let nearest = nearest(&u.object.id.kind, &kinds);
+                let nearest =
+                    super::dependency_missing::closest(&u.object.id.kind, kinds.iter().copied());
                 (
                     format!(
                         "{} is of kind {} in {group}, which Flux does not serve (its kinds there: {}){}",
