@@ -86,6 +86,11 @@ pub struct Config {
     /// GitRepository (an OCI artifact built from one of its directories).
     #[serde(default)]
     pub sources: Vec<SourceMapping>,
+    /// This repository as Flux knows it (`repository.url`): the URL its
+    /// GitRepositories name, when the checkout's remote is a mirror, a fork
+    /// or a CI cache.
+    #[serde(default)]
+    pub repository: Option<crate::discover::RepositoryConfig>,
 }
 
 impl Config {
@@ -199,6 +204,11 @@ impl Config {
             sources,
             entries,
             remote,
+            urls: self
+                .repository
+                .iter()
+                .flat_map(|r| r.url.iter().cloned())
+                .collect(),
         }
     }
 

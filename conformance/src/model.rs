@@ -447,6 +447,18 @@ pub struct Model {
     /// What discovery inferred that the report should say (a source's
     /// root read from the layout).
     pub notes: Vec<String>,
+    /// Flux Kustomizations in the repository's files that no cluster
+    /// applies (forgotten or archived apps): listed once, never a cluster.
+    pub unreferenced: Vec<Unreferenced>,
+}
+
+/// A Flux Kustomization that nothing applies.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unreferenced {
+    /// Where it is written.
+    pub at: Span,
+    /// `namespace/name` (no namespace written: as written, empty).
+    pub name: String,
 }
 
 /// What the substitution of one tier found.

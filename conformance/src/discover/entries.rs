@@ -21,8 +21,9 @@ pub(super) fn find_entries(
     index: &RepoIndex,
     local: &LocalSources,
     instances: &[Instance],
+    self_urls: &BTreeSet<String>,
 ) -> Vec<EntryPoint> {
-    let written = raw_kustomizations(index, local, &self_urls(index, instances));
+    let written = raw_kustomizations(index, local, self_urls);
     // Sync Kustomizations whose path a patch of the cluster's build sets
     // (per-cluster bootstrap patches over a shared, variable base).
     let patched = patched_syncs(index, &written);
@@ -82,14 +83,21 @@ pub(super) fn find_entries(
 /// The URLs this repository is known by: the URLs its FluxInstances and
 /// its `flux-system` GitRepository sync, and its git remotes
 /// (`.git/config`) when one of them is a URL the repository's
-/// GitRepositories name (normalised). Empty when nothing says.
-fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
-    let mut urls: BTreeSet<String> = instances
-        .iter()
-        .filter(|i| i.kind == "GitRepository")
-        .filter_map(|i| i.url.as_deref())
-        .map(super::normalize_url)
-        .collect();
+/// GitRepositories name (normalised), and the URLs conformance.yaml
+/// declares (`repository.url`). Empty when nothing says.
+pub(super) fn self_urls(
+    index: &RepoIndex,
+    instances: &[Instance],
+    declared: &[String],
+) -> BTreeSet<String> {
+    let mut urls: BTreeSet<String> = checkout_urls(index, declared);
+    urls.extend(
+        instances
+            .iter()
+            .filter(|i| i.kind == "GitRepository")
+            .filter_map(|i| i.url.as_deref())
+            .map(super::normalize_url),
+    );
     // The repository's own sync source, by Flux's convention
     // (`flux bootstrap` writes GitRepository flux-system/flux-system with
     // this repository's URL).
@@ -104,6 +112,14 @@ fn self_urls(index: &RepoIndex, instances: &[Instance]) -> BTreeSet<String> {
     // nothing about which GitRepository is this repository (then, as in a
     // checkout without `.git`, a sync Kustomization is recognised by its
     // path holding its own file).
+    urls
+}
+
+/// The URLs that name this checkout for certain: those conformance.yaml
+/// declares, and its git remotes when one of them is a URL a GitRepository
+/// of the repository names (normalised).
+pub(super) fn checkout_urls(index: &RepoIndex, declared: &[String]) -> BTreeSet<String> {
+    let mut urls: BTreeSet<String> = declared.iter().map(|u| super::normalize_url(u)).collect();
     let remotes = git_remotes(index);
     let named: BTreeSet<String> = git_urls(index)
         .values()

@@ -37,7 +37,7 @@ use serde::Deserialize;
 
 pub use tier::tier_from;
 
-use crate::model::{Cluster, Model, SourceRef, TierId, TierState};
+use crate::model::{Cluster, Entry, Model, SourceRef, Span, Tier, TierId, TierState};
 use crate::render::{Kustomize, flux};
 use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
@@ -59,6 +59,42 @@ pub struct SourceMapping {
     pub namespace: Option<String>,
     /// The repository directory the artifact is built from (`kubernetes`).
     pub path: String,
+}
+
+/// `repository` in conformance.yaml: the URL (or URLs, for a repository
+/// known by several) that Flux fetches this repository from. A GitRepository
+/// with one of them is this repository, whatever the checkout's remote is.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepositoryConfig {
+    /// `url: https://github.com/example/home-ops`, or a list.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub url: Vec<String>,
+}
+
+/// `url: <one>` or `url: [<several>]`, with an error that says so.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Urls;
+    impl<'de> serde::de::Visitor<'de> for Urls {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a git URL or a list of git URLs")
+        }
+        fn visit_str<E: serde::de::Error>(self, url: &str) -> Result<Vec<String>, E> {
+            Ok(vec![url.to_string()])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut urls = Vec::new();
+            while let Some(url) = seq.next_element::<String>()? {
+                urls.push(url);
+            }
+            Ok(urls)
+        }
+    }
+    d.deserialize_any(Urls)
 }
 
 /// The directory of a repository file (`""` at the root).
@@ -137,6 +173,9 @@ pub struct Declared {
     pub entries: Vec<DeclaredEntry>,
     /// Fetches remote bases (`--fetch-remote`); `None`: they stay unknown.
     pub remote: Option<std::sync::Arc<crate::remote::Fetcher>>,
+    /// The URLs this repository is known by (`repository.url`), whatever
+    /// the checkout's remote says.
+    pub urls: Vec<String>,
 }
 
 /// Discovers and renders every cluster of the repository.
@@ -166,7 +205,16 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     let notes: Vec<String> = inferred.iter().map(subtree::Inferred::note).collect();
     local.0.extend(inferred.into_iter().map(|i| i.source));
     let local = &local;
-    let mut entries = find_entries(index, local, &instances);
+    let self_urls = entries::self_urls(index, &instances, &declared.urls);
+    let mut entries = find_entries(index, local, &instances, &self_urls);
+    // What a walk may take for this repository by URL alone: only what
+    // names this checkout for certain (`repository.url`, a remote that a
+    // GitRepository names). A FluxInstance's URL says what a cluster syncs,
+    // not which repository this checkout is.
+    let known = match self_urls.is_empty() {
+        true => None,
+        false => Some(entries::checkout_urls(index, &declared.urls)),
+    };
     // Declared clusters come first and keep their names; a discovered entry
     // at the same path is the same cluster.
     entries.retain(|e| !declared.entries.iter().any(|d| d.path == e.entry.path()));
@@ -186,23 +234,33 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         .iter()
         .map(|d| {
             let entry = operator::declared_entry(&d.path, d.source.as_ref(), local);
-            Walk::new(d.name.clone(), entry, local.clone())
+            Walk::new(d.name.clone(), entry, local.clone(), known.clone())
         })
         .collect();
     walks.extend(
         entries
             .into_iter()
             .zip(names)
-            .map(|(entry, name)| Walk::new(name, entry, local.clone())),
+            .map(|(entry, name)| Walk::new(name, entry, local.clone(), known.clone())),
     );
     // Each cluster builds from the artifact of its own GitRepository, whose
     // spec.ignore replaces the default ignore rules.
     let artifacts: Vec<Artifact> = walks
         .iter()
-        .map(|w| index.artifact_with(spec_ignore(index, &w.local_source).as_deref()))
+        .map(|w| {
+            let near = w
+                .tiers
+                .values()
+                .find(|t| t.parent.is_none())
+                .map(|t| t.defined_at.file.clone())
+                .unwrap_or_else(|| format!("{}/", w.entry.path()));
+            index.artifact_with(spec_ignore(index, &w.local_source, &near).as_deref())
+        })
         .collect();
 
     let mut built = 0usize;
+    // Every file some tier's build read, for the Kustomizations nothing applies.
+    let mut read_files: std::collections::BTreeSet<String> = Default::default();
     loop {
         for walk in &mut walks {
             walk.settle_sources(index);
@@ -258,6 +316,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                         tier.generator_inputs = built.generator_inputs;
                         tier.remote_inputs = built.remote_inputs;
                         tier.files_read = built.files_read;
+                        read_files.append(&mut built.reads);
                         tier.dropped_fields = built.dropped;
                     }
                     TierState::Rendered(built.objects)
@@ -332,14 +391,214 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
             walks[i].record(&id, state);
         }
     }
-    let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
     let mut notes = notes;
+    let taken: std::collections::BTreeSet<String> = walks
+        .iter()
+        .flat_map(|w| w.taken.values().cloned())
+        .collect();
+    notes.extend(taken);
+    let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
+    let clusters = adopt_under_unbuilt(clusters, &mut notes);
+    let unreferenced = unreferenced(index, &clusters, &read_files);
+    if let Some(note) = unreferenced_note(&unreferenced) {
+        notes.push(note);
+    }
+    notes.extend(index.notes().iter().cloned());
     notes.extend(other_branches(index, &clusters));
     Model {
         repo: index.root().to_path_buf(),
         clusters,
         notes,
+        unreferenced,
     }
+}
+
+/// Whether a tier of this repository was not built (its build failed, a
+/// remote base it needs is not here, a file over a budget): what its path
+/// holds is unknown, not unapplied.
+fn unbuilt(tier: &Tier) -> bool {
+    match &tier.state {
+        TierState::RenderFailed(_) => true,
+        TierState::NotChecked(_) => !tier.remote_bases.is_empty() || tier.over_budget.is_some(),
+        _ => false,
+    }
+}
+
+/// The unbuilt tier whose path holds `file`, in any cluster but `except`.
+fn unbuilt_holding<'a>(
+    clusters: &'a [Cluster],
+    file: &str,
+    except: Option<usize>,
+) -> Option<(usize, &'a Tier)> {
+    clusters.iter().enumerate().find_map(|(i, c)| {
+        (Some(i) != except)
+            .then(|| {
+                c.tiers.values().find(|t| {
+                    unbuilt(t) && {
+                        let path = t.path.trim_matches('/');
+                        path.is_empty() || file.starts_with(&format!("{path}/"))
+                    }
+                })
+            })
+            .flatten()
+            .map(|t| (i, t))
+    })
+}
+
+/// A cluster whose entry lies under the path of another cluster's tier that
+/// did not build is no cluster: it is a child that tier would apply, so its
+/// entry becomes a tier of that cluster, not checked until its parent
+/// builds (kustomize-controller applies a child only from its parent's
+/// build output).
+fn adopt_under_unbuilt(mut clusters: Vec<Cluster>, notes: &mut Vec<String>) -> Vec<Cluster> {
+    let mut i = 0;
+    while i < clusters.len() {
+        let entry_file = match &clusters[i].entry {
+            Entry::SyncKustomization { tier, .. } => clusters[i]
+                .tiers
+                .get(tier)
+                .map(|t| t.defined_at.file.clone()),
+            Entry::Directory { path } => Some(format!("{path}/")),
+        };
+        let holder = entry_file
+            .as_deref()
+            .and_then(|f| unbuilt_holding(&clusters, f, Some(i)))
+            .map(|(j, t)| (j, t.id.clone(), t.path.clone()));
+        let Some((j, parent, parent_path)) = holder else {
+            i += 1;
+            continue;
+        };
+        let child = clusters.remove(i);
+        let j = if j > i { j - 1 } else { j };
+        let reason = format!(
+            "not checked: its parent {parent} did not build, so what ./{parent_path} applies is not known"
+        );
+        notes.push(format!(
+            "{} is not a cluster: it lies under ./{parent_path}, the path of {}/{parent}, which did not build; it is checked once that tier builds",
+            entry_file.unwrap_or_default().trim_end_matches('/'),
+            clusters[j].name,
+        ));
+        if let Entry::SyncKustomization { tier, .. } = &child.entry
+            && let Some(mut t) = child.tiers.get(tier).cloned()
+            && !clusters[j].tiers.contains_key(tier)
+        {
+            t.parent = Some(parent);
+            t.state = TierState::NotChecked(reason);
+            clusters[j].tiers.insert(tier.clone(), t);
+        }
+    }
+    clusters
+}
+
+/// The Flux Kustomizations in the repository's files that no tier of any
+/// cluster is (by file and name) and no build reads, outside hidden
+/// directories and outside the paths of tiers that did not build.
+fn unreferenced(
+    index: &RepoIndex,
+    clusters: &[Cluster],
+    read_files: &std::collections::BTreeSet<String>,
+) -> Vec<crate::model::Unreferenced> {
+    let tiers: std::collections::BTreeSet<(&str, &str)> = clusters
+        .iter()
+        .flat_map(|c| c.tiers.values())
+        .map(|t| (t.defined_at.file.as_str(), t.id.name.as_str()))
+        .collect();
+    let artifact = index.artifact();
+    let unknown = unbuilt_reach(index, clusters);
+    let mut out = Vec::new();
+    for (file, f) in index.files() {
+        if file.split('/').any(|part| part.starts_with('.'))
+            || read_files.contains(file)
+            || unknown.contains(file)
+            || !artifact.is_file(file)
+        {
+            continue;
+        }
+        let Ok(docs) = f.docs.as_ref() else { continue };
+        for doc in docs.iter().filter(|d| is_flux_kustomization(d)) {
+            let name = doc.str_at(&["metadata", "name"]).unwrap_or_default();
+            if tiers.contains(&(file, name.as_str()))
+                || unbuilt_holding(clusters, file, None).is_some()
+            {
+                continue;
+            }
+            let namespace = doc.str_at(&["metadata", "namespace"]);
+            out.push(crate::model::Unreferenced {
+                at: Span::new(file, doc.line),
+                name: match namespace {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => name,
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The files a tier that did not build might apply, statically: what its
+/// path reads, and through the Flux Kustomizations in those files, what
+/// their paths read, and so on. Nothing in them is known to be unapplied.
+fn unbuilt_reach(index: &RepoIndex, clusters: &[Cluster]) -> std::collections::BTreeSet<String> {
+    let artifact = index.artifact();
+    let mut queue: Vec<String> = clusters
+        .iter()
+        .flat_map(|c| c.tiers.values())
+        .filter(|t| unbuilt(t))
+        .map(|t| t.path.clone())
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut files = std::collections::BTreeSet::new();
+    while let Some(path) = queue.pop() {
+        if !seen.insert(path.clone()) || !index.is_dir(&path) {
+            continue;
+        }
+        for file in flux::reach(&artifact, &path).reads {
+            let docs = index.file(&file).and_then(|f| f.docs.as_ref().ok());
+            for doc in docs
+                .into_iter()
+                .flatten()
+                .filter(|d| is_flux_kustomization(d))
+            {
+                if let Some(child) = doc.str_at(&["spec", "path"]) {
+                    queue.push(crate::repo::normalize("", &child).0);
+                }
+            }
+            files.insert(file);
+        }
+    }
+    files
+}
+
+/// The one line that lists what nothing applies.
+fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
+    const SHOWN: usize = 8;
+    if list.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = list
+        .iter()
+        .take(SHOWN)
+        .map(|u| format!("{} ({})", u.at, u.name))
+        .collect();
+    let more = if list.len() > SHOWN {
+        format!(
+            ", and {} more (all under `unreferenced` in --format json)",
+            list.len() - SHOWN
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}{more}",
+        list.len(),
+        if list.len() == 1 { "" } else { "s" },
+        if list.len() == 1 {
+            "its file"
+        } else {
+            "their files"
+        },
+        shown.join(", ")
+    ))
 }
 
 /// Clusters that follow a branch of their own (an environment-branch
@@ -396,13 +655,48 @@ fn other_branches(index: &RepoIndex, clusters: &[Cluster]) -> Vec<String> {
 }
 
 /// The `spec.ignore` of the GitRepository a cluster syncs from, when the
-/// repository defines it (in the file of the sync objects, usually).
-fn spec_ignore(index: &RepoIndex, source: &SourceRef) -> Option<String> {
+/// repository defines it (in the file of the sync objects, usually). Two
+/// clusters may each define a GitRepository of the same namespace/name with
+/// their own rules; a cluster's own is the definition nearest its entry
+/// file `near` (the same file, then the longest common directory), so
+/// same-named sources of two clusters never mix.
+fn spec_ignore(index: &RepoIndex, source: &SourceRef, near: &str) -> Option<String> {
     if source.kind != "GitRepository" {
         return None;
     }
-    git_repositories(index, &source.name, &source.namespace)
-        .find_map(|d| d.str_at(&["spec", "ignore"]))
+    let shared = |file: &str| -> usize {
+        if file == near {
+            return usize::MAX;
+        }
+        file.split('/')
+            .zip(near.split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let mut best: Option<(usize, String)> = None;
+    for (file, f) in index.files() {
+        let Ok(docs) = f.docs.as_ref() else { continue };
+        for d in docs
+            .iter()
+            .filter(|d| is_git_repository(d, &source.name, &source.namespace))
+        {
+            let score = shared(file);
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, d.str_at(&["spec", "ignore"]).unwrap_or_default()));
+            }
+        }
+    }
+    best.map(|(_, ignore)| ignore).filter(|i| !i.is_empty())
+}
+
+/// Whether a document is the GitRepository `namespace/name` (no namespace
+/// written: `default`).
+fn is_git_repository(d: &Node, name: &str, namespace: &str) -> bool {
+    d.str_at(&["kind"]).as_deref() == Some("GitRepository")
+        && d.str_at(&["metadata", "name"]).as_deref() == Some(name)
+        && d.str_at(&["metadata", "namespace"])
+            .unwrap_or_else(|| "default".into())
+            == namespace
 }
 
 /// The GitRepository documents the repository defines as `namespace/name`
@@ -416,13 +710,7 @@ pub(super) fn git_repositories<'a>(
         .files()
         .filter_map(|(_, f)| f.docs.as_ref().ok())
         .flatten()
-        .filter(move |d| {
-            d.str_at(&["kind"]).as_deref() == Some("GitRepository")
-                && d.str_at(&["metadata", "name"]).as_deref() == Some(name)
-                && d.str_at(&["metadata", "namespace"])
-                    .unwrap_or_else(|| "default".into())
-                    == namespace
-        })
+        .filter(move |d| is_git_repository(d, name, namespace))
 }
 
 /// Git URLs that name the same repository compare equal: scheme, user,

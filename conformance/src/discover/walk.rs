@@ -41,10 +41,23 @@ pub(super) struct Walk {
     /// Why a tier's ExternalArtifact path is not a directory of this
     /// repository (it depends on the path, so per tier).
     pub(super) artifact_reasons: BTreeMap<TierId, String>,
+    /// The URLs that name this checkout for certain (normalised:
+    /// `repository.url`, a remote a GitRepository names); `None` when
+    /// nothing at all says which URL this repository has (then a
+    /// GitRepository may be taken for it by its paths).
+    pub(super) self_urls: Option<BTreeSet<String>>,
+    /// GitRepositories taken for this repository by their paths, not by
+    /// their URL (source → the note that says so).
+    pub(super) taken: BTreeMap<SourceRef, String>,
 }
 
 impl Walk {
-    pub(super) fn new(name: String, entry: EntryPoint, local: LocalSources) -> Walk {
+    pub(super) fn new(
+        name: String,
+        entry: EntryPoint,
+        local: LocalSources,
+        self_urls: Option<BTreeSet<String>>,
+    ) -> Walk {
         let local_source = entry.tier.source_ref.clone();
         let id = entry.tier.id.clone();
         // An entry that already failed (a FluxInstance patch) is not built.
@@ -66,6 +79,8 @@ impl Walk {
             local,
             generators: Vec::new(),
             artifact_reasons: BTreeMap::new(),
+            self_urls,
+            taken: BTreeMap::new(),
         }
     }
 
@@ -103,7 +118,8 @@ impl Walk {
                 continue;
             }
             let source = self.tiers[&id].source_ref.clone();
-            let this_repo = self.is_this_repo(&source, local_url.as_deref());
+            let this_repo = self.is_this_repo(&source, local_url.as_deref())
+                || self.taken_by_path(index, &id, &source);
             let configured = self
                 .local
                 .dir_for(&source.kind, &source.name, Some(&source.namespace))
@@ -149,18 +165,63 @@ impl Walk {
         }
     }
 
+    /// When nothing says which URL this repository has (no remote that a
+    /// GitRepository names, no `repository.url`), a GitRepository whose
+    /// Kustomization's path exists here and holds Flux objects is taken for
+    /// this repository, as in a checkout without `.git`; the report says
+    /// which was taken and why.
+    fn taken_by_path(&mut self, index: &RepoIndex, id: &TierId, source: &SourceRef) -> bool {
+        if self.taken.contains_key(source) {
+            return true;
+        }
+        if source.kind != "GitRepository" || self.self_urls.is_some() {
+            return false;
+        }
+        let Some(url) = self.git_urls.get(source).cloned() else {
+            return false;
+        };
+        let tier = &self.tiers[id];
+        let path = tier.path.trim_matches('/');
+        let below = format!("{path}/");
+        let flux_objects = !path.is_empty()
+            && index.is_dir(path)
+            && index
+                .files()
+                .filter(|(file, _)| file.starts_with(&below))
+                .filter_map(|(_, f)| f.docs.as_ref().ok())
+                .flatten()
+                .any(|d| {
+                    d.str_at(&["apiVersion"])
+                        .is_some_and(|v| v.contains(".toolkit.fluxcd.io/"))
+                });
+        if !flux_objects {
+            return false;
+        }
+        let note = format!(
+            "{source} ({url}) is taken for this repository: nothing says which URL this repository has (no git remote that one of its GitRepositories names, no `repository.url`), and the path ./{path} of {} exists here and holds Flux objects; `repository: {{url: {url}}}` in conformance.yaml says it outright",
+            tier.id
+        );
+        self.taken.insert(source.clone(), note);
+        true
+    }
+
     /// Whether a source is the cluster's own: its sync source, or a
-    /// GitRepository with the same (normalized) URL.
+    /// GitRepository with the same (normalized) URL, or one whose URL is
+    /// a URL this repository is known by.
     pub(super) fn is_this_repo(&self, source: &SourceRef, local_url: Option<&str>) -> bool {
-        *source == self.local_source
-            || (source.kind == "GitRepository"
-                && local_url.is_some()
-                && self
-                    .git_urls
-                    .get(source)
-                    .map(|u| normalize_url(u))
-                    .as_deref()
-                    == local_url)
+        if *source == self.local_source {
+            return true;
+        }
+        if source.kind != "GitRepository" {
+            return false;
+        }
+        self.git_urls.get(source).is_some_and(|u| {
+            let url = normalize_url(u);
+            self.self_urls
+                .as_ref()
+                .is_some_and(|urls| urls.contains(&url))
+                || local_url == Some(url.as_str())
+        })
     }
 
     /// An ExternalArtifact that an ArtifactGenerator of this cluster builds

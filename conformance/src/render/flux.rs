@@ -197,6 +197,7 @@ pub fn build(
     Ok(Built {
         objects,
         files_read: reach.reads.len(),
+        reads: reach.reads,
         generator_inputs,
         remote_inputs: reach.remote_inputs,
         dropped: written.dropped,
@@ -371,6 +372,8 @@ pub struct Built {
     pub objects: Vec<Object>,
     /// How many files the build reads.
     pub files_read: usize,
+    /// The files the build reads (resources, kustomization files, patches).
+    pub reads: std::collections::BTreeSet<String>,
     /// Files read by configMapGenerator/secretGenerator, with where the
     /// kustomization names them.
     pub generator_inputs: Vec<crate::model::GeneratorInput>,

@@ -115,6 +115,8 @@ pub struct RepoIndex {
     default: artifact::Visibility,
     /// The texts of an in-memory repository ([`RepoIndex::from_memory`]).
     texts: BTreeMap<String, String>,
+    /// Discovery notes about how the tree was read.
+    notes: Vec<String>,
 }
 
 impl RepoIndex {
@@ -141,7 +143,23 @@ impl RepoIndex {
             source,
         })?;
         let mut paths = BTreeMap::new();
-        walk(&root, "", &mut paths);
+        let listing = git_listing(&root);
+        let committed = match &listing {
+            Listing::Git(files) => {
+                from_listing(&root, files, &mut paths);
+                None
+            }
+            Listing::NotGit => {
+                walk(&root, "", &mut paths);
+                None
+            }
+            Listing::Unusable(why) => {
+                walk(&root, "", &mut paths);
+                Some(format!(
+                    "the checkout is a git repository, but `git ls-files` could not list it ({why}): the whole working tree is read, including files .gitignore excludes, which source-controller never sees"
+                ))
+            }
+        };
         let manifests: Vec<&String> = paths
             .iter()
             .filter(|(rel, kind)| {
@@ -215,6 +233,7 @@ impl RepoIndex {
             sourceignores,
             default,
             texts: BTreeMap::new(),
+            notes: committed.into_iter().collect(),
         })
     }
 
@@ -263,7 +282,14 @@ impl RepoIndex {
             sourceignores,
             default,
             texts,
+            notes: Vec::new(),
         }
+    }
+
+    /// What the index could not do as Flux would (a git checkout that `git`
+    /// could not list), for the report's discovery notes.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The canonical absolute root.
@@ -417,6 +443,101 @@ fn relative_error(err: LoadError, rel: &str) -> LoadError {
     }
 }
 
+/// How the paths of a checkout are listed.
+enum Listing {
+    /// Not inside a git work tree: every path is part of the artifact.
+    NotGit,
+    /// What git would commit, relative to the root.
+    Git(Vec<String>),
+    /// A git work tree that `git` could not list (why).
+    Unusable(String),
+}
+
+/// In a git checkout, the files git would commit: tracked files and
+/// untracked files `.gitignore` does not exclude (`git ls-files --cached
+/// --others --exclude-standard`). source-controller archives the commit it
+/// fetched, so ignored files (`target/`, `node_modules/`, local secrets) are
+/// never part of it, and listing them through git also keeps a run out of
+/// ignored trees of any size.
+fn git_listing(root: &Path) -> Listing {
+    // Only a root that is itself a work tree (or inside one) is listed by
+    // git; anything else, like a directory extracted by `git archive`, is
+    // the tree as it stands.
+    let inside = root.ancestors().any(|dir| dir.join(".git").exists());
+    if !inside {
+        return Listing::NotGit;
+    }
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args([
+            "-c",
+            "core.quotePath=off",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output();
+    match output {
+        Err(err) => Listing::Unusable(format!("cannot run git: {err}")),
+        Ok(out) if !out.status.success() => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if stderr.contains("not a git repository") {
+                return Listing::NotGit;
+            }
+            Listing::Unusable(stderr.trim().lines().next().unwrap_or("").to_string())
+        }
+        Ok(out) => {
+            let mut files: Vec<String> = out
+                .stdout
+                .split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .filter_map(|p| std::str::from_utf8(p).ok())
+                .map(str::to_string)
+                .collect();
+            files.sort();
+            files.dedup();
+            Listing::Git(files)
+        }
+    }
+}
+
+/// Records the paths git listed, with every directory above them. A listed
+/// path that is a symlink stays one; a deleted tracked file is gone; a
+/// submodule (a directory git lists as one entry) is a directory without
+/// its contents, as source-controller archives it without
+/// `recurseSubmodules`.
+fn from_listing(root: &Path, files: &[String], out: &mut BTreeMap<String, Kind>) {
+    for rel in files {
+        let (rel, escapes) = normalize("", rel);
+        if escapes || rel.is_empty() || rel.split('/').any(|s| s == ".git") {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(root.join(&rel)) else {
+            continue; // deleted in the working tree
+        };
+        let kind = if meta.file_type().is_symlink() {
+            Kind::Symlink
+        } else if meta.is_dir() {
+            Kind::Dir
+        } else if meta.is_file() {
+            Kind::File
+        } else {
+            continue;
+        };
+        let mut dir = rel.as_str();
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            out.entry(parent.to_string()).or_insert(Kind::Dir);
+            dir = parent;
+        }
+        out.insert(rel, kind);
+    }
+}
+
 /// Records every path below `rel` (the `.git` directory excepted). A
 /// symlink is recorded, never followed; a directory that cannot be listed
 /// is recorded as unreadable.
@@ -535,6 +656,7 @@ mod tests {
             files: BTreeMap::new(),
             sourceignores: Vec::new(),
             texts: BTreeMap::new(),
+            notes: Vec::new(),
         };
         let a = index.artifact();
         assert!(a.is_file("apps/a.yaml"));

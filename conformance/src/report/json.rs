@@ -107,6 +107,11 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         "clusters": clusters,
         "bootstrap": bootstrap,
         "notes": outcome.model.notes,
+        "unreferenced": outcome.model.unreferenced.iter().map(|u| json!({
+            "file": u.at.file,
+            "line": (u.at.line > 0).then_some(u.at.line),
+            "kustomization": u.name,
+        })).collect::<Vec<_>>(),
         "findings": findings,
         "summary": {"errors": outcome.errors(), "consequences": outcome.consequences(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })

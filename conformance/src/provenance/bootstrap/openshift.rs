@@ -211,6 +211,7 @@ mod tests {
             repo: "/".into(),
             clusters: Vec::new(),
             notes: Vec::new(),
+            unreferenced: Vec::new(),
         };
         let items = read(&index, &model);
         assert!(

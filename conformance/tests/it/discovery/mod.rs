@@ -12,6 +12,7 @@ use conformance::model::{Entry, TierId, TierState};
 use crate::support::*;
 
 mod building;
+mod checkout;
 mod entries;
 mod kinds;
 mod operator;
