@@ -24,6 +24,9 @@ pub struct CheckOptions {
     /// Whether remote bases are fetched; `None`: conformance.yaml's
     /// `remote`, else offline.
     pub remote: Option<crate::remote::Setting>,
+    /// Directories to check as clusters' entries (`--entry DIR`), beside
+    /// those conformance.yaml declares.
+    pub entries: Vec<String>,
 }
 
 /// The result of a run.
@@ -78,7 +81,14 @@ impl Outcome {
 /// Opens a session, checks conformance.yaml against discovery, and runs
 /// every rule.
 pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
-    let session = Session::open_with(&options.repo, options.renderer, options.remote)?;
+    let session = Session::open_overriding(
+        &options.repo,
+        &crate::session::Overrides {
+            renderer: options.renderer,
+            remote: options.remote,
+            entries: options.entries.clone(),
+        },
+    )?;
     check_session(session, options)
 }
 

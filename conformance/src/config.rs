@@ -165,6 +165,34 @@ impl Config {
         }
     }
 
+    /// Adds the command line's `--entry DIR`s as declared clusters, named
+    /// by their last path segment (the whole path when conformance.yaml
+    /// already uses that name); a directory already declared is kept as
+    /// it is.
+    pub fn declare_entries(&mut self, dirs: &[String]) {
+        for dir in dirs {
+            let path = crate::repo::normalize("", dir).0;
+            let declared = self.clusters.values().any(|facts| {
+                facts
+                    .entry
+                    .as_ref()
+                    .is_some_and(|e| crate::repo::normalize("", &e.value).0 == path)
+            });
+            if declared {
+                continue;
+            }
+            let tail = path.rsplit('/').next().filter(|t| !t.is_empty());
+            let name = match tail {
+                Some(tail) if !self.clusters.contains_key(tail) => tail.to_string(),
+                _ if path.is_empty() => "root".to_string(),
+                _ => path.clone(),
+            };
+            let here = serde_saphyr::Location::UNKNOWN;
+            self.clusters.entry(name).or_default().entry =
+                Some(serde_saphyr::Spanned::new(path, here, here));
+        }
+    }
+
     /// What discovery needs from this file: the configured sources and the
     /// declared entries.
     pub fn declared(&self) -> crate::discover::Declared {

@@ -40,6 +40,7 @@
 //!     renderer: None,
 //!     base: None,
 //!     remote: None,
+//!     entries: vec![],
 //! })?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule(), finding.cluster(), finding.message());

@@ -49,12 +49,24 @@ struct RepoArgs {
     /// ~/.cache/conformance). Overrides `remote` in conformance.yaml.
     #[arg(long)]
     fetch_remote: bool,
+    /// Check this directory as a cluster's entry, as `clusters.<name>.entry`
+    /// in conformance.yaml declares one (repeatable): for a repository that
+    /// a fleet repository syncs, with no Flux Kustomization of its own.
+    #[arg(long = "entry", value_name = "DIR")]
+    entries: Vec<String>,
 }
 
 impl RepoArgs {
     /// Resolves the run once: configuration, renderer, index and model.
     fn open(&self) -> Result<Session, conformance::check::SessionError> {
-        Session::open_with(&self.repo, self.renderer.map(Choice::from), self.remote())
+        Session::open_overriding(
+            &self.repo,
+            &conformance::session::Overrides {
+                renderer: self.renderer.map(Choice::from),
+                remote: self.remote(),
+                entries: self.entries.clone(),
+            },
+        )
     }
 
     /// `--fetch-remote`, when given.
@@ -263,6 +275,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 clusters: clusters.clone(),
                 renderer: repo.renderer.map(Choice::from),
                 remote: repo.remote(),
+                entries: repo.entries.clone(),
                 base: base
                     .map(conformance::base::Base::Rev)
                     .or(base_dir.map(conformance::base::Base::Dir)),

@@ -415,6 +415,38 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// Whether a tier is known only from the files its parent's path holds:
+    /// not checked, under a parent that did not render (a build that
+    /// failed, a remote base, a tier itself known only so). Its spec is as
+    /// written, before the parent's postBuild substitution and patches, so
+    /// rules that compare or resolve it would judge a guess.
+    pub fn known_statically(&self, id: &TierId) -> bool {
+        let mut id = id;
+        // Parents form a chain; a cycle (which Flux could not apply) ends it.
+        for _ in 0..=self.tiers.len() {
+            let Some(tier) = self.tiers.get(id) else {
+                return false;
+            };
+            if !matches!(tier.state, TierState::NotChecked(_)) {
+                return false;
+            }
+            let Some(parent) = tier.parent.as_ref().and_then(|p| self.tiers.get(p)) else {
+                return false;
+            };
+            match &parent.state {
+                TierState::Rendered(_) => return false,
+                TierState::RenderFailed(_) => return true,
+                TierState::NotChecked(_)
+                    if !parent.remote_bases.is_empty() || parent.over_budget.is_some() =>
+                {
+                    return true;
+                }
+                TierState::NotChecked(_) => id = &parent.id,
+            }
+        }
+        false
+    }
+
     /// The name a report uses for a tier: the bare name when it is unique in
     /// the cluster, `namespace/name` otherwise.
     pub fn tier_label(&self, id: &TierId) -> String {

@@ -18,6 +18,19 @@ use crate::render::{Choice, Kustomize};
 use crate::repo::{RepoError, RepoIndex};
 use crate::rules;
 
+/// What the command line says over conformance.yaml.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// The renderer (`--renderer`); `None`: conformance.yaml's, else native.
+    pub renderer: Option<Choice>,
+    /// Whether remote bases are fetched (`--fetch-remote`); `None`:
+    /// conformance.yaml's `remote`, else offline.
+    pub remote: Option<crate::remote::Setting>,
+    /// Directories to check as clusters' entries (`--entry DIR`), as
+    /// `clusters.<name>.entry` declares them.
+    pub entries: Vec<String>,
+}
+
 /// Why a run could not produce findings (exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -29,7 +42,7 @@ pub enum SessionError {
     Renderer(#[from] MissingRenderer),
     /// The repository holds no Flux Kustomization at all.
     #[error(
-        "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file)"
+        "{repo}: no Flux cluster found (no kustomize.toolkit.fluxcd.io Kustomization in any YAML file); if a fleet repository syncs this one, name the directory it syncs: `clusters: {{NAME: {{entry: DIR}}}}` in conformance.yaml, or `--entry DIR`"
     )]
     NoClusters {
         /// The repository root as given.
@@ -37,7 +50,7 @@ pub enum SessionError {
     },
     /// Flux Kustomizations exist, but none is built from this repository.
     #[error(
-        "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml"
+        "{repo}: no cluster is built from this repository: its Flux Kustomizations use the sources {sources}; if one is an artifact built from a directory of this repository (an OCIRepository pushed by CI), map it under `sources` in conformance.yaml; if a fleet repository syncs a directory of this one, name it: `clusters: {{NAME: {{entry: DIR}}}}`, or `--entry DIR`"
     )]
     NoLocalClusters {
         /// The repository root as given.
@@ -57,6 +70,14 @@ pub enum SessionError {
         dir: String,
         /// The repository path joined with `dir`, to pass as `--repo`.
         hint: String,
+    },
+    /// `--entry` named a path that is not a directory of the repository.
+    #[error("--entry {dir}: not a directory of {repo}")]
+    EntryNotADirectory {
+        /// The directory, as given.
+        dir: String,
+        /// The repository root as given.
+        repo: String,
     },
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
@@ -114,10 +135,24 @@ impl Session {
         renderer: Option<Choice>,
         remote: Option<crate::remote::Setting>,
     ) -> Result<Session, SessionError> {
+        Session::open_overriding(
+            repo,
+            &Overrides {
+                renderer,
+                remote,
+                entries: Vec::new(),
+            },
+        )
+    }
+
+    /// As [`Session::open`], with what the command line overrides.
+    pub fn open_overriding(repo: &Path, overrides: &Overrides) -> Result<Session, SessionError> {
+        let renderer = overrides.renderer;
         let mut config = Config::load(repo, &rules::is_rule_id)?;
-        if let Some(remote) = remote {
+        if let Some(remote) = overrides.remote {
             config.remote = remote;
         }
+        config.declare_entries(&overrides.entries);
         let backend = renderer.or(config.renderer).unwrap_or_default().backend()?;
         Session::with_renderer(repo, config, backend)
     }
@@ -132,6 +167,7 @@ impl Session {
         let started = std::time::Instant::now();
         let index = RepoIndex::load(repo)?;
         stat("index", started);
+        declared_entries_exist(repo, &index, &config)?;
         let model = load_model(repo, &index, renderer.as_ref(), &config)?;
         let catalog = config.catalog();
         let started = std::time::Instant::now();
@@ -288,6 +324,38 @@ pub fn load_model(
         return Err(no_clusters(repo, index));
     }
     Ok(model)
+}
+
+/// Every declared entry (`clusters.<name>.entry`, `--entry`) is a
+/// directory of the repository: one that is not would be built as an empty
+/// tier and checked as nothing.
+fn declared_entries_exist(
+    repo: &Path,
+    index: &RepoIndex,
+    config: &Config,
+) -> Result<(), SessionError> {
+    for (name, facts) in &config.clusters {
+        let Some(entry) = &facts.entry else { continue };
+        let (path, escapes) = crate::repo::normalize("", &entry.value);
+        if !escapes && index.is_dir(&path) {
+            continue;
+        }
+        return Err(if entry.referenced.line() == 0 {
+            SessionError::EntryNotADirectory {
+                dir: entry.value.clone(),
+                repo: repo.display().to_string(),
+            }
+        } else {
+            SessionError::Config(crate::config::error_at(
+                entry,
+                format!(
+                    "clusters.{name}.entry `{}` is not a directory of the repository",
+                    entry.value
+                ),
+            ))
+        });
+    }
+    Ok(())
 }
 
 /// Why a repository has no cluster: no Flux Kustomization at all, or only

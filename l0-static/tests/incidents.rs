@@ -196,6 +196,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
             renderer: None,
             base: base_of(dir),
             remote: None,
+            entries: vec![],
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -212,6 +213,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         renderer: None,
         base: base_of(dir),
         remote: None,
+        entries: vec![],
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -269,6 +271,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
         renderer: None,
         base: base_of(dir),
         remote: None,
+        entries: Vec::new(),
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -334,6 +337,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
         renderer: None,
         base: repo.parent().and_then(base_of),
         remote: None,
+        entries: vec![],
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

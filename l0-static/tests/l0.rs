@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         renderer: None,
         base: target_base(),
         remote: None,
+        entries: Vec::new(),
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

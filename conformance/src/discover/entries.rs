@@ -22,7 +22,7 @@ pub(super) fn find_entries(
     local: &LocalSources,
     instances: &[Instance],
     self_urls: &BTreeSet<String>,
-) -> Vec<EntryPoint> {
+) -> (Vec<EntryPoint>, Vec<String>) {
     let written = raw_kustomizations(index, local, self_urls);
     // Sync Kustomizations whose path a patch of the cluster's build sets
     // (per-cluster bootstrap patches over a shared, variable base).
@@ -51,6 +51,8 @@ pub(super) fn find_entries(
         entries: Vec::new(),
         covered: BTreeSet::new(),
         entry_paths: BTreeSet::new(),
+        instance_paths: BTreeMap::new(),
+        notes: Vec::new(),
     };
     let (specific, whole_repo) = search.sync_candidates();
     // A FluxInstance's sync path is an entry beside sync Kustomizations (one
@@ -67,7 +69,7 @@ pub(super) fn find_entries(
     if search.entries.is_empty() {
         search.orphan_entries();
     } else if from_instances == search.entries.len() {
-        return search.entries;
+        return (search.entries, search.notes);
     }
     // Like directories nothing builds, a whole-repository Kustomization in
     // a hidden directory (`.archive/`) is kept, not synced.
@@ -77,7 +79,7 @@ pub(super) fn find_entries(
     {
         search.accept_sync(k);
     }
-    search.entries
+    (search.entries, search.notes)
 }
 
 /// The URLs this repository is known by: the URLs its FluxInstances and
@@ -272,6 +274,11 @@ struct Search<'a> {
     /// Files some accepted entry's walk builds.
     covered: BTreeSet<String>,
     entry_paths: BTreeSet<String>,
+    /// The entry paths a FluxInstance syncs: path → the instance's file and
+    /// the sync Kustomization it creates.
+    instance_paths: BTreeMap<String, (String, crate::model::TierId)>,
+    /// What the search decided that a user should hear (`discovery:` notes).
+    notes: Vec<String>,
 }
 
 impl<'a> Search<'a> {
@@ -326,6 +333,31 @@ impl<'a> Search<'a> {
     /// builds its file (then it belongs to that cluster).
     fn accept_sync(&mut self, k: &RawKustomization) {
         let path = k.path();
+        if let Some((file, created)) = self.instance_paths.get(&path) {
+            // A FluxInstance and a sync Kustomization of the same path: one
+            // physical cluster. Under the instance's own sync name, the
+            // operator's Kustomization is this one (a move to the Flux
+            // Operator, adopting it); under another name both reconcile the
+            // path and every object has two owners (duplicate-object).
+            let id = crate::model::TierId::new(
+                k.doc
+                    .str_at(&["metadata", "namespace"])
+                    .unwrap_or_else(|| "default".into()),
+                k.doc.str_at(&["metadata", "name"]).unwrap_or_default(),
+            );
+            self.notes.push(if id == *created {
+                format!(
+                    "{} and the FluxInstance of {file} both sync ./{path} as Kustomization {id}: one cluster, which the Flux Operator reconciles once it takes the Kustomization over",
+                    k.file
+                )
+            } else {
+                format!(
+                    "{} syncs ./{path}, which the FluxInstance of {file} syncs too as Kustomization {created}: one cluster, where both Kustomizations apply every object of the path",
+                    k.file
+                )
+            });
+            return;
+        }
         if self.covered.contains(k.file) || !self.entry_paths.insert(path.clone()) {
             return;
         }
@@ -349,6 +381,16 @@ impl<'a> Search<'a> {
             // Built by a cluster already found: part of it, not another.
             let built = self.covered.iter().any(|f| parent_dir(f) == dir);
             if !built && self.entry_paths.insert(dir.clone()) {
+                self.instance_paths.insert(
+                    dir.clone(),
+                    (
+                        instance.file.to_string(),
+                        crate::model::TierId::new(
+                            instance.names.namespace.clone(),
+                            instance.names.name.clone(),
+                        ),
+                    ),
+                );
                 self.covered.extend(
                     self.reach
                         .transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())),
@@ -400,15 +442,53 @@ impl<'a> Search<'a> {
                 .iter()
                 .any(|b| !b.is_empty() && (dir == b || dir.starts_with(&format!("{b}/"))))
         };
+        // Sync objects applied by hand (`kubectl apply -k flux/config`)
+        // define the source their Kustomizations sync, as `flux bootstrap`'s
+        // gotk-sync.yaml does. When some orphan directory does, it is the
+        // entry, and the others (an `_archive/`, a forgotten app) are files
+        // nothing applies, not clusters; only when none does is each taken
+        // for a FluxInstance's sync outside git (its GitRepository too).
+        let self_contained = |dir: &String| {
+            let defined: BTreeSet<(String, String)> = reach
+                .files(dir)
+                .iter()
+                .filter_map(|f| self.index.file(f)?.docs.as_ref().ok())
+                .flatten()
+                .filter(|d| {
+                    d.str_at(&["apiVersion"])
+                        .is_some_and(|a| a.starts_with("source.toolkit.fluxcd.io/"))
+                })
+                .filter_map(|d| Some((d.str_at(&["kind"])?, d.str_at(&["metadata", "name"])?)))
+                .collect();
+            self.raw
+                .iter()
+                .any(|k| parent_dir(k.file) == *dir && defined.contains(&k.source()))
+        };
+        // Such a directory may lie inside the path it syncs, left out of
+        // that path's own kustomization (`flux/config` under `flux/`).
         let orphan_dirs: BTreeSet<String> = self
             .raw
             .iter()
             .filter(|k| !k.file.split('/').any(|part| part.starts_with('.')))
             .filter(|k| !read_by_any.contains(k.file) && !self.covered.contains(k.file))
-            .filter(|k| !inside_a_build(&parent_dir(k.file)))
+            .filter(|k| {
+                let dir = parent_dir(k.file);
+                !inside_a_build(&dir) || self_contained(&dir)
+            })
             .filter(|k| !(k.is_git_sourced() && k.path().is_empty()))
             .map(|k| parent_dir(k.file))
             .collect();
+        let by_hand: BTreeSet<String> = orphan_dirs
+            .iter()
+            .filter(|d| self_contained(d))
+            .cloned()
+            .collect();
+        let applied_by_hand = !by_hand.is_empty();
+        let orphan_dirs = if by_hand.is_empty() {
+            orphan_dirs
+        } else {
+            by_hand
+        };
         for dir in &orphan_dirs {
             let inside_other = orphan_dirs.iter().any(|other| {
                 other != dir && {
@@ -421,6 +501,11 @@ impl<'a> Search<'a> {
             });
             if inside_other || !self.entry_paths.insert(dir.clone()) {
                 continue;
+            }
+            if applied_by_hand {
+                self.notes.push(format!(
+                    "{dir}/ is a cluster's entry: it defines the source its own Kustomizations sync, so it is applied by hand at bootstrap (as `flux bootstrap` applies gotk-sync.yaml), and what it builds exists before Flux starts"
+                ));
             }
             let entry = directory_entry(dir, self.local, None);
             self.covered.extend(

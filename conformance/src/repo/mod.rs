@@ -44,6 +44,18 @@ pub enum RepoError {
         /// The largest top-level directories, with their YAML size.
         largest: String,
     },
+    /// The tree holds more paths than one run lists.
+    #[error(
+        "{path}: over {limit} files and directories, this tool's budget per run (largest: {largest}); point --repo at the directory Flux syncs, or check it out on its own"
+    )]
+    TooManyPaths {
+        /// The root.
+        path: String,
+        /// The budget that was reached.
+        limit: usize,
+        /// The largest top-level directories, with their path counts.
+        largest: String,
+    },
     /// The root does not exist or is not a directory.
     #[error("{path}: not a directory")]
     NotADirectory {
@@ -123,11 +135,12 @@ impl RepoIndex {
     /// Walks `root` (not following symlinks) and loads every
     /// `.yaml`/`.yml` file and every `Kustomization`.
     pub fn load(root: &Path) -> Result<RepoIndex, RepoError> {
-        RepoIndex::load_within(root, MAX_TOTAL_YAML_BYTES)
+        RepoIndex::load_within(root, MAX_TOTAL_YAML_BYTES, MAX_PATHS)
     }
 
-    /// As [`RepoIndex::load`], with a budget of `max_yaml` bytes of YAML.
-    fn load_within(root: &Path, max_yaml: u64) -> Result<RepoIndex, RepoError> {
+    /// As [`RepoIndex::load`], with a budget of `max_yaml` bytes of YAML
+    /// and `max_paths` files and directories.
+    fn load_within(root: &Path, max_yaml: u64, max_paths: usize) -> Result<RepoIndex, RepoError> {
         if !root.is_dir() {
             return Err(RepoError::NotADirectory {
                 path: root.display().to_string(),
@@ -150,16 +163,36 @@ impl RepoIndex {
                 None
             }
             Listing::NotGit => {
-                walk(&root, "", &mut paths);
+                walk(&root, "", &mut paths, max_paths);
                 None
             }
             Listing::Unusable(why) => {
-                walk(&root, "", &mut paths);
+                walk(&root, "", &mut paths, max_paths);
                 Some(format!(
                     "the checkout is a git repository, but `git ls-files` could not list it ({why}): the whole working tree is read, including files .gitignore excludes, which source-controller never sees"
                 ))
             }
         };
+        if paths.len() > max_paths {
+            let mut by_dir: BTreeMap<&str, usize> = BTreeMap::new();
+            for rel in paths.keys() {
+                *by_dir
+                    .entry(rel.split('/').next().unwrap_or(rel))
+                    .or_default() += 1;
+            }
+            let mut largest: Vec<(&str, usize)> = by_dir.into_iter().collect();
+            largest.sort_by_key(|d| std::cmp::Reverse(d.1));
+            return Err(RepoError::TooManyPaths {
+                path: root.display().to_string(),
+                limit: max_paths,
+                largest: largest
+                    .iter()
+                    .take(3)
+                    .map(|(d, n)| format!("{d}/ {n} paths"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
         let manifests: Vec<&String> = paths
             .iter()
             .filter(|(rel, kind)| {
@@ -540,8 +573,13 @@ fn from_listing(root: &Path, files: &[String], out: &mut BTreeMap<String, Kind>)
 
 /// Records every path below `rel` (the `.git` directory excepted). A
 /// symlink is recorded, never followed; a directory that cannot be listed
-/// is recorded as unreadable.
-fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>) {
+/// is recorded as unreadable. Stops once more than `max` paths are
+/// recorded (the caller reports the budget), showing progress meanwhile.
+fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>, max: usize) {
+    if out.len() > max {
+        return;
+    }
+    crate::progress::show(&format!("listing the repository: {} paths", out.len()));
     let entries = match std::fs::read_dir(root.join(rel)) {
         Ok(entries) => entries,
         Err(err) => {
@@ -566,7 +604,7 @@ fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>) {
                 continue;
             }
             out.insert(child.clone(), Kind::Dir);
-            walk(root, &child, out);
+            walk(root, &child, out, max);
         } else if file_type.is_file() {
             out.insert(child, Kind::File);
         }
@@ -577,6 +615,11 @@ fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>) {
 /// a tree over it (a checkout holding vendored charts or generated data by
 /// the gigabyte) is refused at once instead of parsed for many minutes.
 pub const MAX_TOTAL_YAML_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The most files and directories one run lists: a tree over it (a home
+/// directory, a monorepo's build outputs outside git) is refused with its
+/// largest directories instead of walked for many minutes.
+pub const MAX_PATHS: usize = 2_000_000;
 
 /// Files Flux's generator would pick up, plus extensionless `Kustomization`.
 pub fn is_manifest_name(name: &str) -> bool {
@@ -632,11 +675,30 @@ mod tests {
         )
         .expect("write");
         std::fs::write(dir.path().join("clusters/x.yaml"), "a: b\n").expect("write");
-        let err = RepoIndex::load_within(dir.path(), 1024).expect_err("over budget");
+        let err = RepoIndex::load_within(dir.path(), 1024, MAX_PATHS).expect_err("over budget");
         let text = err.to_string();
         assert!(matches!(err, RepoError::Budget { files: 2, .. }), "{text}");
         assert!(text.contains("largest: vendor/"), "{text}");
-        assert!(RepoIndex::load_within(dir.path(), 1 << 20).is_ok());
+        assert!(RepoIndex::load_within(dir.path(), 1 << 20, MAX_PATHS).is_ok());
+    }
+
+    #[test]
+    fn a_tree_over_the_path_budget_stops_with_its_largest_directories() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("node_modules/pkg")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("clusters")).expect("mkdir");
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("node_modules/pkg/{i}.js")), "").expect("write");
+        }
+        std::fs::write(dir.path().join("clusters/x.yaml"), "a: b\n").expect("write");
+        let err = RepoIndex::load_within(dir.path(), 1 << 20, 10).expect_err("over budget");
+        let text = err.to_string();
+        assert!(
+            matches!(err, RepoError::TooManyPaths { limit: 10, .. }),
+            "{text}"
+        );
+        assert!(text.contains("largest: node_modules/"), "{text}");
+        assert!(RepoIndex::load_within(dir.path(), 1 << 20, 100).is_ok());
     }
 
     #[test]

@@ -51,6 +51,9 @@ kustomize-controller's checkDependencies ('dependency … not found')."
                 .map(|o| o.id.to_string())
                 .collect();
             for tier in cluster.tiers.values() {
+                if cluster.known_statically(&tier.id) {
+                    continue;
+                }
                 for dep in &tier.depends_on {
                     if cluster.tiers.contains_key(&dep.target) {
                         continue;

@@ -195,6 +195,11 @@ fn compare(
             if formed.automatic && (base_lines.is_empty() || lines.is_empty()) {
                 continue;
             }
+            // A tier one cluster knows only from its files is no evidence
+            // of a difference.
+            if baseline.known_statically(id) || other.known_statically(id) {
+                continue;
+            }
             let (tier_cluster, tier) = match other.tiers.get(id) {
                 Some(t) => (other, t),
                 None => (baseline, &baseline.tiers[id]),

@@ -269,6 +269,7 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
         renderer: Some(conformance::render::Choice::Auto),
         base: None,
         remote: None,
+        entries: vec![],
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
@@ -415,6 +416,7 @@ fn malformed_inputs_never_panic() {
             renderer: None,
             base: None,
             remote: None,
+            entries: vec![],
         });
         match outcome {
             // Each of these fails kustomize's own build too: a render-failed

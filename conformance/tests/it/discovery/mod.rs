@@ -14,6 +14,7 @@ use crate::support::*;
 mod building;
 mod checkout;
 mod entries;
+mod fixtures;
 mod kinds;
 mod operator;
 mod sources;

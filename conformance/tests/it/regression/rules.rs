@@ -183,6 +183,7 @@ fn prune_transient_only_when_a_window_exists() {
             renderer: None,
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
             remote: None,
+            entries: vec![],
         })
         .unwrap();
         let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();

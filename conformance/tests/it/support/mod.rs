@@ -77,6 +77,7 @@ pub fn run(root: &Path) -> Outcome {
         renderer: None,
         base: None,
         remote: None,
+        entries: vec![],
     })
     .unwrap()
 }
@@ -96,6 +97,7 @@ pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::SessionErr
         renderer: None,
         base: None,
         remote: None,
+        entries: vec![],
     })
 }
 

@@ -1,0 +1,254 @@
+//! What no build shows: Kustomizations that a tier which did not build
+//! would apply (kept under that tier, not checked, never clusters of their
+//! own), and Kustomization files that no cluster applies at all (listed
+//! once). kustomize-controller applies a child only from its parent's build
+//! output (`KustomizationReconciler.apply`), so neither exists on a cluster
+//! until something builds it.
+
+use std::collections::BTreeSet;
+
+use super::{LocalSources, is_flux_kustomization, tier_from};
+use crate::model::{Cluster, Entry, Span, Tier, TierId, TierState};
+use crate::render::flux;
+use crate::repo::RepoIndex;
+
+/// Whether a tier of this repository was not built (its build failed, a
+/// remote base it needs is not here, a file over a budget): what its path
+/// holds is unknown, not unapplied.
+fn unbuilt(tier: &Tier) -> bool {
+    match &tier.state {
+        TierState::RenderFailed(_) => true,
+        TierState::NotChecked(_) => !tier.remote_bases.is_empty() || tier.over_budget.is_some(),
+        _ => false,
+    }
+}
+
+/// The unbuilt tier whose path holds `file`, in any cluster but `except`.
+fn unbuilt_holding<'a>(
+    clusters: &'a [Cluster],
+    file: &str,
+    except: Option<usize>,
+) -> Option<(usize, &'a Tier)> {
+    clusters.iter().enumerate().find_map(|(i, c)| {
+        (Some(i) != except)
+            .then(|| {
+                c.tiers.values().find(|t| {
+                    unbuilt(t) && {
+                        let path = t.path.trim_matches('/');
+                        path.is_empty() || file.starts_with(&format!("{path}/"))
+                    }
+                })
+            })
+            .flatten()
+            .map(|t| (i, t))
+    })
+}
+
+/// A cluster whose entry lies under the path of another cluster's tier that
+/// did not build is no cluster: it is a child that tier would apply, so its
+/// entry becomes a tier of that cluster, not checked until its parent
+/// builds (kustomize-controller applies a child only from its parent's
+/// build output).
+pub(super) fn adopt_under_unbuilt(
+    mut clusters: Vec<Cluster>,
+    notes: &mut Vec<String>,
+) -> Vec<Cluster> {
+    let mut i = 0;
+    while i < clusters.len() {
+        let entry_file = match &clusters[i].entry {
+            Entry::SyncKustomization { tier, .. } => clusters[i]
+                .tiers
+                .get(tier)
+                .map(|t| t.defined_at.file.clone()),
+            Entry::Directory { path } => Some(format!("{path}/")),
+        };
+        let holder = entry_file
+            .as_deref()
+            .and_then(|f| unbuilt_holding(&clusters, f, Some(i)))
+            .map(|(j, t)| (j, t.id.clone(), t.path.clone()));
+        let Some((j, parent, parent_path)) = holder else {
+            i += 1;
+            continue;
+        };
+        let child = clusters.remove(i);
+        let j = if j > i { j - 1 } else { j };
+        let reason = format!(
+            "its parent {parent} did not build, so what ./{parent_path} applies is not known"
+        );
+        notes.push(format!(
+            "{} is not a cluster: it lies under ./{parent_path}, the path of {}/{parent}, which did not build; it is checked once that tier builds",
+            entry_file.unwrap_or_default().trim_end_matches('/'),
+            clusters[j].name,
+        ));
+        if let Entry::SyncKustomization { tier, .. } = &child.entry
+            && let Some(mut t) = child.tiers.get(tier).cloned()
+            && !clusters[j].tiers.contains_key(tier)
+        {
+            t.parent = Some(parent);
+            t.state = TierState::NotChecked(reason);
+            clusters[j].tiers.insert(tier.clone(), t);
+        }
+    }
+    clusters
+}
+
+/// The Flux Kustomizations in the repository's files that no tier of any
+/// cluster is (by file and name) and no build reads, outside hidden
+/// directories and outside the paths of tiers that did not build.
+pub(super) fn unreferenced(
+    index: &RepoIndex,
+    clusters: &[Cluster],
+    read_files: &BTreeSet<String>,
+) -> Vec<crate::model::Unreferenced> {
+    let tiers: BTreeSet<(&str, &str)> = clusters
+        .iter()
+        .flat_map(|c| c.tiers.values())
+        .map(|t| (t.defined_at.file.as_str(), t.id.name.as_str()))
+        .collect();
+    let artifact = index.artifact();
+    let unknown = unbuilt_reach(index, clusters);
+    let mut out = Vec::new();
+    for (file, f) in index.files() {
+        if file.split('/').any(|part| part.starts_with('.'))
+            || read_files.contains(file)
+            || unknown.contains(file)
+            || !artifact.is_file(file)
+        {
+            continue;
+        }
+        let Ok(docs) = f.docs.as_ref() else { continue };
+        for doc in docs.iter().filter(|d| is_flux_kustomization(d)) {
+            let name = doc.str_at(&["metadata", "name"]).unwrap_or_default();
+            if tiers.contains(&(file, name.as_str()))
+                || unbuilt_holding(clusters, file, None).is_some()
+            {
+                continue;
+            }
+            let namespace = doc.str_at(&["metadata", "namespace"]);
+            out.push(crate::model::Unreferenced {
+                at: Span::new(file, doc.line),
+                name: match namespace {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => name,
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The files a tier that did not build might apply, statically: what its
+/// path reads, and through the Flux Kustomizations in those files, what
+/// their paths read, and so on. Nothing in them is known to be unapplied.
+fn unbuilt_reach(index: &RepoIndex, clusters: &[Cluster]) -> BTreeSet<String> {
+    let artifact = index.artifact();
+    let mut queue: Vec<String> = clusters
+        .iter()
+        .flat_map(|c| c.tiers.values())
+        .filter(|t| unbuilt(t))
+        .map(|t| t.path.clone())
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut files = BTreeSet::new();
+    while let Some(path) = queue.pop() {
+        if !seen.insert(path.clone()) || !index.is_dir(&path) {
+            continue;
+        }
+        for file in flux::reach(&artifact, &path).reads {
+            let docs = index.file(&file).and_then(|f| f.docs.as_ref().ok());
+            for doc in docs
+                .into_iter()
+                .flatten()
+                .filter(|d| is_flux_kustomization(d))
+            {
+                if let Some(child) = doc.str_at(&["spec", "path"]) {
+                    queue.push(crate::repo::normalize("", &child).0);
+                }
+            }
+            files.insert(file);
+        }
+    }
+    files
+}
+
+/// The one line that lists what nothing applies.
+pub(super) fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
+    const SHOWN: usize = 8;
+    if list.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = list
+        .iter()
+        .take(SHOWN)
+        .map(|u| format!("{} ({})", u.at, u.name))
+        .collect();
+    let more = if list.len() > SHOWN {
+        format!(
+            ", and {} more (all under `unreferenced` in --format json)",
+            list.len() - SHOWN
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}{more}",
+        list.len(),
+        if list.len() == 1 { "" } else { "s" },
+        if list.len() == 1 {
+            "its file"
+        } else {
+            "their files"
+        },
+        shown.join(", ")
+    ))
+}
+
+/// The Kustomizations a tier that did not build would apply, as far as its
+/// path shows them statically (and theirs, and so on), become tiers of its
+/// cluster under it, not checked: what the build would give is unknown, but
+/// they are neither clusters nor forgotten files, and `dependsOn` on them
+/// names something real.
+pub(super) fn adopt_unbuilt_children(
+    index: &RepoIndex,
+    clusters: &mut [Cluster],
+    local: &LocalSources,
+) {
+    let artifact = index.artifact();
+    for cluster in clusters.iter_mut() {
+        let mut queue: Vec<(TierId, String, bool)> = cluster
+            .tiers
+            .values()
+            .filter(|t| unbuilt(t))
+            .map(|t| (t.id.clone(), t.path.clone(), true))
+            .collect();
+        let mut seen = BTreeSet::new();
+        while let Some((parent, path, built_failed)) = queue.pop() {
+            if !seen.insert(path.clone()) || !index.is_dir(&path) {
+                continue;
+            }
+            for file in flux::reach(&artifact, &path).reads {
+                let docs = index.file(&file).and_then(|f| f.docs.as_ref().ok());
+                for doc in docs
+                    .into_iter()
+                    .flatten()
+                    .filter(|d| is_flux_kustomization(d))
+                {
+                    let mut tier =
+                        tier_from(doc, Span::new(&file, doc.line), Some(parent.clone()), local);
+                    if cluster.tiers.contains_key(&tier.id) {
+                        continue;
+                    }
+                    tier.state = TierState::NotChecked(if built_failed {
+                        format!(
+                            "its parent {parent} did not build, so whether ./{path} applies it is not known"
+                        )
+                    } else {
+                        format!("its parent {parent} is not checked")
+                    });
+                    queue.push((tier.id.clone(), tier.path.clone(), false));
+                    cluster.tiers.insert(tier.id.clone(), tier);
+                }
+            }
+        }
+    }
+}
