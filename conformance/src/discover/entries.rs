@@ -133,6 +133,20 @@ pub(super) fn checkout_urls(index: &RepoIndex, declared: &[String]) -> BTreeSet<
     urls
 }
 
+/// The repository names the checkout goes by: its remotes' last path
+/// segments and its root directory's name, lowercase.
+pub(super) fn checkout_names(index: &RepoIndex) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = git_remotes(index)
+        .iter()
+        .filter_map(|u| u.rsplit('/').next().map(str::to_string))
+        .filter(|n| !n.is_empty())
+        .collect();
+    if let Some(dir) = index.root().file_name() {
+        names.insert(dir.to_string_lossy().to_ascii_lowercase());
+    }
+    names
+}
+
 /// The URLs of the checkout's git remotes (`.git/config`), normalised.
 fn git_remotes(index: &RepoIndex) -> BTreeSet<String> {
     let Ok(config) = std::fs::read_to_string(index.root().join(".git/config")) else {

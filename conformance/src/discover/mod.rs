@@ -246,6 +246,10 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
             .zip(names)
             .map(|(entry, name)| Walk::new(name, entry, local.clone(), known.clone())),
     );
+    let names = entries::checkout_names(index);
+    for walk in &mut walks {
+        walk.checkout_names = names.clone();
+    }
     // Each cluster builds from the artifact of its own GitRepository, whose
     // spec.ignore replaces the default ignore rules.
     let artifacts: Vec<Artifact> = walks

@@ -49,6 +49,10 @@ pub(super) struct Walk {
     /// GitRepositories taken for this repository by their paths, not by
     /// their URL (source → the note that says so).
     pub(super) taken: BTreeMap<SourceRef, String>,
+    /// The repository names the checkout goes by (its remotes' last path
+    /// segments, its directory's name), lowercase: a mirror or fork keeps
+    /// the name while its host and owner change.
+    pub(super) checkout_names: BTreeSet<String>,
 }
 
 impl Walk {
@@ -81,6 +85,7 @@ impl Walk {
             artifact_reasons: BTreeMap::new(),
             self_urls,
             taken: BTreeMap::new(),
+            checkout_names: BTreeSet::new(),
         }
     }
 
@@ -195,6 +200,34 @@ impl Walk {
                         .is_some_and(|v| v.contains(".toolkit.fluxcd.io/"))
                 });
         if !flux_objects {
+            return false;
+        }
+        // A checkout is one repository. When the GitRepositories of this
+        // cluster name several, one whose name is the checkout's is it,
+        // and the others are not; once one URL is taken, no other is.
+        let name_of = |u: &str| {
+            super::normalize_url(u)
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let named: BTreeSet<String> = self
+            .git_urls
+            .values()
+            .map(|u| name_of(u))
+            .filter(|n| self.checkout_names.contains(n))
+            .collect();
+        if !named.is_empty() && !named.contains(&name_of(&url)) {
+            return false;
+        }
+        let normalized = super::normalize_url(&url);
+        if self
+            .taken
+            .keys()
+            .filter_map(|s| self.git_urls.get(s))
+            .any(|u| super::normalize_url(u) != normalized)
+        {
             return false;
         }
         let note = format!(

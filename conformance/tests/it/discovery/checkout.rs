@@ -394,3 +394,64 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
         "{err}"
     );
 }
+
+#[test]
+fn a_mirror_keeps_the_repository_name_that_tells_which_git_repository_is_this_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Two repositories sync the same path; `a-media`, the other one, is
+    // met first.
+    write(
+        root,
+        "kubernetes/flux/kustomization.yaml",
+        "resources:\n  - ./apps.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/config/kustomization.yaml",
+        "resources:\n  - a-media.yaml\n  - cluster.yaml\n",
+    );
+    for (file, source, url) in [
+        ("a-media", "media", "https://github.com/example/media"),
+        ("cluster", "ops", "https://github.com/example/ops"),
+    ] {
+        write(
+            root,
+            &format!("kubernetes/flux/config/{file}.yaml"),
+            &format!(
+                "{}---\n{}",
+                git_repository(source, url, ""),
+                ks_from(file, "./kubernetes/flux", "GitRepository", source)
+            ),
+        );
+    }
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks_from("apps", "./kubernetes/apps", "GitRepository", "ops"),
+    );
+    write(root, "kubernetes/apps/cm.yaml", &configmap("apps"));
+    git(root, &["init", "-q"]);
+    git(
+        root,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://gitea.example.org/mirror/ops.git",
+        ],
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
+    let tiers = clusters_and_tiers(&outcome);
+    assert_eq!(tiers.len(), 1, "{tiers:?}");
+    assert!(
+        tiers[0]
+            .1
+            .contains(&"flux-system/a-media not built".to_string())
+            && tiers[0]
+                .1
+                .contains(&"flux-system/apps rendered".to_string()),
+        "{tiers:?}"
+    );
+}
