@@ -384,3 +384,36 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
         all(&outcome)
     );
 }
+
+#[test]
+fn a_flow_style_taskfile_is_read_as_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: secrets-system\ndata: {}\n",
+    );
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
+    // One line of flow-style YAML, its commands quoted, the namespace in a
+    // variable of the including Taskfile.
+    write(
+        root,
+        "Taskfile.yaml",
+        "{ version: '3', env: { NS: secrets-system }, includes: { bootstrap: .taskfiles/bootstrap }, tasks: {} }\n",
+    );
+    write(
+        root,
+        ".taskfiles/bootstrap/Taskfile.yaml",
+        "{ version: \"3\", tasks: { secrets: { cmds: [ \"kubectl create namespace {{.NS}}\" ] } } }\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+}

@@ -84,10 +84,13 @@ pub(super) fn scan(
                         .is_some_and(|w| w == "namespace" || w == "ns")
                     && let Some(ns) = stage.get(i + 2)
                     && stage.iter().any(|w| w.ends_with("kubectl"))
-                    && !ns.starts_with('$')
-                    && !ns.contains("{{")
+                    && let Some(ns) = super::expand::expand(ns, rel, vars, 0)
+                    && !ns.is_empty()
+                    && ns
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 {
-                    push(out, Target::Namespace(ns.clone()));
+                    push(out, Target::Namespace(ns));
                 }
                 // kubectl create configmap|secret [TYPE] NAME [-n NS]
                 if let Some(i) = stage.iter().position(|w| w == "create")

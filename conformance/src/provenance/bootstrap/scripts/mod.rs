@@ -1,7 +1,8 @@
 //! What the repository's scripts apply before Flux: shell scripts,
-//! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`), justfiles (`justfile`,
-//! `.justfile`, `*.just`) and Makefiles, read line by line (continuations
-//! joined). Recognised:
+//! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`, parsed as YAML by
+//! [`taskfile`], each command then read as a script line), justfiles
+//! (`justfile`, `.justfile`, `*.just`) and Makefiles, read line by line
+//! (continuations joined). Recognised:
 //!
 //! * `kubectl apply -k DIR` (`--kustomize`), `kubectl apply -f DIR|FILE|URL`
 //!   (`--filename`, `=` forms);
@@ -26,6 +27,7 @@ use std::collections::BTreeMap;
 
 mod commands;
 mod expand;
+mod taskfile;
 mod words;
 
 use super::{Item, Provides, manifests};
@@ -152,14 +154,46 @@ pub fn read(index: &RepoIndex) -> Scripts {
         .into_iter()
         .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
         .collect();
+    // Taskfiles parsed as YAML (any style); one that does not parse as a
+    // Taskfile is read as text, line by line.
+    let parsed: BTreeMap<&str, taskfile::Taskfile> = texts
+        .iter()
+        .filter(|(rel, _)| is_taskfile(rel))
+        .filter_map(|(rel, text)| {
+            let docs = match index.file(rel) {
+                Some(file) => file.docs.as_ref().ok()?.clone(),
+                None => crate::yaml::parse_text(text).ok()?,
+            };
+            Some((rel.as_str(), taskfile::read(docs.first()?)?))
+        })
+        .collect();
     for (rel, text) in &texts {
-        if is_taskfile(rel) {
+        if let Some(tf) = parsed.get(rel.as_str()) {
+            for (k, v) in &tf.vars {
+                task_vars.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        } else if is_taskfile(rel) {
             for (k, v) in variables(text) {
                 task_vars.entry(k).or_insert(v);
             }
         }
     }
     for (rel, text) in &texts {
+        if let Some(tf) = parsed.get(rel.as_str()) {
+            let mut vars = tf.vars.clone();
+            for (k, v) in &task_vars {
+                vars.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            for command in &tf.commands {
+                let first = out.commands.len();
+                scan(index, rel, &command.text, &vars, &mut out);
+                // Lines of the command's text, placed in the Taskfile.
+                for c in &mut out.commands[first..] {
+                    c.at.line = command.line + c.at.line.saturating_sub(1);
+                }
+            }
+            continue;
+        }
         let mut vars = variables(text);
         if is_taskfile(rel) {
             for (k, v) in &task_vars {
@@ -279,6 +313,43 @@ mod tests {
         assert_eq!(
             out.commands[0].target,
             Target::Kustomization("kubernetes/bootstrap".into())
+        );
+    }
+
+    #[test]
+    fn flow_style_taskfiles_and_their_includes_are_read() {
+        let files = [
+            (
+                "Taskfile.yaml",
+                "{ version: '3', env: { BOOTSTRAP_DIR: '{{.ROOT_DIR}}/bootstrap' }, includes: { bootstrap: .taskfiles/bootstrap }, tasks: {} }\n",
+            ),
+            (
+                ".taskfiles/bootstrap/Taskfile.yaml",
+                "{ version: \"3\", tasks: { apps: { cmds: [ \"helmfile --file {{.BOOTSTRAP_DIR}}/helmfile.d/01-apps.yaml sync\", { cmd: \"kubectl apply --server-side -k {{.BOOTSTRAP_DIR}}/crds\" }, \"kubectl apply -f {{.TASKFILE_DIR}}/ns.yaml\" ] } } }\n",
+            ),
+            (
+                ".taskfiles/bootstrap/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+            ),
+            ("bootstrap/helmfile.d/01-apps.yaml", "releases: []\n"),
+            ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
+        ];
+        let index = RepoIndex::from_memory(&files);
+        let out = read(&index);
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        assert!(
+            targets.contains(&&Target::Kustomization("bootstrap/crds".into())),
+            "{targets:?}"
+        );
+        assert!(
+            targets.contains(&&Target::Path(".taskfiles/bootstrap/ns.yaml".into())),
+            "{targets:?}"
+        );
+        assert_eq!(out.synced, ["bootstrap/helmfile.d/01-apps.yaml"]);
+        assert!(
+            out.commands
+                .iter()
+                .all(|c| c.at.file == ".taskfiles/bootstrap/Taskfile.yaml" && c.at.line == 1)
         );
     }
 
