@@ -169,6 +169,11 @@ pub(super) fn scan(
                         }
                     }
                 }
+                // helm install|upgrade --install RELEASE CHART (behind any
+                // wrapper: `mise exec --`, `env A=b`, `timeout 60`).
+                if let Some(release) = helm_release(stage) {
+                    push(out, release);
+                }
                 // helmfile -f FILE sync|apply (not piped to kubectl)
                 if stage.iter().any(|w| w.ends_with("helmfile"))
                     && stage.iter().any(|w| w == "sync" || w == "apply")
@@ -180,9 +185,20 @@ pub(super) fn scan(
                 }
             }
         }
-        // URLs of known manifests in a file that applies.
-        if applies {
-            for w in words(t) {
+        // URLs of known manifests in a file that applies; not a chart
+        // repository's (`helm repo add NAME URL`, `helm … --repo URL`),
+        // which installs nothing.
+        let line_words = words(t);
+        let helm_repo = line_words
+            .windows(2)
+            .any(|p| p[0].ends_with("helm") && p[1] == "repo");
+        if applies && !helm_repo {
+            let chart_repos: Vec<&String> = line_words
+                .windows(2)
+                .filter(|p| p[0] == "--repo")
+                .map(|p| &p[1])
+                .collect();
+            for w in line_words.iter().filter(|w| !chart_repos.contains(w)) {
                 let w = w.trim_matches(|c| c == '(' || c == ')' || c == ',');
                 if (w.starts_with("https://") || w.starts_with("http://"))
                     && !w.contains("{{")
@@ -372,4 +388,109 @@ fn feed_following(
     {
         push(out, Target::Path(p));
     }
+}
+
+/// Helm's flags that take a value (the next word, or `=VALUE`).
+const HELM_VALUE_FLAGS: &[&str] = &[
+    "-n",
+    "--namespace",
+    "-f",
+    "--values",
+    "--set",
+    "--set-string",
+    "--set-file",
+    "--set-json",
+    "--set-literal",
+    "--version",
+    "--repo",
+    "--kube-context",
+    "--kubeconfig",
+    "--timeout",
+    "--post-renderer",
+    "--post-renderer-args",
+    "--username",
+    "--password",
+    "--description",
+    "--ca-file",
+    "--cert-file",
+    "--key-file",
+    "--history-max",
+    "--labels",
+    "-l",
+];
+
+/// The chart values that switch a chart's CRDs off, as charts name them.
+const CRD_SWITCHES: &[&str] = &[
+    "crds.enabled",
+    "crds.install",
+    "crds.create",
+    "installCRDs",
+    "installCrds",
+    "crds.keep",
+];
+
+/// `helm install RELEASE CHART` or `helm upgrade --install RELEASE CHART`
+/// (`-i`), with its namespace and whether its CRDs are installed
+/// (`--skip-crds`, or a `--set` of the chart's CRD switch to false). An
+/// `upgrade` without `--install` changes a release that already exists and
+/// installs nothing on a cold cluster; `helm repo add`, `template`, `pull`
+/// install nothing either.
+pub(super) fn helm_release(stage: &[String]) -> Option<Target> {
+    let h = stage
+        .iter()
+        .position(|w| w == "helm" || w.ends_with("/helm"))?;
+    let args = &stage[h + 1..];
+    let verb = args.iter().position(|w| !w.starts_with('-'))?;
+    let install = match args[verb].as_str() {
+        "install" => true,
+        "upgrade" => args.iter().any(|w| w == "--install" || w == "-i"),
+        _ => false,
+    };
+    if !install {
+        return None;
+    }
+    let mut positional = Vec::new();
+    let mut i = 0;
+    let rest = &args[verb + 1..];
+    while i < rest.len() {
+        let w = &rest[i];
+        if w.starts_with('-') {
+            if HELM_VALUE_FLAGS.contains(&w.as_str()) {
+                i += 1;
+            }
+        } else {
+            positional.push(w.clone());
+        }
+        i += 1;
+    }
+    let chart = positional.get(1)?;
+    let name = chart.trim_end_matches('/').rsplit('/').next()?.to_string();
+    if name.is_empty() || name.contains('$') || name.contains("{{") || name.ends_with(".tgz") {
+        return None;
+    }
+    let namespace =
+        flag(rest, &["-n"], "--namespace").filter(|n| !n.contains('$') && !n.contains("{{"));
+    let sets: Vec<String> = rest
+        .windows(2)
+        .filter(|p| p[0] == "--set" || p[0] == "--set-string")
+        .map(|p| p[1].clone())
+        .chain(rest.iter().filter_map(|w| {
+            w.strip_prefix("--set=")
+                .or_else(|| w.strip_prefix("--set-string="))
+                .map(str::to_string)
+        }))
+        .flat_map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    let crds_off = sets.iter().any(|s| {
+        s.split_once('=').is_some_and(|(k, v)| {
+            CRD_SWITCHES.contains(&k) && v.trim_matches(|c| c == '"' || c == '\'') == "false"
+        })
+    });
+    let crds = !crds_off && !rest.iter().any(|w| w == "--skip-crds");
+    Some(Target::Chart {
+        chart: name,
+        namespace,
+        crds,
+        create_namespace: rest.iter().any(|w| w == "--create-namespace"),
+    })
 }

@@ -85,6 +85,19 @@ pub enum Target {
     /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
     /// -n NS`: `Kind/namespace/name`.
     Object(String),
+    /// `helm install|upgrade --install RELEASE CHART`: the chart (its last
+    /// path segment), the release namespace, whether its CRDs are
+    /// installed, and whether `--create-namespace` creates the namespace.
+    Chart {
+        /// The chart's name.
+        chart: String,
+        /// `-n`/`--namespace`, when given.
+        namespace: Option<String>,
+        /// False with `--skip-crds` or the chart's CRD switch set to false.
+        crds: bool,
+        /// `--create-namespace`.
+        create_namespace: bool,
+    },
 }
 
 impl Command {
@@ -120,6 +133,29 @@ impl Command {
                 Provides::Namespace(ns.clone()),
                 format!("kubectl create namespace {ns}"),
             )],
+            Target::Chart {
+                chart,
+                namespace,
+                crds,
+                create_namespace,
+            } => {
+                let via = format!("helm install {chart}");
+                let mut out = Vec::new();
+                if *crds {
+                    out.push(item(
+                        Provides::Chart {
+                            chart: chart.clone(),
+                            namespace: namespace.clone().filter(|_| *create_namespace),
+                            crds_only: false,
+                        },
+                        via.clone(),
+                    ));
+                }
+                if *create_namespace && let Some(ns) = namespace {
+                    out.push(item(Provides::Namespace(ns.clone()), via));
+                }
+                out
+            }
         }
     }
 }
@@ -350,6 +386,65 @@ mod tests {
             out.commands
                 .iter()
                 .all(|c| c.at.file == ".taskfiles/bootstrap/Taskfile.yaml" && c.at.line == 1)
+        );
+    }
+
+    #[test]
+    fn chart_repository_urls_install_nothing() {
+        let files = [(
+            "scripts/bootstrap.sh",
+            "kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/v1.16.0/cert-manager.crds.yaml\nhelm repo add longhorn https://charts.longhorn.io\nhelm upgrade --install longhorn longhorn --repo https://charts.longhorn.io -n longhorn-system\n",
+        )];
+        let out = scan_text(&files, "scripts/bootstrap.sh");
+        let urls: Vec<&Target> = out
+            .commands
+            .iter()
+            .map(|c| &c.target)
+            .filter(|t| matches!(t, Target::Url(_)))
+            .collect();
+        assert_eq!(
+            urls,
+            [&Target::Url(
+                "https://github.com/cert-manager/cert-manager/releases/download/v1.16.0/cert-manager.crds.yaml"
+                    .into()
+            )]
+        );
+    }
+
+    #[test]
+    fn helm_installs_behind_wrappers_and_continuations_with_their_crd_switches() {
+        let files = [(
+            "scripts/bootstrap.sh",
+            "helm repo add longhorn https://charts.longhorn.io\nmise exec -- helm upgrade --install longhorn longhorn/longhorn \\\n  --namespace longhorn-system --create-namespace \\\n  --set persistence.defaultClass=false\nhelm install cert-manager oci://quay.io/jetstack/charts/cert-manager -n cert-manager --set crds.enabled=false\nhelm upgrade cilium cilium/cilium -n kube-system\nhelm template x cilium/cilium\n",
+        )];
+        let out = scan_text(&files, "scripts/bootstrap.sh");
+        let targets: Vec<(u32, &Target)> = out
+            .commands
+            .iter()
+            .map(|c| (c.at.line, &c.target))
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                (
+                    2,
+                    &Target::Chart {
+                        chart: "longhorn".into(),
+                        namespace: Some("longhorn-system".into()),
+                        crds: true,
+                        create_namespace: true,
+                    }
+                ),
+                (
+                    5,
+                    &Target::Chart {
+                        chart: "cert-manager".into(),
+                        namespace: Some("cert-manager".into()),
+                        crds: false,
+                        create_namespace: false,
+                    }
+                ),
+            ]
         );
     }
 
