@@ -11,6 +11,7 @@ use super::{LocalSources, is_flux_kustomization, tier_from};
 use crate::model::{Cluster, Entry, Span, Tier, TierId, TierState};
 use crate::render::flux;
 use crate::repo::RepoIndex;
+use crate::yaml::Node;
 
 /// Whether a tier of this repository was not built (its build failed, a
 /// remote base it needs is not here, a file over a budget): what its path
@@ -154,19 +155,13 @@ fn unbuilt_reach(index: &RepoIndex, clusters: &[Cluster]) -> BTreeSet<String> {
         if !seen.insert(path.clone()) || !index.is_dir(&path) {
             continue;
         }
-        for file in flux::reach(&artifact, &path).reads {
-            let docs = index.file(&file).and_then(|f| f.docs.as_ref().ok());
-            for doc in docs
-                .into_iter()
-                .flatten()
-                .filter(|d| is_flux_kustomization(d))
-            {
-                if let Some(child) = doc.str_at(&["spec", "path"]) {
-                    queue.push(crate::repo::normalize("", &child).0);
-                }
+        let (reads, children) = read_by(index, &artifact, &path);
+        for (_, doc) in children {
+            if let Some(child) = doc.str_at(&["spec", "path"]) {
+                queue.push(crate::repo::normalize("", &child).0);
             }
-            files.insert(file);
         }
+        files.extend(reads);
     }
     files
 }
@@ -226,29 +221,43 @@ pub(super) fn adopt_unbuilt_children(
             if !seen.insert(path.clone()) || !index.is_dir(&path) {
                 continue;
             }
-            for file in flux::reach(&artifact, &path).reads {
-                let docs = index.file(&file).and_then(|f| f.docs.as_ref().ok());
-                for doc in docs
-                    .into_iter()
-                    .flatten()
-                    .filter(|d| is_flux_kustomization(d))
-                {
-                    let mut tier =
-                        tier_from(doc, Span::new(&file, doc.line), Some(parent.clone()), local);
-                    if cluster.tiers.contains_key(&tier.id) {
-                        continue;
-                    }
-                    tier.state = TierState::NotChecked(if built_failed {
-                        format!(
-                            "its parent {parent} did not build, so whether ./{path} applies it is not known"
-                        )
-                    } else {
-                        format!("its parent {parent} is not checked")
-                    });
-                    queue.push((tier.id.clone(), tier.path.clone(), false));
-                    cluster.tiers.insert(tier.id.clone(), tier);
+            for (file, doc) in read_by(index, &artifact, &path).1 {
+                let mut tier =
+                    tier_from(doc, Span::new(&file, doc.line), Some(parent.clone()), local);
+                if cluster.tiers.contains_key(&tier.id) {
+                    continue;
                 }
+                tier.state = TierState::NotChecked(if built_failed {
+                    format!(
+                        "its parent {parent} did not build, so whether ./{path} applies it is not known"
+                    )
+                } else {
+                    format!("its parent {parent} is not checked")
+                });
+                queue.push((tier.id.clone(), tier.path.clone(), false));
+                cluster.tiers.insert(tier.id.clone(), tier);
             }
         }
     }
+}
+
+/// What a build of `path` reads, statically, and the Flux Kustomizations in
+/// those files (with their file): the one walk both the unreferenced list
+/// and the adoption of unbuilt children follow.
+fn read_by<'a>(
+    index: &'a RepoIndex,
+    artifact: &crate::repo::Artifact,
+    path: &str,
+) -> (BTreeSet<String>, Vec<(String, &'a Node)>) {
+    let reads = flux::reach(artifact, path).reads;
+    let children = reads
+        .iter()
+        .filter_map(|file| Some((file, index.file(file)?.docs.as_ref().ok()?)))
+        .flat_map(|(file, docs)| {
+            docs.iter()
+                .filter(|d| is_flux_kustomization(d))
+                .map(move |d| (file.clone(), d))
+        })
+        .collect();
+    (reads, children)
 }

@@ -4,21 +4,9 @@
 //! commit; Kustomizations nothing applies; children of a tier that did not
 //! build.
 
-use std::process::Command;
-
 use conformance::check::Outcome;
 
 use super::*;
-
-fn git(root: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
 
 /// The same files three ways: no `.git`, a `.git` whose remote is `url`,
 /// and a `.git` whose remote is a GitLab mirror.
@@ -328,20 +316,6 @@ fn kustomizations_nothing_applies_are_listed_once_and_are_no_cluster() {
     );
 }
 
-fn with_entries(
-    root: &Path,
-    entries: &[&str],
-) -> Result<Outcome, conformance::check::SessionError> {
-    check(&CheckOptions {
-        repo: root.to_path_buf(),
-        clusters: vec![],
-        renderer: None,
-        base: None,
-        remote: None,
-        entries: entries.iter().map(|e| e.to_string()).collect(),
-    })
-}
-
 #[test]
 fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -353,11 +327,11 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
     );
     write(root, "deploy/prod/cm.yaml", &configmap("team-a"));
     // Without an entry: exit 2, naming the line that settles it.
-    let err = with_entries(root, &[]).unwrap_err().to_string();
+    let err = run_with_entries(root, &[]).unwrap_err().to_string();
     assert!(err.contains("clusters: {NAME: {entry: DIR}}"), "{err}");
     assert!(err.contains("--entry DIR"), "{err}");
     // With one: the directory is built and checked like a tier.
-    let outcome = with_entries(root, &["./deploy/prod"]).unwrap();
+    let outcome = run_with_entries(root, &["./deploy/prod"]).unwrap();
     assert_eq!(cluster_names(&outcome), vec!["prod"]);
     assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
     let objects = match &outcome.model.clusters[0]
@@ -377,17 +351,19 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
         "deploy/prod/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n",
     );
-    let outcome = with_entries(root, &["deploy/prod"]).unwrap();
+    let outcome = run_with_entries(root, &["deploy/prod"]).unwrap();
     assert!(!outcome.findings.is_empty());
     // An entry that is not a directory of the repository is refused.
-    let err = with_entries(root, &["deploy/dev"]).unwrap_err().to_string();
+    let err = run_with_entries(root, &["deploy/dev"])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("--entry deploy/dev: not a directory"), "{err}");
     write(
         root,
         "conformance.yaml",
         "clusters:\n  dev:\n    entry: deploy/dev\n",
     );
-    let err = with_entries(root, &[]).unwrap_err().to_string();
+    let err = run_with_entries(root, &[]).unwrap_err().to_string();
     assert!(err.contains("line 3") || err.contains(":3"), "{err}");
     assert!(
         err.contains("clusters.dev.entry `deploy/dev` is not a directory"),

@@ -5,10 +5,8 @@
 //! unreferenced Kustomizations and findings of its `expected.txt`.
 //! `BLESS=1` rewrites `expected.txt` from the run without `.git`.
 
-use std::fmt::Write as _;
-use std::process::Command;
-
 use conformance::check::Outcome;
+use std::fmt::Write as _;
 
 use super::*;
 
@@ -27,16 +25,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
-}
-
-fn git(root: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 /// What must not depend on the checkout: clusters, their tiers and states,

@@ -11,6 +11,17 @@ use conformance::model::{Entry, TierId, TierState};
 
 use crate::support::*;
 
+/// Runs git in a test's repository.
+fn git(root: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
 mod building;
 mod checkout;
 mod entries;

@@ -91,13 +91,21 @@ pub fn rules(outcome: &Outcome) -> Vec<(&str, &str, &str)> {
 }
 
 pub fn run_result(root: &Path) -> Result<Outcome, conformance::check::SessionError> {
+    run_with_entries(root, &[])
+}
+
+/// A check with `--entry DIR` for each of `entries`.
+pub fn run_with_entries(
+    root: &Path,
+    entries: &[&str],
+) -> Result<Outcome, conformance::check::SessionError> {
     check(&CheckOptions {
         repo: root.to_path_buf(),
         clusters: vec![],
         renderer: None,
         base: None,
         remote: None,
-        entries: vec![],
+        entries: entries.iter().map(|e| e.to_string()).collect(),
     })
 }
 
