@@ -403,7 +403,7 @@ impl<'m> ClusterAnalysis<'m> {
             .collect();
         ClusterAnalysis {
             bootstrap,
-            installed: crate::provenance::installed::installed(cluster, index),
+            installed: crate::provenance::installed::installed(cluster, index, bootstrap),
             cluster,
             graph,
             cycles,

@@ -1,8 +1,10 @@
 //! The Flux a cluster installs, as its repository shows it: the
 //! kustomize-controller Deployment of the cluster's rendered
 //! `gotk-components.yaml` (its image tag, and the file's `# Flux Version:`
-//! header), or a FluxInstance's `spec.distribution.version` (a semver range
-//! such as `2.x` is judged against the newest release it admits). Behaviours
+//! header), a FluxInstance's `spec.distribution.version` (a semver range
+//! such as `2.x` is judged against the newest release it admits), or what
+//! a bootstrap step states (a helmfile `flux-instance` release, `flux
+//! install --version`, Flux's install manifests at a ref). Behaviours
 //! that changed between releases (strict postBuild substitution from
 //! kustomize-controller 1.9 / Flux 2.9; the API versions Flux serves) are
 //! judged against it.
@@ -108,7 +110,11 @@ impl Installed {
 }
 
 /// The Flux the cluster installs, if its repository shows it.
-pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
+pub fn installed(
+    cluster: &Cluster,
+    index: &RepoIndex,
+    bootstrap: &crate::provenance::bootstrap::Bootstrap,
+) -> Option<Installed> {
     let objects = || cluster.local_tiers().flat_map(|t| t.objects());
     // gotk-components.yaml: the kustomize-controller Deployment.
     for o in objects() {
@@ -179,6 +185,29 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
                 o.source.clone()?,
             ))
         })
+        // What the bootstrap states: a helmfile `flux-instance` release's
+        // values, `flux install|bootstrap --version`, Flux's install
+        // manifests at a ref.
+        .or_else(|| {
+            bootstrap
+                .flux_of(&cluster.name)
+                .map(|p| (p.written.clone(), p.at.clone()))
+        })
+        // A kustomization whose resources are Flux's install manifests at a ref.
+        .or_else(|| {
+            index.all_files().find_map(|(file, f)| {
+                if !crate::repo::KUSTOMIZATION_FILE_NAMES
+                    .contains(&file.rsplit('/').next().unwrap_or(file))
+                {
+                    return None;
+                }
+                let doc = f.docs.as_ref().ok()?.first()?;
+                doc.get("resources")?.as_seq().iter().find_map(|r| {
+                    let version = flux_manifests_version(r.as_str()?)?;
+                    Some((version, Span::new(file, r.line)))
+                })
+            })
+        })
         .or_else(|| {
             index.all_files().find_map(|(file, f)| {
                 f.docs.as_ref().ok()?.iter().find_map(|d| {
@@ -223,6 +252,31 @@ pub fn installed(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
         written,
         pinned,
     })
+}
+
+/// The Flux version of a URL of Flux's own install manifests:
+/// `github.com/fluxcd/flux2/manifests/install?ref=v2.3.0` (a kustomize
+/// remote base) and `github.com/fluxcd/flux2/releases/download/v2.3.0/install.yaml`
+/// (`latest/download` names no version).
+pub fn flux_manifests_version(url: &str) -> Option<String> {
+    let url = url.trim_matches(|c| c == '"' || c == '\'' || c == '(' || c == ')');
+    let at = url.find("fluxcd/flux2/")?;
+    let rest = &url[at + "fluxcd/flux2/".len()..];
+    let version = if let Some(q) = rest.strip_prefix("manifests/install") {
+        q.split_once("ref=")?
+            .1
+            .split(['&', '#'])
+            .next()?
+            .to_string()
+    } else {
+        let r = rest.strip_prefix("releases/download/")?;
+        let (v, file) = r.split_once('/')?;
+        if !file.starts_with("install") {
+            return None;
+        }
+        v.to_string()
+    };
+    (Version::parse(&version).is_some()).then_some(version)
 }
 
 /// The `# Flux Version: v2.6.4` header `flux install --export` writes at
@@ -319,6 +373,28 @@ fn kustomize_controller_of(flux: Version) -> Option<Version> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flux_manifest_urls() {
+        assert_eq!(
+            flux_manifests_version("https://github.com/fluxcd/flux2/manifests/install?ref=v2.3.0")
+                .as_deref(),
+            Some("v2.3.0")
+        );
+        assert_eq!(
+            flux_manifests_version(
+                "https://github.com/fluxcd/flux2/releases/download/v2.6.4/install.yaml"
+            )
+            .as_deref(),
+            Some("v2.6.4")
+        );
+        assert_eq!(
+            flux_manifests_version(
+                "https://github.com/fluxcd/flux2/releases/latest/download/install.yaml"
+            ),
+            None
+        );
+    }
 
     #[test]
     fn versions_and_ranges() {

@@ -82,6 +82,9 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     for note in &outcome.model.notes {
         let _ = writeln!(out, "discovery: {note}");
     }
+    for note in &outcome.bootstrap.notes {
+        let _ = writeln!(out, "bootstrap: {}: {}", note.at, note.text);
+    }
     if let Some(line) = parity_line(outcome) {
         let _ = writeln!(out, "{line}");
     }

@@ -106,6 +106,11 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         "repo": repo_arg,
         "clusters": clusters,
         "bootstrap": bootstrap,
+        "bootstrap_notes": outcome.bootstrap.notes.iter().map(|n| json!({
+            "file": n.at.file,
+            "line": (n.at.line > 0).then_some(n.at.line),
+            "note": n.text,
+        })).collect::<Vec<_>>(),
         "notes": outcome.model.notes,
         "unreferenced": outcome.model.unreferenced.iter().map(|u| json!({
             "file": u.at.file,

@@ -39,6 +39,7 @@ pub mod openshift;
 pub mod scripts;
 pub mod talos;
 pub mod terraform;
+pub mod values;
 
 use crate::model::{Model, Span};
 use crate::provenance::{Catalog, Provenance, ProviderSource, SourceCx};
@@ -67,6 +68,10 @@ impl ProviderSource for BootstrapKinds {
 pub struct Bootstrap {
     /// Every item, sorted by where the repository says so.
     pub items: Vec<Item>,
+    /// What the readers could not read or know, by place.
+    pub notes: Vec<Note>,
+    /// The Flux versions bootstrap steps state, in the order read.
+    pub flux: Vec<FluxPin>,
     /// Each cluster's distinctive path segments (the parts of its entry
     /// path no other cluster's has), to tell which cluster a bootstrap
     /// file is for.
@@ -140,6 +145,52 @@ pub struct ReadCx<'a> {
     pub catalog: &'a Catalog,
     /// What the repository's scripts apply.
     pub scripts: &'a scripts::Scripts,
+    /// What the readers found besides items: notes and Flux versions.
+    found: std::cell::RefCell<Found>,
+}
+
+/// What the readers say besides what they install.
+#[derive(Debug, Default)]
+struct Found {
+    notes: Vec<Note>,
+    flux: Vec<FluxPin>,
+}
+
+impl ReadCx<'_> {
+    /// Notes something a reader could not read or could not know.
+    pub fn note(&self, at: Span, text: String) {
+        self.found.borrow_mut().notes.push(Note { at, text });
+    }
+    /// Records the Flux version a bootstrap step states.
+    pub fn flux(&self, at: Span, written: &str, via: &str) {
+        self.found.borrow_mut().flux.push(FluxPin {
+            at,
+            written: written.to_string(),
+            via: via.to_string(),
+        });
+    }
+}
+
+/// Something a bootstrap reader could not read or could not know: "not
+/// read: FILE:LINE: why".
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Note {
+    /// Where.
+    pub at: Span,
+    /// Why, in words.
+    pub text: String,
+}
+
+/// A Flux version a bootstrap step states (`flux install --version`, a
+/// helmfile `flux-instance` release, Flux's install manifests at a ref).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FluxPin {
+    /// Where.
+    pub at: Span,
+    /// The version as written (`v2.7.2`, `2.x`).
+    pub written: String,
+    /// How, in words.
+    pub via: String,
 }
 
 /// One bootstrap source: a kind of file the repository installs things
@@ -174,8 +225,12 @@ impl Bootstrap {
             model,
             catalog,
             scripts: &scripts,
+            found: Default::default(),
         };
         let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
+        let Found { mut notes, flux } = cx.found.into_inner();
+        notes.sort();
+        notes.dedup();
         // A chart known only by its release (rendered manifests carrying
         // Helm's ownership annotations): the chart of the Flux HelmRelease
         // of that namespace and name, which will adopt it.
@@ -193,6 +248,8 @@ impl Bootstrap {
         items.dedup();
         Bootstrap {
             items,
+            notes,
+            flux,
             clusters: distinctive(model),
         }
     }
@@ -257,6 +314,13 @@ impl Bootstrap {
             .iter()
             .filter(|i| self.applies(i, cluster))
             .find(|i| matches!(&i.provides, Provides::Object(o) if o == object))
+    }
+
+    /// The Flux version a bootstrap step of `cluster` states, if any.
+    pub fn flux_of(&self, cluster: &str) -> Option<&FluxPin> {
+        self.flux
+            .iter()
+            .find(|p| self.file_applies(&p.at.file, cluster))
     }
 
     /// The items that apply to a cluster.

@@ -417,3 +417,126 @@ fn a_flow_style_taskfile_is_read_as_yaml() {
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
 }
+
+#[test]
+fn a_templated_helmfile_with_column_zero_lists_is_read_as_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    // Lists at the margin, the chart from the environment's values, a
+    // `needs:` list, an `if` around the release.
+    write(
+        root,
+        "bootstrap/helmfile.yaml.gotmpl",
+        "---\nenvironments:\n  default:\n    values:\n    - ./versions.yaml\n---\nreleases:\n{{- if .Values.externalSecrets }}\n- name: external-secrets\n  namespace: external-secrets\n  chart: {{ .Values.charts.externalSecrets }}\n  needs: [kube-system/cilium]\n{{- end }}\n",
+    );
+    write(
+        root,
+        "bootstrap/versions.yaml",
+        "externalSecrets: true\ncharts:\n  externalSecrets: oci://ghcr.io/external-secrets/charts/external-secrets\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    assert!(
+        json["bootstrap"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["line"] == 9 && i["provides"] == "chart external-secrets"),
+        "{}",
+        json["bootstrap"]
+    );
+}
+
+#[test]
+fn a_helmfile_release_whose_crds_are_switched_off_provides_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    let helmfile = |values: &str| {
+        format!(
+            "releases:\n- name: external-secrets\n  namespace: external-secrets\n  chart: external-secrets/external-secrets\n  values:\n  - {values}\n"
+        )
+    };
+    write(root, "bootstrap/helmfile.yaml", &helmfile("./values.yaml"));
+    write(root, "bootstrap/values.yaml", "installCRDs: false\n");
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
+    // Inline values, and `set:`.
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        &helmfile("installCRDs: false"),
+    );
+    assert_eq!(errors(&run(root)).len(), 1);
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        &format!(
+            "{}  set:\n  - name: installCRDs\n    value: false\n",
+            helmfile("{}")
+        ),
+    );
+    assert_eq!(errors(&run(root)).len(), 1);
+    write(root, "bootstrap/values.yaml", "installCRDs: true\n");
+    write(root, "bootstrap/helmfile.yaml", &helmfile("./values.yaml"));
+    assert!(errors(&run(root)).is_empty());
+}
+
+#[test]
+fn the_flux_version_of_a_helmfile_flux_instance_release_and_a_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n- name: flux-instance\n  namespace: flux-system\n  chart: oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance\n  values:\n  - ./flux-instance.yaml\n",
+    );
+    write(
+        root,
+        "bootstrap/flux-instance.yaml",
+        "instance:\n  distribution:\n    version: 2.7.2\n",
+    );
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let analysis = session.analysis(&session.model.clusters[0]);
+    let installed = analysis.installed.as_ref().expect("a version");
+    assert_eq!(installed.written, "2.7.2");
+    assert_eq!(installed.at.file, "bootstrap/helmfile.yaml");
+    std::fs::remove_file(root.join("bootstrap/helmfile.yaml")).unwrap();
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/bin/sh\nflux install \\\n  --version=v2.4.0 --components-extra=image-reflector-controller\n",
+    );
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let analysis = session.analysis(&session.model.clusters[0]);
+    let installed = analysis.installed.as_ref().expect("a version");
+    assert_eq!(installed.written, "v2.4.0");
+    assert_eq!(
+        (installed.at.file.as_str(), installed.at.line),
+        ("scripts/bootstrap.sh", 2)
+    );
+}
+
+#[test]
+fn a_helmfile_that_is_not_yaml_is_read_by_line_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    write(
+        root,
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n    values: [a: b: c]\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    let notes = json["bootstrap_notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["file"] == "bootstrap/helmfile.yaml"
+            && n["note"].as_str().unwrap().contains("taken line by line")),
+        "{notes:?}"
+    );
+}

@@ -171,7 +171,11 @@ pub(super) fn scan(
                 }
                 // helm install|upgrade --install RELEASE CHART (behind any
                 // wrapper: `mise exec --`, `env A=b`, `timeout 60`).
-                if let Some(release) = helm_release(stage) {
+                let values_file = |f: &str| {
+                    let p = resolve(index, rel, f, vars)?;
+                    index.file(&p)?.docs.as_ref().ok()?.first().cloned()
+                };
+                if let Some(release) = helm_release(stage, values_file) {
                     push(out, release);
                 }
                 // helmfile -f FILE sync|apply (not piped to kubectl)
@@ -189,6 +193,26 @@ pub(super) fn scan(
         // repository's (`helm repo add NAME URL`, `helm … --repo URL`),
         // which installs nothing.
         let line_words = words(t);
+        // The Flux version: `flux install|bootstrap … --version V`, and
+        // Flux's install manifests at a ref.
+        if let Some(f) = line_words
+            .iter()
+            .position(|w| w == "flux" || w.ends_with("/flux"))
+            && line_words
+                .get(f + 1..)
+                .is_some_and(|rest| rest.iter().any(|w| w == "install" || w == "bootstrap"))
+            && let Some(v) = flag(&line_words[f..], &[], "--version")
+            && !v.contains('$')
+            && !v.contains("{{")
+        {
+            out.flux
+                .push((at.clone(), v, "flux install --version".to_string()));
+        }
+        for w in &line_words {
+            if let Some(v) = crate::provenance::installed::flux_manifests_version(w) {
+                out.flux.push((at.clone(), v, format!("kubectl apply {w}")));
+            }
+        }
         let helm_repo = line_words
             .windows(2)
             .any(|p| p[0].ends_with("helm") && p[1] == "repo");
@@ -419,23 +443,17 @@ const HELM_VALUE_FLAGS: &[&str] = &[
     "-l",
 ];
 
-/// The chart values that switch a chart's CRDs off, as charts name them.
-const CRD_SWITCHES: &[&str] = &[
-    "crds.enabled",
-    "crds.install",
-    "crds.create",
-    "installCRDs",
-    "installCrds",
-    "crds.keep",
-];
-
 /// `helm install RELEASE CHART` or `helm upgrade --install RELEASE CHART`
 /// (`-i`), with its namespace and whether its CRDs are installed
-/// (`--skip-crds`, or a `--set` of the chart's CRD switch to false). An
+/// (`--skip-crds`, or the chart's CRD switch set to false by `--set` or a
+/// `-f`/`--values` file). An
 /// `upgrade` without `--install` changes a release that already exists and
 /// installs nothing on a cold cluster; `helm repo add`, `template`, `pull`
 /// install nothing either.
-pub(super) fn helm_release(stage: &[String]) -> Option<Target> {
+pub(super) fn helm_release(
+    stage: &[String],
+    values_file: impl Fn(&str) -> Option<crate::yaml::Node>,
+) -> Option<Target> {
     let h = stage
         .iter()
         .position(|w| w == "helm" || w.ends_with("/helm"))?;
@@ -481,10 +499,21 @@ pub(super) fn helm_release(stage: &[String]) -> Option<Target> {
         }))
         .flat_map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
         .collect();
+    let files: Vec<String> = rest
+        .windows(2)
+        .filter(|p| p[0] == "-f" || p[0] == "--values")
+        .map(|p| p[1].clone())
+        .chain(rest.iter().filter_map(|w| {
+            w.strip_prefix("--values=")
+                .or_else(|| w.strip_prefix("-f="))
+                .map(str::to_string)
+        }))
+        .collect();
     let crds_off = sets.iter().any(|s| {
-        s.split_once('=').is_some_and(|(k, v)| {
-            CRD_SWITCHES.contains(&k) && v.trim_matches(|c| c == '"' || c == '\'') == "false"
-        })
+        s.split_once('=')
+            .is_some_and(|(k, v)| crate::provenance::bootstrap::values::set_switches_off(k, v))
+    }) || files.iter().any(|f| {
+        values_file(f).is_some_and(|v| crate::provenance::bootstrap::values::values_switch_off(&v))
     });
     let crds = !crds_off && !rest.iter().any(|w| w == "--skip-crds");
     Some(Target::Chart {

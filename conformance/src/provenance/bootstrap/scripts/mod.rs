@@ -44,6 +44,9 @@ pub struct Scripts {
     pub crds_only: Vec<String>,
     /// Helmfiles a script syncs or applies, by path.
     pub synced: Vec<String>,
+    /// Flux versions the scripts state (`flux install --version`, Flux's
+    /// install manifests at a ref): where, the version, how.
+    pub flux: Vec<(Span, String, String)>,
 }
 
 impl Scripts {
@@ -221,11 +224,15 @@ pub fn read(index: &RepoIndex) -> Scripts {
                 vars.entry(k.clone()).or_insert_with(|| v.clone());
             }
             for command in &tf.commands {
-                let first = out.commands.len();
+                let (first, pins) = (out.commands.len(), out.flux.len());
                 scan(index, rel, &command.text, &vars, &mut out);
                 // Lines of the command's text, placed in the Taskfile.
-                for c in &mut out.commands[first..] {
-                    c.at.line = command.line + c.at.line.saturating_sub(1);
+                for at in out.commands[first..]
+                    .iter_mut()
+                    .map(|c| &mut c.at)
+                    .chain(out.flux[pins..].iter_mut().map(|p| &mut p.0))
+                {
+                    at.line = command.line + at.line.saturating_sub(1);
                 }
             }
             continue;
@@ -239,6 +246,17 @@ pub fn read(index: &RepoIndex) -> Scripts {
         scan(index, rel, text, &vars, &mut out);
     }
     out
+}
+
+/// What one command line of a file applies (a helmfile hook's command),
+/// placed at `line` of `rel`.
+pub fn command_line(index: &RepoIndex, rel: &str, line: u32, text: &str) -> Vec<Command> {
+    let mut out = Scripts::default();
+    scan(index, rel, text, &BTreeMap::new(), &mut out);
+    for c in &mut out.commands {
+        c.at.line = line + c.at.line.saturating_sub(1);
+    }
+    out.commands
 }
 
 fn is_taskfile(rel: &str) -> bool {
@@ -263,6 +281,9 @@ impl super::Reader for ScriptCommands {
         "scripts"
     }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        for (at, version, via) in &cx.scripts.flux {
+            cx.flux(at.clone(), version, via);
+        }
         cx.scripts
             .commands
             .iter()

@@ -1,0 +1,197 @@
+//! Helmfile releases installed before Flux: `helmfile.yaml`, `helmfile.d/`,
+//! any `helmfile*.yaml[.gotmpl]`, YAML files in a `helmfile/` directory,
+//! the files a script syncs (`helmfile -f FILE sync|apply`) and the nested
+//! `helmfiles:` they name. Each is rendered ([`template`]) and read as YAML
+//! ([`state`]); one that still does not parse is read line by line
+//! ([`lines`]), with a note saying so.
+//!
+//! Each release installs its chart (the catalog's groups for it) unless
+//! its values switch the chart's CRDs off ([`super::values`]) or
+//! `--skip-crds` is among its args, and, as helmfile creates it by default
+//! (`createNamespace`), its namespace. A release without a literal chart
+//! takes the chart of the Flux HelmRelease of the same namespace and name,
+//! else its own name. A file whose CRDs only are applied (`--include-crds`
+//! in its `helmDefaults.args`, or a script that pipes `helmfile template`
+//! through a `CustomResourceDefinition` filter) installs the charts' CRDs,
+//! not their namespaces. Hook commands are read as script lines (`kubectl
+//! apply -f PATH`, `sh -c "…"`). A `flux-instance` release's
+//! `instance.distribution.version` is the Flux version the cluster runs.
+
+pub mod lines;
+pub mod state;
+pub mod template;
+
+use super::{Item, Provides};
+use crate::model::{Model, Span};
+use crate::repo::Kind;
+
+/// Whether a path is a helmfile.
+pub fn is_helmfile(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let yaml = [".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl", ".gotmpl"]
+        .iter()
+        .any(|e| name.ends_with(e));
+    let parent = rel.rsplit('/').nth(1).unwrap_or_default();
+    yaml && (name.starts_with("helmfile") || parent == "helmfile.d" || parent == "helmfile")
+}
+
+/// The chart of the Flux HelmRelease `namespace/name`, if the model has it.
+pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> Option<String> {
+    for cluster in &model.clusters {
+        for tier in cluster.tiers.values() {
+            for o in tier.objects() {
+                if o.id.kind == "HelmRelease"
+                    && o.id.group == "helm.toolkit.fluxcd.io"
+                    && o.id.name == name
+                    && namespace.is_none_or(|ns| o.id.namespace.as_deref() == Some(ns))
+                {
+                    if let Some(chart) = o.body.str_at(&["spec", "chart", "spec", "chart"]) {
+                        return Some(crate::provenance::chart::short_name(&chart));
+                    }
+                    let kind = o.body.str_at(&["spec", "chartRef", "kind"])?;
+                    let source = o.body.str_at(&["spec", "chartRef", "name"])?;
+                    // The OCIRepository/HelmChart it names.
+                    for t in cluster.tiers.values() {
+                        for s in t.objects() {
+                            if s.id.kind == kind && s.id.name == source {
+                                let chart = s
+                                    .body
+                                    .str_at(&["spec", "url"])
+                                    .or_else(|| s.body.str_at(&["spec", "chart"]))?;
+                                return Some(crate::provenance::chart::short_name(&chart));
+                            }
+                        }
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Every release of every helmfile of the repository (the helmfiles a
+/// script syncs, and the nested ones they name, included), and what their
+/// hooks apply.
+pub fn read(cx: &super::ReadCx) -> Vec<Item> {
+    let (index, model, scripts) = (cx.index, cx.model, cx.scripts);
+    let mut out = Vec::new();
+    let mut files: Vec<String> = index
+        .below("")
+        .filter(|(rel, kind)| **kind == Kind::File && is_helmfile(rel))
+        .map(|(rel, _)| rel.to_string())
+        .collect();
+    for synced in &scripts.synced {
+        if !files.contains(synced) {
+            files.push(synced.clone());
+        }
+    }
+    let mut k = 0;
+    while k < files.len() {
+        let rel = files[k].clone();
+        k += 1;
+        let Ok(text) = index.read_text(&rel) else {
+            continue;
+        };
+        let crds_only = (text.contains("--include-crds") && !scripts.synced.contains(&rel))
+            || scripts.crds_only.contains(&rel);
+        let releases = match state::read(index, &rel, &text) {
+            Ok(state) => {
+                for nested in state.nested {
+                    if !files.contains(&nested) && index.kind(&nested) == Some(&Kind::File) {
+                        files.push(nested);
+                    }
+                }
+                state.releases
+            }
+            Err(e) => {
+                cx.note(
+                    Span::new(&rel, e.line),
+                    format!(
+                        "not read as YAML once its templates are rendered ({}); its releases are taken line by line, their values not read",
+                        e.why
+                    ),
+                );
+                lines::releases(&rel, &text)
+            }
+        };
+        for r in releases {
+            let at = Span::new(&r.file, r.line);
+            let chart = r
+                .chart
+                .clone()
+                .or_else(|| flux_chart(model, r.namespace.as_deref(), &r.name))
+                .unwrap_or_else(|| r.name.clone());
+            if let Some(version) = &r.flux {
+                cx.flux(at.clone(), version, &format!("helmfile release {}", r.name));
+            }
+            if r.crds {
+                let via = if crds_only {
+                    format!("helmfile release {} (its CRDs)", r.name)
+                } else {
+                    format!("helmfile release {}", r.name)
+                };
+                out.push(Item {
+                    at: at.clone(),
+                    via,
+                    provides: Provides::Chart {
+                        chart,
+                        namespace: r.namespace.clone().filter(|_| r.create_namespace),
+                        crds_only,
+                    },
+                });
+            }
+            if !crds_only
+                && r.create_namespace
+                && let Some(ns) = &r.namespace
+            {
+                out.push(Item {
+                    at: at.clone(),
+                    via: format!("helmfile release {} (its namespace)", r.name),
+                    provides: Provides::Namespace(ns.clone()),
+                });
+            }
+            if crds_only {
+                continue;
+            }
+            for (line, hook) in &r.hooks {
+                for command in super::scripts::command_line(index, &r.file, *line, hook) {
+                    for item in command.items(index, cx.catalog) {
+                        out.push(Item {
+                            via: format!("helmfile hook: {}", item.via),
+                            ..item
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The bootstrap reader of helmfiles (releases, their charts and CRD switches, hooks).
+#[derive(Debug)]
+pub struct Helmfiles;
+
+impl super::Reader for Helmfiles {
+    fn name(&self) -> &'static str {
+        "helmfile"
+    }
+    fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
+        read(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helmfile_names() {
+        assert!(is_helmfile("bootstrap/helmfile.yaml"));
+        assert!(is_helmfile("bootstrap/helmfile.d/00-crds.yaml"));
+        assert!(is_helmfile("bootstrap/helmfile/apps.yaml"));
+        assert!(is_helmfile("helmfile.yaml.gotmpl"));
+        assert!(!is_helmfile("kubernetes/apps/x/helmrelease.yaml"));
+    }
+}
