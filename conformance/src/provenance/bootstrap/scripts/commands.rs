@@ -488,27 +488,11 @@ pub(super) fn helm_release(
     }
     let namespace =
         flag(rest, &["-n"], "--namespace").filter(|n| !n.contains('$') && !n.contains("{{"));
-    let sets: Vec<String> = rest
-        .windows(2)
-        .filter(|p| p[0] == "--set" || p[0] == "--set-string")
-        .map(|p| p[1].clone())
-        .chain(rest.iter().filter_map(|w| {
-            w.strip_prefix("--set=")
-                .or_else(|| w.strip_prefix("--set-string="))
-                .map(str::to_string)
-        }))
-        .flat_map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
+    let sets: Vec<String> = flag_values(rest, &["--set", "--set-string"])
+        .iter()
+        .flat_map(|v| v.split(',').map(str::to_string))
         .collect();
-    let files: Vec<String> = rest
-        .windows(2)
-        .filter(|p| p[0] == "-f" || p[0] == "--values")
-        .map(|p| p[1].clone())
-        .chain(rest.iter().filter_map(|w| {
-            w.strip_prefix("--values=")
-                .or_else(|| w.strip_prefix("-f="))
-                .map(str::to_string)
-        }))
-        .collect();
+    let files = flag_values(rest, &["-f", "--values"]);
     let crds_off = sets.iter().any(|s| {
         s.split_once('=')
             .is_some_and(|(k, v)| crate::provenance::bootstrap::values::set_switches_off(k, v))
@@ -522,4 +506,19 @@ pub(super) fn helm_release(
         crds,
         create_namespace: rest.iter().any(|w| w == "--create-namespace"),
     })
+}
+
+/// Every value of the flags `names`, written `--flag VALUE` or `--flag=VALUE`.
+fn flag_values(words: &[String], names: &[&str]) -> Vec<String> {
+    let spaced = words
+        .windows(2)
+        .filter(|p| names.contains(&p[0].as_str()))
+        .map(|p| p[1].clone());
+    let joined = words.iter().filter_map(|w| {
+        names
+            .iter()
+            .find_map(|n| w.strip_prefix(n)?.strip_prefix('='))
+            .map(str::to_string)
+    });
+    spaced.chain(joined).collect()
 }
