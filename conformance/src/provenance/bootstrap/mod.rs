@@ -374,6 +374,19 @@ pub fn fetched(index: &RepoIndex, catalog: &Catalog, url: &str) -> Vec<Provides>
     }
 }
 
+/// The note for a manifest URL applied before Flux whose contents the
+/// tool does not know (neither a file of this repository nor in the
+/// catalog), with the line of config that settles it.
+pub fn unknown_url(url: &str) -> Option<String> {
+    // Flux's own install manifests: the Flux version, read elsewhere.
+    if crate::provenance::installed::flux_manifests_version(url).is_some() {
+        return None;
+    }
+    Some(format!(
+        "{url} provides kinds this tool does not know; if it installs CRDs the tiers use, declare them: `catalog.manifests: [{{url: \"{url}\", groups: [GROUP]}}]`"
+    ))
+}
+
 /// The repository file a GitHub URL names, when the repository has it.
 fn local_file(index: &RepoIndex, url: &str) -> Option<String> {
     let rest = url

@@ -29,8 +29,10 @@ fn candidate(rel: &str) -> bool {
 /// What Talos installs before Flux, as the repository's machine configuration says:
 /// its inline manifests' CRDs and namespaces, its extra manifests and custom CNI
 /// (fetched URLs), and the `talos.dev` kinds when Talos API access is enabled.
-pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
+/// Also returns notes: extra manifests whose contents are not known.
+pub fn read(index: &RepoIndex, catalog: &Catalog) -> (Vec<Item>, Vec<(Span, String)>) {
     let mut out = Vec::new();
+    let mut notes = Vec::new();
     let files: Vec<String> = index
         .below("")
         .filter(|(p, k)| **k == Kind::File && candidate(p))
@@ -90,7 +92,16 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
                         .trim()
                         .trim_matches(|c| c == '"' || c == '\'');
                     if url.starts_with("http") {
-                        for provides in super::fetched(index, catalog, url) {
+                        let found = super::fetched(index, catalog, url);
+                        if found.is_empty()
+                            && let Some(note) = super::unknown_url(url)
+                        {
+                            notes.push((
+                                Span::new(&rel, (n + m) as u32 + 2),
+                                format!("{what}: {note}"),
+                            ));
+                        }
+                        for provides in found {
                             out.push(Item {
                                 at: Span::new(&rel, (n + m) as u32 + 2),
                                 via: format!("{what} {url}"),
@@ -147,7 +158,7 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
             }
         }
     }
-    out
+    (out, notes)
 }
 
 /// The bootstrap reader of Talos machine configuration (inline and extra manifests).
@@ -159,6 +170,10 @@ impl super::Reader for Talos {
         "talos"
     }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
-        read(cx.index, cx.catalog)
+        let (items, notes) = read(cx.index, cx.catalog);
+        for (at, note) in notes {
+            cx.note(at, note);
+        }
+        items
     }
 }

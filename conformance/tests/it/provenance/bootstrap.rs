@@ -540,3 +540,48 @@ fn a_helmfile_that_is_not_yaml_is_read_by_line_and_says_so() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn an_uncatalogued_extra_manifest_and_an_unread_command_are_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+    );
+    write(
+        root,
+        "talos/controlplane.yaml",
+        "cluster:\n  extraManifests:\n    - https://example.com/operator/v1/crds.yaml\n",
+    );
+    write(
+        root,
+        "scripts/up.sh",
+        "#!/bin/sh\nkubectl apply -k \"${OVERLAY}/crds\"\n",
+    );
+    let outcome = run(root);
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    let notes = json["bootstrap_notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["file"] == "talos/controlplane.yaml"
+            && n["line"] == 3
+            && n["note"]
+                .as_str()
+                .unwrap()
+                .contains("provides kinds this tool does not know")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n["file"] == "scripts/up.sh"
+            && n["line"] == 2
+            && n["note"].as_str().unwrap().starts_with("not read: ")),
+        "{notes:?}"
+    );
+}

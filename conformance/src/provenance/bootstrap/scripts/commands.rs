@@ -76,7 +76,16 @@ pub(super) fn scan(
             .replace(';', "\u{1}");
         for command in commands.split('\u{1}') {
             let stages: Vec<Vec<String>> = command.split('|').map(words).collect();
+            let pipeline = out.found();
             for (k, stage) in stages.iter().enumerate() {
+                // `-f -` reads what earlier stages render: judged on the
+                // whole pipeline so far.
+                let found = if flag(stage, &["-f"], "--filename").as_deref() == Some("-") {
+                    pipeline
+                } else {
+                    out.found()
+                };
+                let installs = installing(stage);
                 // kubectl create namespace NS
                 if let Some(i) = stage.iter().position(|w| w == "create")
                     && stage
@@ -183,9 +192,18 @@ pub(super) fn scan(
                     && stage.iter().any(|w| w == "sync" || w == "apply")
                     && let Some(f) = flag(stage, &["-f"], "--file")
                     && let Some(p) = resolve(index, rel, &f, vars)
-                    && !out.synced.contains(&p)
                 {
-                    out.synced.push(p);
+                    out.understood += 1;
+                    if !out.synced.contains(&p) {
+                        out.synced.push(p);
+                    }
+                }
+                if let Some(what) = installs
+                    && out.found() == found
+                {
+                    let why = unread_why(what, stage, index, rel, vars);
+                    out.notes
+                        .push((at.clone(), format!("not read: `{}`: {why}", shown(stage))));
                 }
             }
         }
@@ -207,6 +225,20 @@ pub(super) fn scan(
         {
             out.flux
                 .push((at.clone(), v, "flux install --version".to_string()));
+        } else if let Some(f) = line_words
+            .iter()
+            .position(|w| w == "flux" || w.ends_with("/flux"))
+            && let Some(verb) = line_words
+                .get(f + 1..)
+                .and_then(|rest| rest.iter().find(|w| *w == "install" || *w == "bootstrap"))
+            && flag(&line_words[f..], &[], "--version").is_none()
+        {
+            out.notes.push((
+                at.clone(),
+                format!(
+                    "`flux {verb}` states no --version: it installs the Flux CLI's own version, which the repository does not show (pin it with `--version vX.Y.Z`)"
+                ),
+            ));
         }
         for w in &line_words {
             if let Some(v) = crate::provenance::installed::flux_manifests_version(w) {
@@ -386,6 +418,7 @@ fn feed_following(
         if let Some(f) = flag(stage, &["-f"], "--file")
             && let Some(p) = resolve(index, rel, &f, vars)
         {
+            out.understood += 1;
             if line.contains("CustomResourceDefinition") {
                 if !out.crds_only.contains(&p) {
                     out.crds_only.push(p);
@@ -521,4 +554,149 @@ fn flag_values(words: &[String], names: &[&str]) -> Vec<String> {
             .map(str::to_string)
     });
     spaced.chain(joined).collect()
+}
+
+/// What kind of installing command a pipeline stage is, if it is one:
+/// `kubectl apply|create|replace`, `helm install|upgrade --install`,
+/// `helmfile sync|apply`. Other commands (`kubectl get`, `helm repo add`,
+/// `helm template`, `kustomize build` on its own) install nothing.
+fn installing(stage: &[String]) -> Option<&'static str> {
+    // `--dry-run` renders (for a later `kubectl apply -f -`), installing nothing.
+    if stage.iter().any(|w| w.starts_with("--dry-run")) {
+        return None;
+    }
+    let program = |name: &str| {
+        stage
+            .iter()
+            .position(|w| w == name || w.ends_with(&format!("/{name}")))
+    };
+    if let Some(k) = program("kubectl") {
+        let verb = stage[k + 1..].iter().find(|w| {
+            [
+                "apply",
+                "create",
+                "replace",
+                "get",
+                "delete",
+                "wait",
+                "kustomize",
+                "patch",
+                "label",
+                "annotate",
+                "rollout",
+                "config",
+                "logs",
+                "exec",
+                "describe",
+                "scale",
+                "cordon",
+                "drain",
+                "port-forward",
+                "version",
+                "cluster-info",
+                "auth",
+                "certificate",
+                "edit",
+                "cp",
+                "debug",
+                "top",
+                "diff",
+                "explain",
+                "api-resources",
+                "set",
+            ]
+            .contains(&w.as_str())
+        })?;
+        return match verb.as_str() {
+            "apply" | "replace" => Some("kubectl apply"),
+            "create" => {
+                let i = stage.iter().position(|w| w == "create")?;
+                let what = stage.get(i + 1).map(String::as_str).unwrap_or_default();
+                [
+                    "namespace",
+                    "ns",
+                    "configmap",
+                    "cm",
+                    "secret",
+                    "-f",
+                    "--filename",
+                    "-k",
+                    "--kustomize",
+                ]
+                .contains(&what)
+                .then_some("kubectl create")
+            }
+            _ => None,
+        };
+    }
+    if let Some(h) = program("helm") {
+        let args = &stage[h + 1..];
+        let verb = args.iter().find(|w| !w.starts_with('-'))?;
+        return match verb.as_str() {
+            "install" => Some("helm install"),
+            "upgrade" if args.iter().any(|w| w == "--install" || w == "-i") => Some("helm install"),
+            _ => None,
+        };
+    }
+    if program("helmfile").is_some() && stage.iter().any(|w| w == "sync" || w == "apply") {
+        return Some("helmfile sync");
+    }
+    None
+}
+
+/// Why an installing command was not understood, in words.
+fn unread_why(
+    what: &str,
+    stage: &[String],
+    index: &RepoIndex,
+    rel: &str,
+    vars: &BTreeMap<String, String>,
+) -> String {
+    let unknown = |raw: &str| {
+        if super::expand::expand(raw, rel, vars, 0).is_none() {
+            format!(
+                "`{raw}` needs a value this tool cannot know (an argument, an environment variable, a command's output)"
+            )
+        } else {
+            format!("`{raw}` is not a file or directory of this repository")
+        }
+    };
+    let _ = index;
+    match what {
+        "kubectl apply" | "kubectl create" => {
+            if let Some(dir) = flag(stage, &["-k"], "--kustomize") {
+                unknown(&dir)
+            } else if let Some(f) = flag(stage, &["-f"], "--filename") {
+                if f == "-" {
+                    "what the pipeline or here-document feeds `-f -` is not something this tool reads".into()
+                } else if f.starts_with("http") {
+                    format!("the URL `{f}` needs a value this tool cannot know")
+                } else {
+                    unknown(&f)
+                }
+            } else {
+                "its object's name or namespace needs a value this tool cannot know, or it names no -f/-k this tool reads".into()
+            }
+        }
+        "helm install" => {
+            "its chart is not named in a way this tool can read (a variable, a local .tgz)".into()
+        }
+        _ => match flag(stage, &["-f"], "--file") {
+            Some(f) => unknown(&f),
+            None => {
+                "it names no helmfile (-f); the repository's helmfiles are read on their own".into()
+            }
+        },
+    }
+}
+
+/// A stage's words, for a note (at most 120 characters).
+fn shown(stage: &[String]) -> String {
+    let text = stage.join(" ");
+    if text.chars().count() > 120 {
+        let cut: String = text.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
 }

@@ -47,11 +47,22 @@ pub struct Scripts {
     /// Flux versions the scripts state (`flux install --version`, Flux's
     /// install manifests at a ref): where, the version, how.
     pub flux: Vec<(Span, String, String)>,
+    /// Installing commands that were not understood, and why ("not read:
+    /// …"), and what the tool cannot know of a command.
+    pub notes: Vec<(Span, String)>,
+    /// How many targets commands have named (repeats included).
+    understood: usize,
 }
 
 impl Scripts {
+    /// How much has been found so far (to tell whether a command added
+    /// anything).
+    fn found(&self) -> (usize, usize) {
+        (self.understood, self.flux.len())
+    }
     /// Records a command once.
     fn add(&mut self, at: &Span, target: Target) {
+        self.understood += 1;
         let c = Command {
             at: at.clone(),
             target,
@@ -224,13 +235,14 @@ pub fn read(index: &RepoIndex) -> Scripts {
                 vars.entry(k.clone()).or_insert_with(|| v.clone());
             }
             for command in &tf.commands {
-                let (first, pins) = (out.commands.len(), out.flux.len());
+                let (first, pins, notes) = (out.commands.len(), out.flux.len(), out.notes.len());
                 scan(index, rel, &command.text, &vars, &mut out);
                 // Lines of the command's text, placed in the Taskfile.
                 for at in out.commands[first..]
                     .iter_mut()
                     .map(|c| &mut c.at)
                     .chain(out.flux[pins..].iter_mut().map(|p| &mut p.0))
+                    .chain(out.notes[notes..].iter_mut().map(|n| &mut n.0))
                 {
                     at.line = command.line + at.line.saturating_sub(1);
                 }
@@ -284,11 +296,21 @@ impl super::Reader for ScriptCommands {
         for (at, version, via) in &cx.scripts.flux {
             cx.flux(at.clone(), version, via);
         }
-        cx.scripts
-            .commands
-            .iter()
-            .flat_map(|c| c.items(cx.index, cx.catalog))
-            .collect()
+        for (at, text) in &cx.scripts.notes {
+            cx.note(at.clone(), text.clone());
+        }
+        let mut items = Vec::new();
+        for c in &cx.scripts.commands {
+            let found = c.items(cx.index, cx.catalog);
+            if found.is_empty()
+                && let Target::Url(url) = &c.target
+                && let Some(note) = super::unknown_url(url)
+            {
+                cx.note(c.at.clone(), note);
+            }
+            items.extend(found);
+        }
+        items
     }
 }
 
@@ -466,6 +488,37 @@ mod tests {
                     }
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn installing_commands_not_understood_are_noted_with_why() {
+        let files = [
+            ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
+            (
+                "scripts/up.sh",
+                "kubectl apply -k bootstrap/crds\nkubectl apply -f \"$1/manifests\"\nkubectl apply -k ./missing\nkustomize build bootstrap/crds | kubectl apply -f -\ncurl -sL x | kubectl apply -f -\nkubectl create namespace \"$NS\" --dry-run=client -o yaml | kubectl apply -f -\nkubectl get pods\nhelm repo add a https://charts.example.com\nhelm install x \"$CHART\"\nflux install\nflux bootstrap github --version v2.4.0\n",
+            ),
+        ];
+        let out = scan_text(&files, "scripts/up.sh");
+        let lines: Vec<u32> = out.notes.iter().map(|(at, _)| at.line).collect();
+        assert_eq!(lines, [2, 3, 5, 6, 9, 10], "{:?}", out.notes);
+        assert!(out.notes[0].1.contains("cannot know"), "{:?}", out.notes[0]);
+        assert!(
+            out.notes[1].1.contains("not a file or directory"),
+            "{:?}",
+            out.notes[1]
+        );
+        assert!(
+            out.notes[2].1.contains("feeds `-f -`"),
+            "{:?}",
+            out.notes[2]
+        );
+        assert!(out.notes[5].1.contains("--version"), "{:?}", out.notes[5]);
+        assert!(
+            out.notes
+                .iter()
+                .all(|(_, n)| n.starts_with("not read: ") || n.contains("flux install"))
         );
     }
 
