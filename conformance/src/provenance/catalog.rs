@@ -42,6 +42,11 @@ pub struct Catalog {
     /// installs.
     #[serde(default)]
     pub manifests: Vec<ManifestEntry>,
+    /// Whether shell commands in the fenced code blocks of the
+    /// repository's Markdown files count as bootstrap steps (default
+    /// true; `false` for READMEs whose commands are not the bootstrap).
+    #[serde(default)]
+    pub documented_steps: Option<bool>,
 }
 
 /// `charts[]`: a chart and the API groups whose CRDs it installs.
@@ -218,6 +223,7 @@ impl Catalog {
                 .chain(&self.manifests)
                 .cloned()
                 .collect(),
+            documented_steps: extra.documented_steps.or(self.documented_steps),
         }
     }
 

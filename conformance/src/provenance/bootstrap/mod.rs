@@ -219,7 +219,7 @@ impl Bootstrap {
     /// objects (a helmfile release without a chart takes the chart of the
     /// Flux HelmRelease of the same namespace and name).
     pub fn read(index: &RepoIndex, model: &Model, catalog: &Catalog) -> Bootstrap {
-        let scripts = scripts::read(index);
+        let scripts = scripts::read(index, catalog.documented_steps.unwrap_or(true));
         let cx = ReadCx {
             index,
             model,

@@ -585,3 +585,49 @@ fn an_uncatalogued_extra_manifest_and_an_unread_command_are_noted() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn documented_steps_count_where_they_are_written_unless_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/widget.yaml",
+        &cr("example.com/v1", "Widget", "default", "w"),
+    );
+    write(
+        root,
+        "bootstrap/crds/kustomization.yaml",
+        "resources:\n  - widgets.yaml\n",
+    );
+    write(
+        root,
+        "bootstrap/crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+    );
+    assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
+    write(
+        root,
+        "README.md",
+        "# Cluster\n\nBring it up:\n\n```console\n$ kubectl apply --server-side --kustomize ./bootstrap/crds\ncustomresourcedefinition.apiextensions.k8s.io/widgets.example.com serverside-applied\n```\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let item = session
+        .bootstrap
+        .items
+        .iter()
+        .find(|i| i.at.file == "README.md")
+        .expect("a documented step");
+    assert_eq!(item.at.line, 6);
+    assert!(item.via.starts_with("documented step: "), "{}", item.via);
+    write(root, "conformance.yaml", "catalog:\n  documented_steps: false\n");
+    assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
+}

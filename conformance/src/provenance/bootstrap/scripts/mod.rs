@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 mod commands;
 mod expand;
+mod markdown;
 mod taskfile;
 mod words;
 
@@ -66,6 +67,7 @@ impl Scripts {
         let c = Command {
             at: at.clone(),
             target,
+            documented: false,
         };
         if !self.commands.contains(&c) {
             self.commands.push(c);
@@ -80,6 +82,9 @@ pub struct Command {
     pub at: Span,
     /// What it applies.
     pub target: Target,
+    /// Read from a fenced shell block of a Markdown file (a documented
+    /// step), not from a script.
+    pub documented: bool,
 }
 
 /// What a command applies.
@@ -119,7 +124,11 @@ impl Command {
     pub fn items(&self, index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
         let item = |provides: Provides, via: String| Item {
             at: self.at.clone(),
-            via,
+            via: if self.documented {
+                format!("documented step: {via}")
+            } else {
+                via
+            },
             provides,
         };
         match &self.target {
@@ -189,8 +198,9 @@ pub fn is_script(rel: &str) -> bool {
         || (rel.contains(".taskfiles/") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
 }
 
-/// Reads every script of the repository.
-pub fn read(index: &RepoIndex) -> Scripts {
+/// Reads every script of the repository, and, when `documented`, the
+/// shell blocks of its Markdown files.
+pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
     let mut out = Scripts::default();
     let scripts: Vec<String> = index
         .below("")
@@ -257,7 +267,40 @@ pub fn read(index: &RepoIndex) -> Scripts {
         }
         scan(index, rel, text, &vars, &mut out);
     }
+    if documented {
+        read_documented(index, &mut out);
+    }
     out
+}
+
+/// The documented steps: each fenced shell block of each Markdown file,
+/// read as a script placed at the block's lines.
+fn read_documented(index: &RepoIndex, out: &mut Scripts) {
+    let files: Vec<String> = index
+        .below("")
+        .filter(|(rel, kind)| **kind == Kind::File && markdown::is_markdown(rel))
+        .map(|(rel, _)| rel.to_string())
+        .collect();
+    for rel in files {
+        let Ok(text) = index.read_text(&rel) else {
+            continue;
+        };
+        for block in markdown::blocks(&text) {
+            let (first, pins, notes) = (out.commands.len(), out.flux.len(), out.notes.len());
+            scan(index, &rel, &block.text, &variables(&block.text), out);
+            for c in &mut out.commands[first..] {
+                c.documented = true;
+            }
+            for at in out.commands[first..]
+                .iter_mut()
+                .map(|c| &mut c.at)
+                .chain(out.flux[pins..].iter_mut().map(|p| &mut p.0))
+                .chain(out.notes[notes..].iter_mut().map(|n| &mut n.0))
+            {
+                at.line = block.line + at.line.saturating_sub(1);
+            }
+        }
+    }
 }
 
 /// What one command line of a file applies (a helmfile hook's command),
@@ -414,7 +457,7 @@ mod tests {
             ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
         ];
         let index = RepoIndex::from_memory(&files);
-        let out = read(&index);
+        let out = read(&index, true);
         let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
         assert!(
             targets.contains(&&Target::Kustomization("bootstrap/crds".into())),
