@@ -628,6 +628,10 @@ fn documented_steps_count_where_they_are_written_unless_switched_off() {
         .expect("a documented step");
     assert_eq!(item.at.line, 6);
     assert!(item.via.starts_with("documented step: "), "{}", item.via);
-    write(root, "conformance.yaml", "catalog:\n  documented_steps: false\n");
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  documented_steps: false\n",
+    );
     assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
 }
