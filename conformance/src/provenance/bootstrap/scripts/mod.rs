@@ -210,23 +210,56 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
     // Taskfile variables are global across the included Taskfiles (the
     // root's `vars:` reach `.taskfiles/**`).
     let mut task_vars = BTreeMap::new();
-    let texts: Vec<(String, String)> = scripts
+    let mut texts: Vec<(String, String)> = scripts
         .into_iter()
         .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
         .collect();
     // Taskfiles parsed as YAML (any style); one that does not parse as a
     // Taskfile is read as text, line by line.
-    let parsed: BTreeMap<&str, taskfile::Taskfile> = texts
+    let parse = |rel: &str, text: &str| -> Option<taskfile::Taskfile> {
+        let docs = match index.file(rel) {
+            Some(file) => file.docs.as_ref().ok()?.clone(),
+            None => crate::yaml::parse_text(text).ok()?,
+        };
+        taskfile::read(docs.first()?)
+    };
+    let mut parsed: BTreeMap<String, taskfile::Taskfile> = texts
         .iter()
         .filter(|(rel, _)| is_taskfile(rel))
-        .filter_map(|(rel, text)| {
-            let docs = match index.file(rel) {
-                Some(file) => file.docs.as_ref().ok()?.clone(),
-                None => crate::yaml::parse_text(text).ok()?,
-            };
-            Some((rel.as_str(), taskfile::read(docs.first()?)?))
-        })
+        .filter_map(|(rel, text)| Some((rel.clone(), parse(rel, text)?)))
         .collect();
+    // Included Taskfiles wherever they are (`includes: {x: ./tools/tasks.yml}`),
+    // and the directory each included Taskfile's commands run in (`dir:`).
+    let mut run_in: BTreeMap<String, String> = BTreeMap::new();
+    let mut pending: Vec<String> = parsed.keys().cloned().collect();
+    while let Some(rel) = pending.pop() {
+        let includes = parsed
+            .get(&rel)
+            .map(|t| t.includes.clone())
+            .unwrap_or_default();
+        for include in includes {
+            let Some(file) = included_file(index, dir_of(&rel), &include.taskfile) else {
+                continue;
+            };
+            if let Some(dir) = &include.dir {
+                let (dir, escapes) = crate::repo::normalize(dir_of(&rel), dir);
+                if !escapes {
+                    run_in.entry(file.clone()).or_insert(dir);
+                }
+            }
+            if parsed.contains_key(&file) {
+                continue;
+            }
+            let Ok(text) = index.read_text(&file) else {
+                continue;
+            };
+            if let Some(tf) = parse(&file, &text) {
+                parsed.insert(file.clone(), tf);
+                texts.push((file.clone(), text));
+                pending.push(file);
+            }
+        }
+    }
     for (rel, text) in &texts {
         if let Some(tf) = parsed.get(rel.as_str()) {
             for (k, v) in &tf.vars {
@@ -244,9 +277,26 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
             for (k, v) in &task_vars {
                 vars.entry(k.clone()).or_insert_with(|| v.clone());
             }
+            // Run in `dir:`: relative paths resolve there, while
+            // `{{.TASKFILE_DIR}}` stays the Taskfile's own directory.
+            let (at_file, own_dir) = match run_in.get(rel) {
+                Some(dir) => (
+                    crate::repo::join(dir, "Taskfile.yml"),
+                    format!("{{{{.ROOT_DIR}}}}/{}", dir_of(rel)),
+                ),
+                None => (rel.clone(), String::new()),
+            };
             for command in &tf.commands {
                 let (first, pins, notes) = (out.commands.len(), out.flux.len(), out.notes.len());
-                scan(index, rel, &command.text, &vars, &mut out);
+                let text = if own_dir.is_empty() {
+                    command.text.clone()
+                } else {
+                    command
+                        .text
+                        .replace("{{.TASKFILE_DIR}}", &own_dir)
+                        .replace("{{ .TASKFILE_DIR }}", &own_dir)
+                };
+                scan(index, &at_file, &text, &vars, &mut out);
                 // Lines of the command's text, placed in the Taskfile.
                 for at in out.commands[first..]
                     .iter_mut()
@@ -255,6 +305,7 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
                     .chain(out.notes[notes..].iter_mut().map(|n| &mut n.0))
                 {
                     at.line = command.line + at.line.saturating_sub(1);
+                    at.file = rel.clone();
                 }
             }
             continue;
@@ -312,6 +363,33 @@ pub fn command_line(index: &RepoIndex, rel: &str, line: u32, text: &str) -> Vec<
         c.at.line = line + c.at.line.saturating_sub(1);
     }
     out.commands
+}
+
+/// The Taskfile an `includes:` entry names, relative to the including
+/// Taskfile's directory: a file, or a directory holding one of go-task's
+/// default names (`taskfile.DefaultTaskfiles`).
+fn included_file(index: &RepoIndex, dir: &str, taskfile: &str) -> Option<String> {
+    let (path, escapes) = crate::repo::normalize(dir, taskfile);
+    if escapes {
+        return None;
+    }
+    match index.kind(&path)? {
+        Kind::File => Some(path),
+        Kind::Dir => [
+            "Taskfile.yml",
+            "taskfile.yml",
+            "Taskfile.yaml",
+            "taskfile.yaml",
+            "Taskfile.dist.yml",
+            "taskfile.dist.yml",
+            "Taskfile.dist.yaml",
+            "taskfile.dist.yaml",
+        ]
+        .iter()
+        .map(|name| crate::repo::join(&path, name))
+        .find(|p| index.kind(p) == Some(&Kind::File)),
+        _ => None,
+    }
 }
 
 fn is_taskfile(rel: &str) -> bool {
@@ -472,6 +550,52 @@ mod tests {
             out.commands
                 .iter()
                 .all(|c| c.at.file == ".taskfiles/bootstrap/Taskfile.yaml" && c.at.line == 1)
+        );
+    }
+
+    #[test]
+    fn included_taskfiles_anywhere_run_in_their_dir() {
+        let files = [
+            (
+                "Taskfile.yaml",
+                "version: '3'\nincludes:\n  tools:\n    taskfile: ./tools/tasks.yml\n    dir: ./kubernetes\n  more: ./more\n",
+            ),
+            (
+                "tools/tasks.yml",
+                "version: '3'\ntasks:\n  up:\n    cmds:\n      - kubectl apply -k bootstrap\n      - kubectl apply -f {{.TASKFILE_DIR}}/ns.yaml\n",
+            ),
+            (
+                "more/Taskfile.yml",
+                "version: '3'\ntasks:\n  up: kubectl create namespace more\n",
+            ),
+            (
+                "tools/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+            ),
+            ("kubernetes/bootstrap/kustomization.yaml", "resources: []\n"),
+        ];
+        let index = RepoIndex::from_memory(&files);
+        let out = read(&index, true);
+        let got: Vec<(&str, u32, &Target)> = out
+            .commands
+            .iter()
+            .map(|c| (c.at.file.as_str(), c.at.line, &c.target))
+            .collect();
+        assert!(
+            got.contains(&(
+                "tools/tasks.yml",
+                5,
+                &Target::Kustomization("kubernetes/bootstrap".into())
+            )),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("tools/tasks.yml", 6, &Target::Path("tools/ns.yaml".into()))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("more/Taskfile.yml", 3, &Target::Namespace("more".into()))),
+            "{got:?}"
         );
     }
 

@@ -33,6 +33,20 @@ pub(super) struct Taskfile {
     pub(super) vars: BTreeMap<String, String>,
     /// Every command of every task, in file order.
     pub(super) commands: Vec<TaskCommand>,
+    /// The Taskfiles it includes, as written (relative to its own
+    /// directory): `includes: {NAME: PATH}` or `{NAME: {taskfile: PATH,
+    /// dir: DIR}}`, with the directory their commands run in.
+    pub(super) includes: Vec<Include>,
+}
+
+/// One `includes:` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Include {
+    /// `taskfile:` (a file, or a directory holding `Taskfile.yml`).
+    pub(super) taskfile: String,
+    /// `dir:`: where the included tasks run (default: the including
+    /// Taskfile's directory, go-task's `ast.Include.Dir`).
+    pub(super) dir: Option<String>,
 }
 
 /// Reads a Taskfile's parsed document; `None` when it is not a mapping
@@ -47,6 +61,19 @@ pub(super) fn read(doc: &Node) -> Option<Taskfile> {
     if let Some(includes) = doc.get("includes") {
         for (_, include) in includes.as_map() {
             variables(include.get("vars"), &mut out.vars);
+            let taskfile = match &include.value {
+                Value::String(path) => Some(path.clone()),
+                _ => include.get("taskfile").and_then(Node::as_scalar_string),
+            };
+            if let Some(taskfile) = taskfile.filter(|t| !t.contains("{{")) {
+                out.includes.push(Include {
+                    taskfile,
+                    dir: include
+                        .get("dir")
+                        .and_then(Node::as_scalar_string)
+                        .filter(|d| !d.contains("{{")),
+                });
+            }
         }
     }
     if let Some(tasks) = doc.get("tasks") {
