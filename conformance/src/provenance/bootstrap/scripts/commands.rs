@@ -201,7 +201,7 @@ pub(super) fn scan(
                 if let Some(what) = installs
                     && out.found() == found
                 {
-                    let why = unread_why(what, stage, index, rel, vars);
+                    let why = unread_why(what, stage, rel, vars);
                     out.notes
                         .push((at.clone(), format!("not read: `{}`: {why}", shown(stage))));
                 }
@@ -645,13 +645,7 @@ fn installing(stage: &[String]) -> Option<&'static str> {
 }
 
 /// Why an installing command was not understood, in words.
-fn unread_why(
-    what: &str,
-    stage: &[String],
-    index: &RepoIndex,
-    rel: &str,
-    vars: &BTreeMap<String, String>,
-) -> String {
+fn unread_why(what: &str, stage: &[String], rel: &str, vars: &BTreeMap<String, String>) -> String {
     let unknown = |raw: &str| {
         if super::expand::expand(raw, rel, vars, 0).is_none() {
             format!(
@@ -661,7 +655,6 @@ fn unread_why(
             format!("`{raw}` is not a file or directory of this repository")
         }
     };
-    let _ = index;
     match what {
         "kubectl apply" | "kubectl create" => {
             if let Some(dir) = flag(stage, &["-k"], "--kustomize") {
