@@ -43,7 +43,7 @@ pub(super) fn blocks(text: &str) -> Vec<Block> {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        let indent = line.len() - line.trim_start().len();
+        let indent = margin(line);
         let t = line.trim_start();
         let fence_char = t.chars().next().filter(|c| *c == '`' || *c == '~');
         let Some(fc) = fence_char else {
@@ -77,8 +77,7 @@ pub(super) fn blocks(text: &str) -> Vec<Block> {
             let body: Vec<String> = lines[i + 1..end]
                 .iter()
                 .map(|l| {
-                    let strip = l.len() - l.trim_start().len();
-                    let l = &l[strip.min(indent)..];
+                    let l = &l[margin(l).min(indent)..];
                     let lt = l.trim_start();
                     match PROMPTS.iter().find_map(|p| lt.strip_prefix(p)) {
                         Some(command) => command.to_string(),
@@ -97,6 +96,12 @@ pub(super) fn blocks(text: &str) -> Vec<Block> {
     out
 }
 
+/// The bytes of a line's leading spaces and tabs (ASCII, so any cut
+/// within them falls on a character boundary).
+fn margin(line: &str) -> usize {
+    line.len() - line.trim_start_matches([' ', '\t']).len()
+}
+
 /// Whether a repository path is a Markdown file.
 pub(super) fn is_markdown(rel: &str) -> bool {
     let lower = rel.to_ascii_lowercase();
@@ -106,6 +111,18 @@ pub(super) fn is_markdown(rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_whitespace_inside_an_indented_block_is_kept_not_cut() {
+        let md = " ```sh\n\u{3000}kubectl apply -k x\n ```\n";
+        assert_eq!(
+            blocks(md),
+            [Block {
+                line: 2,
+                text: "\u{3000}kubectl apply -k x".into()
+            }]
+        );
+    }
 
     #[test]
     fn fences_languages_prompts_and_lists() {
