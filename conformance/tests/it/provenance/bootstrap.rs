@@ -635,3 +635,80 @@ fn documented_steps_count_where_they_are_written_unless_switched_off() {
     );
     assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
 }
+
+#[test]
+fn a_parsed_script_applies_here_documents_and_what_its_functions_are_called_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "kubernetes/flux");
+    write(
+        root,
+        "kubernetes/flux/apps.yaml",
+        &ks("apps", "flux-system", "./kubernetes/apps", ""),
+    );
+    write(
+        root,
+        "kubernetes/apps/widget.yaml",
+        &cr("example.com/v1", "Widget", "widgets", "w"),
+    );
+    write(
+        root,
+        "bootstrap/crds/kustomization.yaml",
+        "resources:\n  - widgets.yaml\n",
+    );
+    write(
+        root,
+        "bootstrap/crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+    );
+    // Before Flux: nothing yet, so the tier's CRD and namespace are missing.
+    let before = run(root);
+    assert_eq!(errors(&before).len(), 2, "{}", all(&before));
+    // A runbook's steps are not the bootstrap.
+    write(
+        root,
+        "docs/runbooks/restore.md",
+        "```sh\nkubectl create namespace widgets\nkubectl apply -k bootstrap/crds\n```\n",
+    );
+    assert_eq!(errors(&run(root)).len(), 2, "{}", all(&run(root)));
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/usr/bin/env bash\nset -euo pipefail\napply_crds() {\n    kustomize build \"$1\" \\\n        | yq 'select(.kind == \"CustomResourceDefinition\" or .kind == \"x\" | not | not)' \\\n        | kubectl apply --server-side -f -\n}\nmain() {\n    kubectl apply -f - <<EOF\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: widgets\nEOF\n    cat <<EOF | kubectl apply -f -\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${TOKEN_NAME}\n  namespace: widgets\nEOF\n    apply_crds \"$(git rev-parse --show-toplevel)/bootstrap/crds\"\n}\nmain \"$@\"\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let session = conformance::session::Session::open(root, None).unwrap();
+    let at: Vec<(u32, &str)> = session
+        .bootstrap
+        .items
+        .iter()
+        .filter(|i| i.at.file == "scripts/bootstrap.sh")
+        .map(|i| (i.at.line, i.via.as_str()))
+        .collect();
+    assert!(
+        at.contains(&(9, "kubectl apply -f - (a here-document)")),
+        "{at:?}"
+    );
+    assert!(
+        at.iter()
+            .any(|(l, via)| *l == 4 && via.contains("bootstrap/crds")),
+        "{at:?}"
+    );
+    assert!(
+        !session
+            .bootstrap
+            .items
+            .iter()
+            .any(|i| i.at.file.starts_with("docs/")),
+        "a runbook counted"
+    );
+    let json = conformance::report::json::render(&outcome, "repo", &[]);
+    let notes = json["bootstrap_notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["file"] == "scripts/bootstrap.sh"
+            && n["line"] == 15
+            && n["note"].as_str().unwrap().contains("here-document")),
+        "{notes:?}"
+    );
+}

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::expand::{resolve, resolve_all};
+use super::shell::{self, Stage, Unit};
 use super::words::{flag, words};
 use super::{Scripts, Target};
 use crate::model::Span;
@@ -18,23 +19,7 @@ pub(super) fn scan(
     out: &mut Scripts,
 ) {
     let applies = text.contains("kubectl apply") || text.contains("kubectl create");
-    // Logical lines: continuations joined, each with its first line.
-    let mut lines: Vec<(u32, String)> = Vec::new();
-    let mut pending: Option<(u32, String)> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim_end();
-        let (start, mut acc) = pending.take().unwrap_or((n as u32 + 1, String::new()));
-        acc.push(' ');
-        acc.push_str(line.trim_end_matches('\\'));
-        if line.ends_with('\\') {
-            pending = Some((start, acc));
-        } else {
-            lines.push((start, acc));
-        }
-    }
-    if let Some(p) = pending {
-        lines.push(p);
-    }
+    let units = units(rel, text);
     let loops = loop_values(text);
     // A path, with a loop variable standing for each of its values.
     let each = |raw: &str| -> Vec<String> {
@@ -55,11 +40,11 @@ pub(super) fn scan(
             .flat_map(|r| resolve_all(index, rel, r, vars))
             .collect()
     };
-    for (line_no, line) in &lines {
-        let t = line.trim().trim_start_matches("- ").trim();
-        if t.starts_with('#') {
-            continue;
-        }
+    for unit in &units {
+        let line_no = &unit.line;
+        let line_words = unit.words();
+        let t = line_words.join(" ");
+        let t = t.as_str();
         let at = Span::new(rel, *line_no);
         // `kubectl [global flags] apply|create …` (`kubectl --context c
         // --namespace ns apply -f …`).
@@ -69,15 +54,12 @@ pub(super) fn scan(
                 .is_some_and(|k| w[k + 1..].iter().any(|x| x == "apply" || x == "create"))
         };
         let push = |out: &mut Scripts, target: Target| out.add(&at, target);
-        // Each command of the line (`;`, `&&`, `||`), each a pipeline.
-        let commands = t
-            .replace("||", "\u{1}")
-            .replace("&&", "\u{1}")
-            .replace(';', "\u{1}");
-        for command in commands.split('\u{1}') {
-            let stages: Vec<Vec<String>> = command.split('|').map(words).collect();
+        // Each pipeline of the list (`;`, `&&`, `||`).
+        for pipeline_stages in &unit.pipelines {
+            let stages: Vec<&Vec<String>> = pipeline_stages.iter().map(|s| &s.words).collect();
             let pipeline = out.found();
             for (k, stage) in stages.iter().enumerate() {
+                let stage: &[String] = stage;
                 // `-f -` reads what earlier stages render: judged on the
                 // whole pipeline so far.
                 let found = if flag(stage, &["-f"], "--filename").as_deref() == Some("-") {
@@ -138,9 +120,24 @@ pub(super) fn scan(
                     }
                     if let Some(f) = flag(stage, &["-f"], "--filename") {
                         if f == "-" {
-                            // stdin: what earlier stages of the pipeline render.
-                            for earlier in &stages[..k] {
-                                feed(index, rel, vars, earlier, t, &at, out);
+                            // stdin: a here-document, or what earlier
+                            // stages of the pipeline render.
+                            if let Some(body) = &pipeline_stages[k].stdin {
+                                push(out, Target::Inline(here_document(body, rel, vars)));
+                            }
+                            for (j, earlier) in stages[..k].iter().enumerate() {
+                                if let Some(body) = &pipeline_stages[j].stdin
+                                    && earlier.first().is_some_and(|p| p == "cat")
+                                {
+                                    push(out, Target::Inline(here_document(body, rel, vars)));
+                                    continue;
+                                }
+                                // `envsubst < FILE`
+                                let mut earlier = earlier.to_vec();
+                                if let Some(file) = &pipeline_stages[j].input {
+                                    earlier.extend(["<".to_string(), file.clone()]);
+                                }
+                                feed(index, rel, vars, &earlier, t, &at, out);
                             }
                         } else if f.starts_with("https://") || f.starts_with("http://") {
                             push(out, Target::Url(f));
@@ -210,7 +207,6 @@ pub(super) fn scan(
         // URLs of known manifests in a file that applies; not a chart
         // repository's (`helm repo add NAME URL`, `helm … --repo URL`),
         // which installs nothing.
-        let line_words = words(t);
         // The Flux version: `flux install|bootstrap … --version V`, and
         // Flux's install manifests at a ref.
         if let Some(f) = line_words
@@ -248,7 +244,15 @@ pub(super) fn scan(
         let helm_repo = line_words
             .windows(2)
             .any(|p| p[0].ends_with("helm") && p[1] == "repo");
-        if applies && !helm_repo {
+        // Not in a command that reads or compares what is there (`kubectl
+        // diff|get|delete -f URL`): it installs nothing.
+        let passive = unit.pipelines.iter().flatten().any(|s| {
+            s.words
+                .iter()
+                .any(|w| w == "kubectl" || w.ends_with("/kubectl"))
+                && installing(&s.words).is_none()
+        });
+        if applies && !helm_repo && !passive {
             let chart_repos: Vec<&String> = line_words
                 .windows(2)
                 .filter(|p| p[0] == "--repo")
@@ -265,6 +269,99 @@ pub(super) fn scan(
             }
         }
     }
+}
+
+/// The commands of a text, as the shell runs them: parsed whole (a
+/// script, a Taskfile command, a documented step); a justfile or Makefile
+/// one recipe line at a time (each line its own shell); a line the parser
+/// refuses split at `;`, `&&`, `||` and `|` (continuations joined).
+fn units(rel: &str, text: &str) -> Vec<Unit> {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    let per_line = name == "justfile"
+        || name == ".justfile"
+        || name.ends_with(".just")
+        || name == "makefile"
+        || name.ends_with(".mk");
+    if !per_line && let Some(units) = shell::parse(text) {
+        return units;
+    }
+    // Logical lines: continuations joined, each with its first line.
+    let mut lines: Vec<(u32, String)> = Vec::new();
+    let mut pending: Option<(u32, String)> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        let (start, mut acc) = pending.take().unwrap_or((n as u32 + 1, String::new()));
+        acc.push(' ');
+        acc.push_str(line.trim_end_matches('\\'));
+        if line.ends_with('\\') {
+            pending = Some((start, acc));
+        } else {
+            lines.push((start, acc));
+        }
+    }
+    if let Some(p) = pending {
+        lines.push(p);
+    }
+    let mut out = Vec::new();
+    for (line, text) in lines {
+        let t = text.trim().trim_start_matches("- ").trim();
+        if t.starts_with('#') || t.is_empty() {
+            continue;
+        }
+        // A recipe line's prefixes (`@` quiet, `-` ignore errors, `+`).
+        let t = if per_line {
+            t.trim_start_matches(['@', '-', '+'])
+        } else {
+            t
+        };
+        if let Some(units) = shell::parse(t).filter(|u| !u.is_empty()) {
+            out.extend(units.into_iter().map(|mut u| {
+                u.line = line;
+                u
+            }));
+            continue;
+        }
+        let commands = t
+            .replace("||", "\u{1}")
+            .replace("&&", "\u{1}")
+            .replace(';', "\u{1}");
+        out.push(Unit {
+            line,
+            pipelines: commands
+                .split('\u{1}')
+                .map(|c| {
+                    c.split('|')
+                        .map(|s| Stage {
+                            words: words(s),
+                            ..Stage::default()
+                        })
+                        .collect()
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// A here-document's manifests, with the variables the script defines put
+/// in (a `$VAR` it does not define stays, and what names it is left out).
+fn here_document(
+    (body, expands): &(String, bool),
+    rel: &str,
+    vars: &BTreeMap<String, String>,
+) -> String {
+    if !*expands {
+        return body.clone();
+    }
+    body.lines()
+        .map(|l| {
+            super::expand::expand(l, rel, vars, 0)
+                // a script argument stays unknown
+                .filter(|e| !e.contains(super::expand::ARGUMENT))
+                .unwrap_or_else(|| l.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Loop variables and the values they take: `for x in "${list[@]}"` over a

@@ -70,12 +70,44 @@ pub(super) fn variables(text: &str) -> BTreeMap<String, String> {
         if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
             continue;
         }
-        let value = value.trim_matches(|c| c == '"' || c == '\'').to_string();
+        let value = match just_path(value).filter(|_| t.contains(":=")) {
+            Some(path) => path,
+            None => value.trim_matches(|c| c == '"' || c == '\'').to_string(),
+        };
         if !value.is_empty() {
             vars.entry(name.to_string()).or_insert(value);
         }
     }
     vars
+}
+
+/// A just expression's value as a path template: `source_directory()`,
+/// `justfile_directory()` and quoted strings joined by `/` (path join) or
+/// `+` (concatenation): `source_directory() / "bootstrap"`. `None` for
+/// any other expression.
+fn just_path(v: &str) -> Option<String> {
+    let mut out = String::new();
+    for (i, join) in v.split(" / ").enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        for part in join.split(" + ") {
+            let part = part.trim();
+            let piece = match part {
+                "source_directory()" | "source_dir()" => "{{ source_directory() }}",
+                "justfile_directory()" | "justfile_dir()" => "{{ justfile_directory() }}",
+                _ if part.len() >= 2
+                    && (part.starts_with('"') && part.ends_with('"')
+                        || part.starts_with('\'') && part.ends_with('\'')) =>
+                {
+                    &part[1..part.len() - 1]
+                }
+                _ => return None,
+            };
+            out.push_str(piece);
+        }
+    }
+    Some(out)
 }
 
 /// Expands what a path argument refers to: the file's directory, the

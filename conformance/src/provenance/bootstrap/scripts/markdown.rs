@@ -108,9 +108,60 @@ pub(super) fn is_markdown(rel: &str) -> bool {
     lower.ends_with(".md") || lower.ends_with(".markdown")
 }
 
+/// Whether a Markdown page documents how the cluster is set up, so its
+/// shell blocks are steps someone runs before Flux: a README, or a page
+/// (or a folder) named for installing (`install`, `bootstrap`, `setup`,
+/// `getting-started`, `quickstart`, `onboarding`). Runbooks, migration
+/// notes and troubleshooting pages are not: what they run is not the
+/// bootstrap.
+pub(super) fn is_setup_page(rel: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "install",
+        "bootstrap",
+        "setup",
+        "getting-started",
+        "getting_started",
+        "gettingstarted",
+        "quickstart",
+        "quick-start",
+        "onboarding",
+    ];
+    let lower = rel.to_ascii_lowercase();
+    let (dirs, name) = lower.rsplit_once('/').unwrap_or(("", &lower));
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    stem == "readme"
+        || WORDS.iter().any(|w| stem.contains(w))
+        || dirs.split('/').any(|d| {
+            WORDS
+                .iter()
+                .any(|w| d == *w || d.ends_with(&format!("-{w}")))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setup_pages_are_readmes_and_pages_named_for_installing() {
+        for page in [
+            "README.md",
+            "docs/readme.markdown",
+            "docs/tutorials/getting-started.md",
+            "initial-setup/doc/GitHub-Bootstrap.md",
+            "docs/install/cilium.md",
+        ] {
+            assert!(is_setup_page(page), "{page}");
+        }
+        for page in [
+            "docs/KOPIA_MANUAL_RESTORE.md",
+            "docs/how-to/troubleshoot-flux.md",
+            "docs/src/per-route-cert-migration.md",
+            ".windsurf/workflows/configure-escalation-policies.md",
+        ] {
+            assert!(!is_setup_page(page), "{page}");
+        }
+    }
 
     #[test]
     fn wide_whitespace_inside_an_indented_block_is_kept_not_cut() {

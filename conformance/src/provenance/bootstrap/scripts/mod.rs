@@ -1,7 +1,10 @@
 //! What the repository's scripts apply before Flux: shell scripts,
 //! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`, parsed as YAML by
-//! [`taskfile`], each command then read as a script line), justfiles
-//! (`justfile`, `.justfile`, `*.just`) and Makefiles, read line by line
+//! [`taskfile`], each command then read as a script), justfiles
+//! (`justfile`, `.justfile`, `*.just`), Makefiles and the shell blocks of
+//! setup pages ([`markdown`]). The shell is parsed ([`shell`], with
+//! brush-parser): a script, a Taskfile command and a documented step whole,
+//! a recipe one line at a time, a text the parser refuses line by line
 //! (continuations joined). Recognised:
 //!
 //! * `kubectl apply -k DIR` (`--kustomize`), `kubectl apply -f DIR|FILE|URL`
@@ -28,6 +31,7 @@ use std::collections::BTreeMap;
 mod commands;
 mod expand;
 mod markdown;
+mod shell;
 mod taskfile;
 mod words;
 
@@ -99,6 +103,9 @@ pub enum Target {
     PathIn(String, String),
     /// A manifest URL (`-f https://…`, or a known manifest's URL in a file that applies).
     Url(String),
+    /// Manifests written in the script (`kubectl apply -f - <<EOF`, `cat
+    /// <<EOF | kubectl apply -f -`): the here-document's text.
+    Inline(String),
     /// A namespace (`kubectl create namespace NS`).
     Namespace(String),
     /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
@@ -148,6 +155,11 @@ impl Command {
                 .into_iter()
                 .map(|p| item(p, format!("kubectl apply -f {url}")))
                 .collect(),
+            Target::Inline(text) => inline(text)
+                .0
+                .into_iter()
+                .map(|p| item(p, "kubectl apply -f - (a here-document)".to_string()))
+                .collect(),
             Target::Object(object) => vec![item(
                 Provides::Object(object.clone()),
                 format!("kubectl create {object}"),
@@ -181,6 +193,25 @@ impl Command {
             }
         }
     }
+}
+
+/// What a here-document's manifests install, and (in words) what they
+/// would install but name with a value the script does not show
+/// (`name: ${NAME}`), which is left out.
+fn inline(text: &str) -> (Vec<Provides>, Vec<String>) {
+    let docs = crate::yaml::parse_text(text).unwrap_or_default();
+    manifests::objects_of(&docs).into_iter().fold(
+        (Vec::new(), Vec::new()),
+        |(mut kept, mut unknown), p| {
+            let d = p.describe();
+            if d.contains('$') || d.contains("{{") {
+                unknown.push(d);
+            } else {
+                kept.push(p);
+            }
+            (kept, unknown)
+        },
+    )
 }
 
 /// Whether a path is a script this module reads.
@@ -329,7 +360,9 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
 fn read_documented(index: &RepoIndex, out: &mut Scripts) {
     let files: Vec<String> = index
         .below("")
-        .filter(|(rel, kind)| **kind == Kind::File && markdown::is_markdown(rel))
+        .filter(|(rel, kind)| {
+            **kind == Kind::File && markdown::is_markdown(rel) && markdown::is_setup_page(rel)
+        })
         .map(|(rel, _)| rel.to_string())
         .collect();
     for rel in files {
@@ -423,6 +456,16 @@ impl super::Reader for ScriptCommands {
         let mut items = Vec::new();
         for c in &cx.scripts.commands {
             let found = c.items(cx.index, cx.catalog);
+            if let Target::Inline(text) = &c.target {
+                for d in inline(text).1 {
+                    cx.note(
+                        c.at.clone(),
+                        format!(
+                            "not read: a here-document applies {d}, whose name needs a value this tool cannot know"
+                        ),
+                    );
+                }
+            }
             if found.is_empty()
                 && let Target::Url(url) = &c.target
                 && let Some(note) = super::unknown_url(url)
@@ -687,6 +730,28 @@ mod tests {
                 .iter()
                 .all(|(_, n)| n.starts_with("not read: ") || n.contains("flux install"))
         );
+    }
+
+    #[test]
+    fn just_path_expressions_and_passive_commands() {
+        let files = [
+            ("bootstrap/helmfile.yaml", "releases: []\n"),
+            ("bootstrap/crds/kustomization.yaml", "resources: []\n"),
+            (
+                "bootstrap/mod.just",
+                "bootstrap_dir := source_directory()\ncrds := source_directory() / \"crds\"\n\nup:\n    @helmfile --file \"{{bootstrap_dir}}/helmfile.yaml\" sync --hide-notes\n    -kubectl apply -k {{crds}}\n    kubectl diff -f https://github.com/cert-manager/cert-manager/releases/download/v1.16.0/cert-manager.crds.yaml\n    echo \"kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/v1.16.0/cert-manager.crds.yaml\"\n",
+            ),
+        ];
+        let out = scan_text(&files, "bootstrap/mod.just");
+        assert_eq!(out.synced, ["bootstrap/helmfile.yaml"]);
+        let targets: Vec<&Target> = out.commands.iter().map(|c| &c.target).collect();
+        assert_eq!(
+            targets,
+            [&Target::Kustomization("bootstrap/crds".into())],
+            "{:?}",
+            out.notes
+        );
+        assert!(out.notes.is_empty(), "{:?}", out.notes);
     }
 
     #[test]
