@@ -62,3 +62,27 @@ pub fn renderer(data: &[u8]) {
         None,
     );
 }
+
+/// The bootstrap's script reader on an arbitrary repository of scripts:
+/// the input is split at `\0` into files (`path\x01text`; a first part
+/// without a path is `scripts/bootstrap.sh`), read in memory as shell
+/// scripts, Taskfiles, justfiles and documented steps, ending in commands
+/// and notes, never a panic.
+pub fn scripts(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut files: Vec<(&str, &str)> = Vec::new();
+    for part in text.split('\0') {
+        match part.split_once('\x01') {
+            Some((path, body)) => files.push((path, body)),
+            None if files.is_empty() => files.push(("scripts/bootstrap.sh", part)),
+            None => {}
+        }
+    }
+    let index = RepoIndex::from_memory(&files);
+    let scripts = crate::provenance::bootstrap::scripts::read(&index, true);
+    for command in &scripts.commands {
+        let _ = command.items(&index, crate::provenance::Catalog::embedded());
+    }
+}

@@ -104,3 +104,87 @@ fn the_renderer_seeds_and_fixture_directories_never_panic() {
     }
     replay(conformance::fuzzing::renderer, inputs);
 }
+
+#[test]
+fn the_script_reader_seeds_and_fixture_scripts_never_panic() {
+    let mut inputs: Vec<(String, Vec<u8>)> = files_in(&workspace().join("fuzz/seeds/scripts"))
+        .into_iter()
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(inputs.len() >= 10, "the committed seeds are there");
+    // Every shell script of fixtures/, as the repository's bootstrap.
+    fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                scripts(&path, out);
+            } else if path.extension().is_some_and(|e| e == "sh" || e == "just") {
+                out.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    scripts(&workspace().join("fixtures"), &mut found);
+    found.sort();
+    inputs.extend(
+        found
+            .into_iter()
+            .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap())),
+    );
+    replay(conformance::fuzzing::scripts, inputs);
+}
+
+mod script_props {
+    use proptest::prelude::*;
+
+    /// Inputs dense in what the shell grammar and the readers care about.
+    fn shell_text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just("kubectl apply -f ".to_string()),
+                Just("kubectl apply -k ".to_string()),
+                Just("helm upgrade --install a b ".to_string()),
+                Just("helmfile -f h.yaml sync".to_string()),
+                Just("<<EOF\n".to_string()),
+                Just("\nEOF\n".to_string()),
+                Just("$(".to_string()),
+                Just("${".to_string()),
+                Just("{{".to_string()),
+                Just("}}".to_string()),
+                Just(")".to_string()),
+                Just("}".to_string()),
+                Just("'".to_string()),
+                Just("\"".to_string()),
+                Just("\\".to_string()),
+                Just(" | ".to_string()),
+                Just(" && ".to_string()),
+                Just(";".to_string()),
+                Just("\n".to_string()),
+                Just("for x in a b; do ".to_string()),
+                Just("done".to_string()),
+                Just("f() { ".to_string()),
+                Just("if ".to_string()),
+                Just("then ".to_string()),
+                Just("fi".to_string()),
+                Just("$1".to_string()),
+                "[a-z/._-]{0,6}",
+                any::<char>().prop_map(|c| c.to_string()),
+            ],
+            0..40,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_script_reader_never_panics(input in shell_text()) {
+            conformance::fuzzing::scripts(input.as_bytes());
+            let taskfile = format!("Taskfile.yml\x01tasks:\n  a:\n    cmds:\n      - {input:?}\n");
+            conformance::fuzzing::scripts(taskfile.as_bytes());
+            let justfile = format!("justfile\x01up:\n    {}\n", input.replace('\n', "\n    "));
+            conformance::fuzzing::scripts(justfile.as_bytes());
+        }
+    }
+}

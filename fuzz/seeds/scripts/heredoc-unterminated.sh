@@ -1,0 +1,6 @@
+cat <<-EOF | kubectl apply -f -
+	kind: Secret
+	metadata: {name: ${X}}
+EOF
+kubectl apply -f - <<EOF
+unterminated

@@ -1,0 +1,1 @@
+bash -c "bash -c \"bash -c \\\"kubectl apply -k x\\\"\""
