@@ -313,9 +313,14 @@ fn split_alias_keys(text: &str, line: u32) -> Option<String> {
 fn parse_documents_once(text: &str) -> Result<Vec<Node>, YamlError> {
     // Kubernetes tooling reads YAML with go-yaml v3: `0755` is octal, and
     // only true/false spellings are booleans (`yes`, `on` stay strings).
+    // Comments are read as syntax but not kept (nothing here uses them):
+    // kept, a long comment block between a key and its list is buffered
+    // and fails at 32 comments ("too many buffered comments"), where
+    // go-yaml reads any number.
     let options = serde_saphyr::options! {
         legacy_octal_numbers: true,
         strict_booleans: true,
+        emit_comments: false,
         budget: serde_saphyr::budget! {
             max_depth: MAX_DEPTH,
             max_documents: MAX_DOCUMENTS,
@@ -799,6 +804,17 @@ impl<'de> Deserialize<'de> for Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_comment_blocks_read_as_go_yaml_reads_them() {
+        let comments: String = (0..500).map(|i| format!("# note {i}\n")).collect();
+        let text = format!("items:\n{comments}- a\n{comments}- b\nnext:\n{comments}  key: v\n");
+        let docs = parse_text(&text).unwrap();
+        assert_eq!(
+            docs[0].to_json(),
+            serde_json::json!({"items": ["a", "b"], "next": {"key": "v"}})
+        );
+    }
 
     #[test]
     fn an_alias_before_a_colon_is_a_key_as_go_yaml_reads_it() {
