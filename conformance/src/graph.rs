@@ -96,7 +96,7 @@ impl TierGraph {
             .tiers
             .values()
             .filter_map(|t| {
-                let p = t.parent.as_ref()?;
+                let p = t.applied_by()?;
                 (nodes.contains_key(p) && *p != t.id).then(|| (t.id.clone(), p.clone()))
             })
             .collect();

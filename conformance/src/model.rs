@@ -236,6 +236,11 @@ pub struct Tier {
     pub defined_at: Span,
     /// The tier whose build produced this Kustomization (`None` for the entry).
     pub parent: Option<TierId>,
+    /// Defined beside the entry Kustomization's own definition (the same
+    /// directory, which `kubectl apply -k DIR` and `flux bootstrap` apply
+    /// whole): whatever created the entry created this one with it, so on
+    /// a cold start it exists before the entry applies anything.
+    pub with_entry: bool,
     /// The Kustomization object as Flux would apply it.
     pub spec: Node,
     /// Remote bases the build left out (not fetched): where each is
@@ -268,6 +273,16 @@ pub struct Tier {
 }
 
 impl Tier {
+    /// The tier whose apply creates this one on a cold start: its parent,
+    /// unless the bootstrap created it with the entry ([`Tier::with_entry`]).
+    pub fn applied_by(&self) -> Option<&TierId> {
+        if self.with_entry {
+            None
+        } else {
+            self.parent.as_ref()
+        }
+    }
+
     /// The objects the tier renders; none when it did not render.
     pub fn objects(&self) -> &[Object] {
         match &self.state {
@@ -467,6 +482,23 @@ impl Cluster {
 /// An object Flux would decrypt: a top-level `sops` mapping with a `mac`.
 pub fn is_sops_encrypted(body: &Node) -> bool {
     body.get("sops").is_some_and(|s| s.get("mac").is_some())
+}
+
+/// A SOPS document encrypted whole (no `encrypted_regex`): its
+/// `apiVersion`, `kind` or `metadata.name`/`namespace` are ciphertext
+/// (`ENC[AES256_GCM,…]`). kustomize-controller decrypts it before it
+/// applies (`DecryptResource`), so what it is is known only then: identity
+/// and schema checks leave it alone.
+pub fn is_opaque(body: &Node) -> bool {
+    is_sops_encrypted(body)
+        && [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+        ]
+        .iter()
+        .any(|path| body.str_at(path).is_some_and(|v| v.starts_with("ENC[")))
 }
 
 /// Everything discovered in a repository.

@@ -136,7 +136,7 @@ impl Order {
                     .iter()
                     .filter_map(|d| index.get(&d.target).map(|&j| Event::Ready(j))),
             );
-            if let Some(&p) = tier.parent.as_ref().and_then(|p| index.get(p)) {
+            if let Some(&p) = tier.applied_by().and_then(|p| index.get(p)) {
                 start.push(Event::Start(p));
             }
             let ready = &mut before[n + i];

@@ -347,8 +347,10 @@ pub fn references(o: &Object) -> Vec<Reference> {
 /// tiers).
 pub fn tier_references(tier: &Tier) -> Vec<Reference> {
     let mut out = Vec::new();
-    if tier.parent.is_none() {
-        return out; // the entry: its source and variables come from bootstrap
+    if tier.parent.is_none() || tier.with_entry {
+        // The entry, and what the bootstrap applied with it: their sources
+        // and variables come from the bootstrap.
+        return out;
     }
     let ns = Some(tier.id.namespace.clone());
     // The SOPS key: kustomize-controller reads it before it decrypts.

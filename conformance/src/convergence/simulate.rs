@@ -343,7 +343,7 @@ impl Simulation {
             .collect();
         let parent: Vec<Option<usize>> = tiers
             .iter()
-            .map(|t| t.parent.as_ref().and_then(|p| index.get(p).copied()))
+            .map(|t| t.applied_by().and_then(|p| index.get(p).copied()))
             .collect();
         let deps: Vec<Vec<usize>> = tiers
             .iter()

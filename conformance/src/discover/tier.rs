@@ -77,6 +77,7 @@ pub fn tier_from(
             .filter(|ns| !ns.is_empty()),
         defined_at,
         parent,
+        with_entry: false,
         spec: doc.clone(),
         remote_bases: Vec::new(),
         fetched: Vec::new(),

@@ -383,6 +383,15 @@ impl Walk {
                 found.push(tier_from(&body, span, Some(id.clone()), &self.local));
             }
         }
+        // The entry's build: Kustomizations defined beside the entry
+        // Kustomization's own definition were applied with it.
+        if let Some(entry) = self.tiers.get(id).filter(|t| t.parent.is_none()) {
+            let dir = super::parent_dir(&entry.defined_at.file);
+            for child in &mut found {
+                child.with_entry = !entry.defined_at.file.is_empty()
+                    && super::parent_dir(&child.defined_at.file) == dir;
+            }
+        }
         if let Some(tier) = self.tiers.get_mut(id) {
             tier.state = state;
         }

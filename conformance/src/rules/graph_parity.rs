@@ -131,7 +131,9 @@ and clusters that share little (a home cluster and a backup NAS) are not compare
 Kustomizations both clusters have are compared (a tier one environment runs and the other does not is usually \
 intended); the human report says which groups were formed. With parity.groups, each group's first cluster by name is the baseline and \
 the graphs must match whole, missing Kustomizations included. The comparison uses the canonical graph text that `conformance \
-graph --cluster NAME` prints (paths are left out: overlays legitimately differ per cluster). Each finding shows a \
+graph --cluster NAME` prints (paths are left out: overlays legitimately differ per cluster). A name that stands for \
+two different Kustomizations (a path that differs beyond the segments naming each cluster: its name and its entry \
+directory's own segments) is not compared. Each finding shows a \
 unified diff of the Kustomization's lines in both graphs. Make the graphs identical, or, for clusters that are not \
 meant to match, declare parity groups in conformance.yaml."
     }
@@ -198,6 +200,11 @@ fn compare(
             // A tier one cluster knows only from its files is no evidence
             // of a difference.
             if baseline.known_statically(id) || other.known_statically(id) {
+                continue;
+            }
+            // One name for two different Kustomizations (another path,
+            // beyond the clusters' own directories) is no drift.
+            if !same_kustomization(baseline, other, id) {
                 continue;
             }
             let (tier_cluster, tier) = match other.tiers.get(id) {
@@ -274,6 +281,47 @@ fn compare(
             );
         }
     }
+}
+
+/// Whether the tier `id` of both clusters is one Kustomization in two
+/// overlays: the same path once the segments that
+/// name a cluster are set aside (each cluster's name, as a segment or a
+/// word of one, and the segments of its entry's path the other's lacks:
+/// `clusters/dev/apps` and `clusters/prod/apps`, `apps/overlays/dev` and
+/// `apps/overlays/prod`, `tools/dev-values` and `tools/prod-values`).
+/// The source may differ (dev from its GitRepository, prod from an
+/// OCIRepository of the same directories). A tier only one cluster has is
+/// compared as it is.
+fn same_kustomization(a: &Cluster, b: &Cluster, id: &TierId) -> bool {
+    let (Some(ta), Some(tb)) = (a.tiers.get(id), b.tiers.get(id)) else {
+        return true;
+    };
+    let entry_a: BTreeSet<&str> = a.entry.path().split('/').collect();
+    let entry_b: BTreeSet<&str> = b.entry.path().split('/').collect();
+    // A path with the segments naming its cluster set aside: a segment of
+    // its entry's path the other entry lacks, and the cluster's name as a
+    // word of a segment (`dev`, `dev-tools`, `apps_dev`).
+    let general = |path: &str, this: &Cluster, mine: &BTreeSet<&str>, theirs: &BTreeSet<&str>| {
+        path.split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .map(|seg| {
+                if mine.contains(seg) && !theirs.contains(seg) {
+                    return "*".to_string();
+                }
+                seg.split_inclusive(['-', '_', '.'])
+                    .map(|word| {
+                        let bare = word.trim_end_matches(['-', '_', '.']);
+                        if bare == this.name {
+                            word.replacen(bare, "*", 1)
+                        } else {
+                            word.to_string()
+                        }
+                    })
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+    };
+    general(&ta.path, a, &entry_a, &entry_b) == general(&tb.path, b, &entry_b, &entry_a)
 }
 
 fn unified(a: &[String], b: &[String], a_name: &str, b_name: &str) -> String {

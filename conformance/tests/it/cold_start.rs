@@ -600,6 +600,14 @@ fn a_datavolume_racing_its_storage_class_is_harmed_for_good_a_claim_is_not() {
         races[0].object(),
         Some("PersistentVolumeClaim/default/data")
     );
+    // The API server accepts the claim; only its controller waits.
+    assert!(
+        races[0].why().contains("the API server accepts it")
+            && races[0].why().contains("controller retries")
+            && !races[0].why().contains(" fails "),
+        "{}",
+        races[0].why()
+    );
 }
 
 #[test]
@@ -938,4 +946,192 @@ fn no_race_is_reported_on_a_tier_that_never_applies() {
     let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
     assert!(rules.contains(&"dependency-cycle"), "{}", all(&outcome));
     assert!(!rules.contains(&"cold-start-race"), "{}", all(&outcome));
+}
+
+/// The root Kustomization defined beside others in one directory
+/// (`kubernetes/flux/config/{cluster,flux}.yaml`, applied whole by `kubectl
+/// apply -k` or `flux bootstrap`): the root depending on a sibling is no
+/// cycle, since the bootstrap created both. A Kustomization the root
+/// applies from elsewhere, which the root depends on, is one.
+#[test]
+fn kustomizations_applied_with_the_entry_exist_before_it_applies_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: home\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/home\n  ref:\n    branch: main\n";
+    write(
+        root,
+        "kubernetes/flux/config/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./flux.yaml\n  - ./cluster.yaml\n",
+    );
+    write(
+        root,
+        "kubernetes/flux/config/cluster.yaml",
+        &format!(
+            "{git}---\n{}",
+            ks(
+                "cluster",
+                "flux-system",
+                "./kubernetes/flux",
+                "  dependsOn:\n    - name: flux\n",
+            )
+            .replace("    name: flux-system\n", "    name: home\n")
+        ),
+    );
+    write(
+        root,
+        "kubernetes/flux/config/flux.yaml",
+        &ks("flux", "flux-system", "./kubernetes/base", "  wait: true\n")
+            .replace("    name: flux-system\n", "    name: home\n"),
+    );
+    write(root, "kubernetes/base/cm.yaml", &configmap("c"));
+    let outcome = run(root);
+    let names: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .flat_map(|c| c.tiers.keys().map(|t| t.name.as_str()))
+        .collect();
+    assert!(names.contains(&"flux"), "{names:?} {}", all(&outcome));
+    assert!(
+        found(&outcome, "dependency-cycle").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+    assert!(
+        !outcome.findings.iter().any(|f| f.is_error()),
+        "{}",
+        all(&outcome)
+    );
+    // The same Kustomization applied by the root from another directory:
+    // it exists only once the root has applied, and the root waits for it.
+    let flux = std::fs::read_to_string(root.join("kubernetes/flux/config/flux.yaml")).unwrap();
+    std::fs::remove_file(root.join("kubernetes/flux/config/flux.yaml")).unwrap();
+    write(
+        root,
+        "kubernetes/flux/config/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./cluster.yaml\n",
+    );
+    write(root, "kubernetes/flux/apps/flux.yaml", &flux);
+    let outcome = run(root);
+    assert!(
+        !found(&outcome, "dependency-cycle").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+}
+
+/// One name for two different Kustomizations (another path beyond the
+/// clusters' own directories) is not compared; the same Kustomization in
+/// two overlays (`clusters/dev/…`, `clusters/prod/…`) is.
+#[test]
+fn parity_compares_what_a_kustomization_is_not_only_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for cluster in ["dev", "prod"] {
+        sync(root, &format!("clusters/{cluster}"));
+        for n in ["network", "storage", "media"] {
+            write(
+                root,
+                &format!("clusters/{cluster}/apps/{n}/cm.yaml"),
+                &configmap(n),
+            );
+        }
+        write(
+            root,
+            &format!("shared/{cluster}-tools/cm.yaml"),
+            &configmap("t"),
+        );
+        write(
+            root,
+            &format!("shared/tools-{cluster}x/cm.yaml"),
+            &configmap("t"),
+        );
+    }
+    let tiers_of = |cluster: &str, tools_path: &str, media_extra: &str| -> String {
+        [
+            ks(
+                "network",
+                "flux-system",
+                &format!("./clusters/{cluster}/apps/network"),
+                "",
+            ),
+            ks(
+                "storage",
+                "flux-system",
+                &format!("./clusters/{cluster}/apps/storage"),
+                "",
+            ),
+            ks(
+                "media",
+                "flux-system",
+                &format!("./clusters/{cluster}/apps/media"),
+                media_extra,
+            ),
+            ks(
+                "tools",
+                "flux-system",
+                tools_path,
+                "  dependsOn:\n    - name: network\n",
+            ),
+        ]
+        .join("---\n")
+    };
+    // `tools` is a different Kustomization in each: another directory
+    // (`tools-devx`, `tools-prodx`: no segment names a cluster).
+    write(
+        root,
+        "clusters/dev/tiers.yaml",
+        &tiers_of("dev", "./shared/tools-devx", ""),
+    );
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &tiers_of("prod", "./shared/tools-prodx", "")
+            .replace("  dependsOn:\n    - name: network\n", ""),
+    );
+    let outcome = run(root);
+    assert!(
+        found(&outcome, "graph-parity").is_empty(),
+        "{}",
+        all(&outcome)
+    );
+    // The same Kustomization in both overlays, one edge dropped: found.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &tiers_of(
+            "prod",
+            "./shared/prod-tools",
+            "  dependsOn:\n    - name: storage\n",
+        ),
+    );
+    write(
+        root,
+        "clusters/dev/tiers.yaml",
+        &tiers_of("dev", "./shared/dev-tools", ""),
+    );
+    let outcome = run(root);
+    let parity = found(&outcome, "graph-parity");
+    assert_eq!(parity.len(), 1, "{}", all(&outcome));
+    assert!(
+        parity[0].message().contains("media"),
+        "{}",
+        parity[0].message()
+    );
+    // `dev-tools` and `prod-tools` are one Kustomization in two overlays:
+    // an edge dropped there is found too.
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &tiers_of("prod", "./shared/prod-tools", "")
+            .replace("  dependsOn:\n    - name: network\n", ""),
+    );
+    let outcome = run(root);
+    let parity = found(&outcome, "graph-parity");
+    assert_eq!(parity.len(), 1, "{}", all(&outcome));
+    assert!(
+        parity[0].message().contains("tools"),
+        "{}",
+        parity[0].message()
+    );
 }

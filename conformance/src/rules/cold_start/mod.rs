@@ -211,10 +211,15 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                         "{} {}, which no checked Kustomization provides; it may come from {p}, {unknown}, and which {label} is not ordered after",
                         w.subject, w.wants
                     ),
-                    format!(
-                        "if {p} provides it, {label} fails its dry-run until {p} has applied, then {} (GetRetryInterval)",
-                        retries(tier)
-                    ),
+                    match need {
+                        Need::Reference(_) => format!(
+                            "if {p} provides it, {label} applies the object before it exists; the API server accepts it and its controller retries until {p} has created it"
+                        ),
+                        _ => format!(
+                            "if {p} provides it, {label} fails its dry-run until {p} has applied, then {} (GetRetryInterval)",
+                            retries(tier)
+                        ),
+                    },
                     fix,
                     Some(cause_of(
                         "possible",
@@ -242,6 +247,21 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                     Some(harm) => format!(
                         "a race lost for good: on a cold start (or after a prune) the object can be acted on before {} exists, and {harm}",
                         w.thing
+                    ),
+                    // A reference is resolved by the object's controller,
+                    // not by the API server: the tier applies, and the
+                    // object waits.
+                    None if matches!(need, Need::Reference(_)) => format!(
+                        "on a cold start {label} can apply it before {p} has created {}: the API server accepts it, and its controller retries until {} exists{}",
+                        w.thing,
+                        w.thing,
+                        if tier.wait {
+                            format!(
+                                ", so {label} (wait: true) is not Ready until then and times out if {p} is slower than spec.timeout"
+                            )
+                        } else {
+                            String::new()
+                        }
                     ),
                     None => format!(
                         "on a cold start {label} fails until {p} has applied, then {}: it converges, at the cost of failed reconciles and that delay on every cold start",
