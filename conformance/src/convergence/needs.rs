@@ -127,7 +127,13 @@ pub(super) fn needs<'m>(
             // judged (the remote-base finding says what is not checked).
             continue;
         }
-        for object in tier.objects() {
+        // An object encrypted whole needs what it is, known only once
+        // decrypted.
+        for object in tier
+            .objects()
+            .iter()
+            .filter(|o| !crate::model::is_opaque(&o.body))
+        {
             let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
             match providers.initial(group, kind) {
                 None => {

@@ -99,6 +99,28 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
     d.deserialize_any(Urls)
 }
 
+/// Objects SOPS encrypted whole (kind and name included), which the
+/// checks cannot identify until Flux decrypts them: one note naming them.
+fn opaque_note(clusters: &[Cluster]) -> Option<String> {
+    let mut at: Vec<String> = clusters
+        .iter()
+        .flat_map(|c| c.tiers.values())
+        .flat_map(|t| t.objects())
+        .filter(|o| crate::model::is_opaque(&o.body))
+        .filter_map(|o| o.source.as_ref().map(|s| format!("{}:{}", s.file, s.line)))
+        .collect();
+    at.sort();
+    at.dedup();
+    let first = at.first()?;
+    let more = match at.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "{first}{more}: SOPS-encrypted whole (kind and name included, no encrypted_regex), so what it is is known only once Flux decrypts it; identity and schema checks skip it (encrypt only data and stringData to have it checked)"
+    ))
+}
+
 /// The directory of a repository file (`""` at the root).
 pub(crate) fn parent_dir(file: &str) -> String {
     file.rsplit_once('/')
@@ -412,6 +434,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     }
     notes.extend(index.notes().iter().cloned());
     notes.extend(other_branches(index, &clusters));
+    notes.extend(opaque_note(&clusters));
     Model {
         repo: index.root().to_path_buf(),
         clusters,

@@ -100,12 +100,21 @@ pub fn substitute_early(
     post_build: &Node,
     sources: &Sources,
 ) -> Node {
-    let (vars, _) = variables(tier_namespace, post_build, sources);
+    let (vars, complete) = variables(tier_namespace, post_build, sources);
     let mut out = body.clone();
-    if vars.is_empty() || substitution_disabled(body) {
+    // The pass runs as it does for the tier's other objects
+    // ([`substitute_tier`]): a name no source defines, once every source is
+    // known, is unset, so `${VAR:=default}` takes its default.
+    let always = post_build.str_at(&["substituteStrategy"]).as_deref() == Some("Always");
+    let pass_ran = !vars.is_empty() || always || !complete;
+    if !pass_ran || substitution_disabled(body) {
         return out;
     }
-    let lookup = |name: &str| vars.get(name).cloned().unwrap_or(Lookup::Unknown);
+    let lookup = |name: &str| match vars.get(name) {
+        Some(v) => v.clone(),
+        None if complete => Lookup::Missing,
+        None => Lookup::Unknown,
+    };
     rewrite(&mut out, &mut |text: &str, _| {
         if !text.contains('$') {
             return None;

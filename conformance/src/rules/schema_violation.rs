@@ -60,7 +60,13 @@ the substitution rules. Each finding points at the value's line and at the schem
                 s.properties.get("metadata").cloned()
             });
             for tier in a.cluster.local_tiers() {
-                for o in tier.objects() {
+                // An object encrypted whole has no schema to check until
+                // Flux decrypts it.
+                for o in tier
+                    .objects()
+                    .iter()
+                    .filter(|o| !crate::model::is_opaque(&o.body))
+                {
                     let id = &o.id;
                     let mut v = Validator {
                         defs: table,

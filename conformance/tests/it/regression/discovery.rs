@@ -247,3 +247,109 @@ fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
     assert_eq!(names, ["00", "01"], "{}", messages(&outcome));
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
 }
+
+/// Issue 28: `${VAR:=default}` (and `:-`, `=`; Flux's envsubst has no
+/// bare `-` form) in a child's
+/// `spec.path`, which the parent's postBuild substitutes before Flux
+/// applies the child: with every source of the parent known and the
+/// variable in none, it is unset, so the path takes its default
+/// (`./apps/app-false`), as envsubst does; it was reported render-failed.
+#[test]
+fn a_default_in_a_childs_path_is_taken_when_the_parent_substitutes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            "  postBuild:\n    substitute:\n      CLUSTER: prod\n",
+        ),
+    );
+    let forms = [
+        ("a", "./tiers/a-${ENABLED:=false}"),
+        ("b", "./tiers/b-${ENABLED:-false}"),
+        ("c", "./tiers/c-${ENABLED=false}"),
+    ];
+    let docs: Vec<String> = forms
+        .iter()
+        .map(|(n, path)| ks(n, "flux-system", path, ""))
+        .collect();
+    write(root, "apps/tiers.yaml", &docs.join("---\n"));
+    for (n, _) in forms {
+        write(root, &format!("tiers/{n}-false/cm.yaml"), &configmap(n));
+    }
+    let outcome = run(root);
+    assert!(
+        !outcome.findings.iter().any(|f| f.is_error()),
+        "{}",
+        all(&outcome)
+    );
+    let cluster = &outcome.model.clusters[0];
+    for (n, _) in forms {
+        let tier = cluster
+            .tiers
+            .values()
+            .find(|t| t.id.name == n)
+            .unwrap_or_else(|| panic!("{n}: {}", all(&outcome)));
+        assert_eq!(tier.path, format!("tiers/{n}-false"), "{}", all(&outcome));
+        assert!(
+            matches!(tier.state, conformance::model::TierState::Rendered(_)),
+            "{n}: {:?}",
+            tier.state
+        );
+    }
+}
+
+/// Issue 28: a Secret SOPS encrypted whole (`kind`, `metadata.name` and
+/// `namespace` ciphertext, no `encrypted_regex`) in a tier with
+/// decryption: Flux decrypts it before applying. Its kind and namespace
+/// are unknown, not missing: no schema, CRD or namespace finding, and a
+/// note that says the object is opaque.
+#[test]
+fn an_object_encrypted_whole_is_opaque_not_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            "  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n",
+        ),
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+    write(
+        root,
+        "apps/creds.sops.yaml",
+        "apiVersion: ENC[AES256_GCM,data:TBo=,iv:a,tag:b,type:str]\nkind: ENC[AES256_GCM,data:5g8R+fOG,iv:c,tag:d,type:str]\nmetadata:\n    name: ENC[AES256_GCM,data:luIn,iv:e,tag:f,type:str]\n    namespace: ENC[AES256_GCM,data:AW+W,iv:g,tag:h,type:str]\nstringData:\n    token: ENC[AES256_GCM,data:x,iv:i,tag:j,type:str]\nsops:\n    age:\n        - recipient: age1x\n          enc: x\n    lastmodified: \"2025-01-01T00:00:00Z\"\n    mac: ENC[AES256_GCM,data:m,iv:k,tag:l,type:str]\n    version: 3.9.0\n",
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cm.yaml\n  - creds.sops.yaml\n",
+    );
+    let outcome = run(root);
+    let about: Vec<String> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.at().is_some_and(|a| a.file == "apps/creds.sops.yaml"))
+        .map(|f| format!("{} {}", f.rule().as_str(), f.message()))
+        .collect();
+    assert!(about.is_empty(), "{about:?}");
+    assert!(
+        outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.starts_with("apps/creds.sops.yaml:1") && n.contains("SOPS-encrypted whole")),
+        "{:?}",
+        outcome.model.notes
+    );
+}
