@@ -391,7 +391,10 @@ impl<'a> Search<'a> {
     /// repository says which directory it syncs: that is the entry, and no
     /// guessing.
     fn instance_entries(&mut self, instances: &[Instance]) {
-        for (dir, instance) in flux_instance_sync_dirs(self.index, self.local, instances) {
+        let mut notes = Vec::new();
+        let dirs = flux_instance_sync_dirs(self.index, self.local, instances, &mut notes);
+        self.notes.extend(notes);
+        for (dir, instance) in dirs {
             // Built by a cluster already found: part of it, not another.
             let built = self.covered.iter().any(|f| parent_dir(f) == dir);
             if !built && self.entry_paths.insert(dir.clone()) {

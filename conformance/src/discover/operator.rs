@@ -17,10 +17,17 @@ use crate::yaml::{Node, Value};
 /// (`instance.sync`). A GitRepository sync path is a directory of this
 /// repository when it exists; an OCIRepository or Bucket one only when its
 /// source is mapped under `sources` (or inferred).
+///
+/// A sync path with a variable (`kubernetes/clusters/${CLUSTER}/bootstrap`,
+/// substituted where the repository does not say, by the postBuild of the
+/// Kustomization that applies the FluxInstance or by the chart's values at
+/// install) is each directory the variable can name, with a note that says
+/// which variable and which directories.
 pub(super) fn flux_instance_sync_dirs<'i, 'a>(
     index: &RepoIndex,
     local: &LocalSources,
     instances: &'i [Instance<'a>],
+    notes: &mut Vec<String>,
 ) -> Vec<(String, &'i Instance<'a>)> {
     let mut dirs: Vec<(String, &Instance)> = Vec::new();
     for instance in instances {
@@ -30,12 +37,110 @@ pub(super) fn flux_instance_sync_dirs<'i, 'a>(
         };
         let Some(base) = base else { continue };
         let (dir, escapes) = repo::normalize(base, &instance.path);
-        if !escapes && !dir.is_empty() && index.is_dir(&dir) && !dirs.iter().any(|(d, _)| *d == dir)
-        {
-            dirs.push((dir, instance));
+        if escapes || dir.is_empty() {
+            continue;
+        }
+        let candidates = if dir.contains("${") {
+            let found = variable_dirs(index, &dir);
+            let vars = variable_names(&dir);
+            notes.push(match found.as_slice() {
+                [] => format!(
+                    "{}: the FluxInstance sync path `{}` needs {} and names no directory of this repository for any value; declare the cluster's entry in conformance.yaml (`clusters: {{NAME: {{entry: DIR}}}}`)",
+                    instance.file, instance.path, vars
+                ),
+                found => format!(
+                    "{}: the FluxInstance sync path `{}` needs {}, which the repository gives where this tool does not read it (a postBuild, the chart's install); checked each directory it can name: {} (set the entry in conformance.yaml to check only one)",
+                    instance.file,
+                    instance.path,
+                    vars,
+                    found.join(", ")
+                ),
+            });
+            found
+        } else {
+            vec![dir]
+        };
+        for dir in candidates {
+            if index.is_dir(&dir) && !dirs.iter().any(|(d, _)| *d == dir) {
+                dirs.push((dir, instance));
+            }
         }
     }
     dirs
+}
+
+/// The variables of a path, in words (`CLUSTER`, `CLUSTER and ENV`).
+fn variable_names(path: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = path;
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let end = after.find('}').unwrap_or(after.len());
+        let name: String = after[..end]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    match names.as_slice() {
+        [] => "a variable".to_string(),
+        [one] => format!("`{one}`"),
+        [init @ .., last] => format!(
+            "{} and `{last}`",
+            init.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The directories of the repository a path with `${VAR}` segments can
+/// name: each variable any non-empty segment text, the rest literal.
+fn variable_dirs(index: &RepoIndex, path: &str) -> Vec<String> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let patterns: Vec<Option<regex::Regex>> = segments
+        .iter()
+        .map(|seg| {
+            if !seg.contains("${") {
+                return None;
+            }
+            let mut re = String::from("^");
+            let mut rest = *seg;
+            while let Some(i) = rest.find("${") {
+                re.push_str(&regex::escape(&rest[..i]));
+                re.push_str("[^/]+");
+                let after = &rest[i + 2..];
+                rest = after.find('}').map_or("", |e| &after[e + 1..]);
+            }
+            re.push_str(&regex::escape(rest));
+            re.push('$');
+            regex::Regex::new(&re).ok()
+        })
+        .collect();
+    let mut out: Vec<String> = index
+        .below("")
+        .filter(|(_, kind)| **kind == crate::repo::Kind::Dir)
+        .map(|(rel, _)| rel)
+        .filter(|rel| {
+            let parts: Vec<&str> = rel.split('/').collect();
+            parts.len() == segments.len()
+                && parts
+                    .iter()
+                    .zip(&segments)
+                    .zip(&patterns)
+                    .all(|((p, s), re)| match re {
+                        Some(re) => re.is_match(p),
+                        None => p == s,
+                    })
+        })
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
 }
 
 /// A FluxInstance's sync, as written in the repository.

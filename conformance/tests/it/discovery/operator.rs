@@ -276,3 +276,63 @@ fn a_flux_instance_cluster_beside_a_bootstrapped_one_and_its_self_containing_tie
         .unwrap();
     assert!(prod.tiers.contains_key(&TierId::new("flux-system", "dns")));
 }
+
+/// Issue 28: a FluxInstance sync path with a variable
+/// (`kubernetes/clusters/${CLUSTER}/bootstrap`, which the Kustomization
+/// applying the instance substitutes) was exit 2, nothing checked. Each
+/// directory the variable can name is a cluster, and a note says which
+/// variable and which directories.
+#[test]
+fn a_variable_flux_instance_sync_path_is_each_directory_it_can_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/home\n        ref: refs/heads/main\n        path: \"kubernetes/clusters/${CLUSTER}/bootstrap\"\n",
+    );
+    for cluster in ["home", "lab"] {
+        write(
+            root,
+            &format!("kubernetes/clusters/{cluster}/bootstrap/ks.yaml"),
+            &ks(
+                "apps",
+                "flux-system",
+                &format!("./kubernetes/clusters/{cluster}/apps"),
+                "",
+            ),
+        );
+        write(
+            root,
+            &format!("kubernetes/clusters/{cluster}/apps/cm.yaml"),
+            &configmap(cluster),
+        );
+    }
+    let outcome = run(root);
+    let mut entries: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.entry.path())
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        [
+            "kubernetes/clusters/home/bootstrap",
+            "kubernetes/clusters/lab/bootstrap"
+        ]
+    );
+    assert!(
+        outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("needs `CLUSTER`")
+                && n.contains(
+                    "kubernetes/clusters/home/bootstrap, kubernetes/clusters/lab/bootstrap"
+                )),
+        "{:?}",
+        outcome.model.notes
+    );
+}
