@@ -306,11 +306,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
             let analysis = session.analysis(found);
-            let text =
+            let (text, broken) =
                 report::manifests::build(found, &analysis.order.sequence, kustomization.as_deref())
                     .map_err(|e| anyhow::anyhow!(e))?;
             print(&text)?;
-            Ok(ExitCode::SUCCESS)
+            // A tier that does not build fails the command, as in `check`.
+            for line in &broken {
+                eprintln!("conformance build: {line}");
+            }
+            Ok(if broken.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Diff {
             repo,
@@ -340,7 +348,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 DiffFormat::Markdown => report::manifests::diff_markdown(&changes),
             };
             print(&text)?;
-            Ok(ExitCode::SUCCESS)
+            // A head tier that does not build fails the command: its objects
+            // are unknown, so no diff can say nothing changed.
+            Ok(if report::manifests::TierChanges::any_broken(&changes) {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Graph {
             repo,
@@ -441,10 +455,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let known: Vec<&str> = rules::all().iter().map(|r| r.id().as_str()).collect();
                 anyhow::bail!("unknown rule `{rule}`; rules: {}", known.join(", "));
             };
+            let severity = match found.other_severities() {
+                Some(other) => format!("{}; {other}", found.severity().as_str()),
+                None => found.severity().as_str().to_string(),
+            };
             print(&format!(
-                "{} ({})\n\n{}\n\nExample: {}\n\n{}\n",
+                "{} ({severity})\n\n{}\n\nExample: {}\n\n{}\n",
                 found.id(),
-                found.severity().as_str(),
                 found.summary(),
                 found.example(),
                 wrap(found.explain(), 80)

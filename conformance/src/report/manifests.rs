@@ -60,7 +60,15 @@ pub fn in_apply_order(tier: &Tier) -> Vec<&Object> {
 
 /// `conformance build`: the tiers of a cluster (one, with `only`) in the
 /// order a cold start reconciles them.
-pub fn build(cluster: &Cluster, sequence: &[TierId], only: Option<&str>) -> Result<String, String> {
+///
+/// Also returns, for each chosen tier that does not build, one line saying
+/// so (`Kustomization apps does not build: FILE:LINE: why`): the command
+/// fails (exit 1) when there is any, as `check` does.
+pub fn build(
+    cluster: &Cluster,
+    sequence: &[TierId],
+    only: Option<&str>,
+) -> Result<(String, Vec<String>), String> {
     let chosen: Vec<&Tier> = sequence
         .iter()
         .map(|id| &cluster.tiers[id])
@@ -81,7 +89,15 @@ pub fn build(cluster: &Cluster, sequence: &[TierId], only: Option<&str>) -> Resu
         ));
     }
     let mut out = String::new();
+    let mut broken = Vec::new();
     for tier in chosen {
+        if let TierState::RenderFailed(f) = &tier.state {
+            broken.push(format!(
+                "Kustomization {} does not build: {}",
+                cluster.tier_label(&tier.id),
+                failure_text(f)
+            ));
+        }
         let _ = writeln!(
             out,
             "# cluster {}, Kustomization {} ({})",
@@ -104,7 +120,18 @@ pub fn build(cluster: &Cluster, sequence: &[TierId], only: Option<&str>) -> Resu
             }
         }
     }
-    Ok(out)
+    Ok((out, broken))
+}
+
+/// A render failure with where it is (`FILE:LINE: message`), unless the
+/// message already starts there.
+fn failure_text(f: &crate::model::RenderFailure) -> String {
+    match &f.at {
+        Some(at) if !f.message.starts_with(&at.file) => {
+            format!("{}:{}: {}", at.file, at.line, f.message)
+        }
+        _ => f.message.clone(),
+    }
 }
 
 /// How one object changed.
@@ -144,6 +171,18 @@ pub struct TierChanges {
     pub presence: Option<&'static str>,
     /// Its objects that were added, removed or changed.
     pub changes: Vec<Change>,
+    /// In the head, it does not build (why, where): its objects are not
+    /// known, so "nothing changed" would be a claim the diff cannot make.
+    pub broken: Option<String>,
+    /// In the head, it was not built (another source, a parent that failed).
+    pub not_checked: Option<String>,
+}
+
+impl TierChanges {
+    /// Whether any Kustomization of the head does not build.
+    pub fn any_broken(changes: &[TierChanges]) -> bool {
+        changes.iter().any(|c| c.broken.is_some())
+    }
 }
 
 fn texts(tier: Option<&Tier>) -> BTreeMap<ObjectId, String> {
@@ -209,16 +248,32 @@ pub fn diff(base: &Model, head: &Model, clusters: &[String]) -> Vec<TierChanges>
                 (Some(_), None) => Some("removed"),
                 _ => None,
             };
-            if !changes.is_empty() || presence.is_some() {
+            let broken = match ht.map(|t| &t.state) {
+                Some(TierState::RenderFailed(f)) => Some(failure_text(f)),
+                _ => None,
+            };
+            let not_checked = match ht.map(|t| &t.state) {
+                Some(TierState::NotChecked(reason))
+                    if presence.is_some() || !changes.is_empty() =>
+                {
+                    Some(reason.clone())
+                }
+                _ => None,
+            };
+            if !changes.is_empty() || presence.is_some() || broken.is_some() {
                 out.push(TierChanges {
                     cluster: name.clone(),
                     tier: id.clone(),
                     presence,
                     changes,
+                    broken,
+                    not_checked,
                 });
             }
         }
     }
+    // What does not build comes first, in every format.
+    out.sort_by_key(|c| c.broken.is_none());
     out
 }
 
@@ -252,9 +307,22 @@ pub fn diff_human(changes: &[TierChanges]) -> String {
             .presence
             .map(|p| format!(" (Kustomization {p})"))
             .unwrap_or_default();
+        if let Some(why) = &c.broken {
+            let _ = writeln!(
+                out,
+                "=== {}/{}{presence}: DOES NOT BUILD (error): {why}\n",
+                c.cluster, c.tier
+            );
+            continue;
+        }
+        let unknown = c
+            .not_checked
+            .as_ref()
+            .map(|why| format!(" (not built: {why})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "=== {}/{}{presence}: {a} added, {r} removed, {m} changed",
+            "=== {}/{}{presence}: {a} added, {r} removed, {m} changed{unknown}",
             c.cluster, c.tier
         );
         for ch in &c.changes {
@@ -288,13 +356,15 @@ pub fn diff_json(changes: &[TierChanges]) -> Value {
                 "kustomization": c.tier.name,
                 "namespace": c.tier.namespace,
                 "presence": c.presence,
+                "does_not_build": c.broken,
+                "not_checked": c.not_checked,
                 "added": list(|ch| match ch { Change::Added { object, yaml } => Some(json!({"object": object.to_string(), "yaml": yaml})), _ => None }),
                 "removed": list(|ch| match ch { Change::Removed { object, yaml } => Some(json!({"object": object.to_string(), "yaml": yaml})), _ => None }),
                 "changed": list(|ch| match ch { Change::Changed { object, diff } => Some(json!({"object": object.to_string(), "diff": diff})), _ => None }),
             })
         })
         .collect();
-    json!({"version": 1, "changes": items})
+    json!({"version": 1, "broken": TierChanges::any_broken(changes), "changes": items})
 }
 
 /// The diff as a pull-request comment: a summary table, then one
@@ -311,6 +381,15 @@ pub fn diff_markdown(changes: &[TierChanges]) -> String {
     for c in changes {
         let (a, r, m) = counts(c);
         let presence = c.presence.map(|p| format!(" ({p})")).unwrap_or_default();
+        if let Some(why) = &c.broken {
+            let why = why.replace('|', "\\|").replace('\n', " ");
+            let _ = writeln!(
+                out,
+                "| {} | {}{presence} | :x: **does not build**: {why} | | |",
+                c.cluster, c.tier
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "| {} | {}{presence} | {a} | {r} | {m} |",
@@ -318,7 +397,7 @@ pub fn diff_markdown(changes: &[TierChanges]) -> String {
         );
     }
     out.push('\n');
-    for c in changes {
+    for c in changes.iter().filter(|c| c.broken.is_none()) {
         let (a, r, m) = counts(c);
         let _ = writeln!(
             out,

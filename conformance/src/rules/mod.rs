@@ -54,6 +54,11 @@ pub trait Rule: Sync {
     fn id(&self) -> RuleId;
     /// The default severity of its findings (`severity:` in conformance.yaml overrides it).
     fn severity(&self) -> Severity;
+    /// The findings whose severity differs from [`Rule::severity`], in a
+    /// few words (`explain`'s heading says so): `None` when all share it.
+    fn other_severities(&self) -> Option<&'static str> {
+        None
+    }
     /// One line: what it catches.
     fn summary(&self) -> &'static str;
     /// One line showing a case it catches.

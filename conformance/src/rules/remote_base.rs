@@ -12,6 +12,11 @@ impl Rule for RemoteBase {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning for a single-file HTTPS resource and for generator inputs fetched over the network",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a kustomization reachable from a tier pulls a remote base (URL or git reference) that Flux fetches on every reconcile"
     }

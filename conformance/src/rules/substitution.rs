@@ -31,6 +31,11 @@ impl Rule for SubstitutionHazard {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning for an undefined variable where substitution is not strict (it becomes empty)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "in a Kustomization with postBuild, a ${VAR} without definition or default, an expression Flux cannot parse, or a variable source Flux rejects"
     }

@@ -434,6 +434,93 @@ fn diff_shows_what_a_change_renders_differently_in_every_format() {
     );
 }
 
+/// Issue 27: a tier that does not build is an error in `build` and `diff`
+/// (exit 1), and comes first in every diff format: its objects are not
+/// known, so neither command may pass it over.
+#[test]
+fn build_and_diff_fail_on_a_tier_that_does_not_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    let head = dir.path().join("head");
+    for root in [&base, &head] {
+        sync(root, "clusters/prod");
+        write(
+            root,
+            "clusters/prod/apps.yaml",
+            &format!(
+                "{}---\n{}",
+                ks("apps", "flux-system", "./apps", ""),
+                ks("monitoring", "flux-system", "./monitoring", "")
+            ),
+        );
+        write(root, "apps/cm.yaml", &configmap("a"));
+        write(root, "monitoring/cm.yaml", &configmap("m"));
+    }
+    // The head breaks monitoring and changes apps.
+    write(
+        &head,
+        "monitoring/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - missing.yaml\n",
+    );
+    write(&head, "apps/cm2.yaml", &configmap("b"));
+    let cmd = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let head_s = head.to_str().unwrap();
+    let base_s = base.to_str().unwrap();
+    let out = cmd(&["build", "--cluster", "prod", "--repo", head_s]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Kustomization monitoring does not build: monitoring/kustomization.yaml:"),
+        "{stderr}"
+    );
+    let out = cmd(&[
+        "build",
+        "--cluster",
+        "prod",
+        "--kustomization",
+        "apps",
+        "--repo",
+        head_s,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "only apps is built");
+    for format in ["human", "json", "markdown"] {
+        let out = cmd(&[
+            "diff",
+            "--format",
+            format,
+            "--base-dir",
+            base_s,
+            "--repo",
+            head_s,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let broken = text.find("monitoring").unwrap();
+        let changed = text
+            .find("prod/flux-system/apps")
+            .or_else(|| text.find("\"apps\""))
+            .unwrap();
+        assert!(broken < changed, "{format}: {text}");
+        match format {
+            "human" => assert!(
+                text.contains("monitoring: DOES NOT BUILD (error)"),
+                "{text}"
+            ),
+            "json" => {
+                let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(json["broken"], true);
+                assert!(json["changes"][0]["does_not_build"].is_string(), "{json}");
+            }
+            _ => assert!(text.contains("**does not build**"), "{text}"),
+        }
+    }
+}
+
 /// Issue 25: where the repository does not show which Flux runs, a removed
 /// API is judged against the newest release, as a warning naming the line
 /// of conformance.yaml that settles it, once per API version; declared,
