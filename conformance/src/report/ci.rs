@@ -143,12 +143,10 @@ fn escape_property(s: &str) -> String {
 /// JUnit XML: a test suite per cluster, a test case per (rule,
 /// Kustomization) as in l0-static; failures carry the findings.
 pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let total_failures = outcome.errors();
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"conformance\" failures=\"{total_failures}\">"
-    );
+    // The suites first: the root's counts are their sums (test cases, as
+    // the cargo trials count them, not findings).
+    let mut out = String::new();
+    let (mut all_tests, mut all_failures, mut all_skipped) = (0, 0, 0);
     for cluster in outcome
         .model
         .clusters
@@ -174,16 +172,21 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
                 .or_default()
                 .push(f);
         }
-        let failures = cases
+        let failing = |fs: &Vec<&Finding>| {
+            fs.iter()
+                .any(|f| f.severity() == Severity::Error && f.waived().is_none())
+        };
+        let failures = cases.values().filter(|fs| failing(fs)).count();
+        let skipped = cases
             .values()
-            .filter(|fs| {
-                fs.iter()
-                    .any(|f| f.severity() == Severity::Error && f.waived().is_none())
-            })
+            .filter(|fs| !failing(fs) && fs.iter().any(|f| f.waived().is_some()))
             .count();
+        all_tests += cases.len();
+        all_failures += failures;
+        all_skipped += skipped;
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">",
             xml(&cluster.name),
             cases.len()
         );
@@ -235,8 +238,14 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
         }
         out.push_str("  </testsuite>\n");
     }
-    out.push_str("</testsuites>\n");
-    out
+    let mut doc = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        doc,
+        "<testsuites name=\"conformance\" tests=\"{all_tests}\" failures=\"{all_failures}\" errors=\"0\" skipped=\"{all_skipped}\">"
+    );
+    doc.push_str(&out);
+    doc.push_str("</testsuites>\n");
+    doc
 }
 
 fn finding_text(f: &Finding) -> String {

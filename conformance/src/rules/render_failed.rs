@@ -70,7 +70,7 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
                 out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
                         "Kustomization {label} does not build: {}",
                         failure.message
-                    )).at(failure.at.clone().unwrap_or_else(|| tier.defined_at.clone())).related_all(vec![(
+                    )).at(failure.at.clone().unwrap_or_else(|| at_path(tier))).related_all(vec![(
                         tier.defined_at.clone(),
                         format!("Kustomization {label} builds {}", tier.display_path()),
                     )]).why(format!(
@@ -80,5 +80,22 @@ network, and because Flux fetches them on every reconcile. Fix the file, or the 
             }
         }
         out
+    }
+}
+
+/// Where a failure with no file of its own is: the `spec.path` of the
+/// Kustomization when the path itself is at fault (not found, a file,
+/// unreadable), else the Kustomization.
+fn at_path(tier: &crate::model::Tier) -> crate::model::Span {
+    let path_line = tier
+        .spec
+        .path(&["spec", "path"])
+        .map(|n| n.line)
+        .filter(|&l| l > 0);
+    match (&tier.state, path_line) {
+        (TierState::RenderFailed(f), Some(line)) if f.message.starts_with("kustomization path") => {
+            crate::model::Span::new(tier.defined_at.file.clone(), line)
+        }
+        _ => tier.defined_at.clone(),
     }
 }

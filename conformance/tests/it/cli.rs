@@ -261,6 +261,29 @@ fn ci_formats_github_junit_sarif() {
     assert!(junit.starts_with("<?xml"), "{junit}");
     assert!(junit.contains("<testcase classname=\"dependency-missing\" name=\"prod::dependency-missing::apps-vms\">"), "{junit}");
     assert_eq!(junit.matches("<failure ").count(), 2, "{junit}");
+    // Issue 27: the root's counts are the sums of the suites' (test cases).
+    let attr = |line: &str, name: &str| -> usize {
+        let key = format!("{name}=\"");
+        let at = line
+            .find(&key)
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+            + key.len();
+        line[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let root = junit
+        .lines()
+        .find(|l| l.starts_with("<testsuites"))
+        .unwrap();
+    let suites: Vec<&str> = junit
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<testsuite "))
+        .collect();
+    for name in ["tests", "failures", "skipped"] {
+        let sum: usize = suites.iter().map(|l| attr(l, name)).sum();
+        assert_eq!(attr(root, name), sum, "{name}: {root}");
+    }
+    assert_eq!(attr(root, "failures"), junit.matches("<failure ").count());
+    assert_eq!(attr(root, "tests"), junit.matches("<testcase ").count());
     let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     let results = sarif["runs"][0]["results"].as_array().unwrap();
@@ -375,6 +398,17 @@ fn explain_knows_every_implemented_rule() {
         assert!(text.starts_with(rule), "{text}");
         assert!(text.contains("Example: "), "{text}");
     }
+    // Issue 27: a rule some of whose findings are warnings says so.
+    let out = conformance(&["explain", "remote-base"]);
+    let heading = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        heading.starts_with("remote-base (error; a warning for a single-file HTTPS resource"),
+        "{heading}"
+    );
     let out = conformance(&["explain", "no-such-rule"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

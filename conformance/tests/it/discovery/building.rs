@@ -107,6 +107,10 @@ fn missing_path_is_render_failed_and_remote_base_is_its_own_finding_without_netw
             .message()
             .contains("kustomization path not found: ./nowhere")
     );
+    // Issue 27: at the field at fault, `spec.path` (line 8 of the
+    // Kustomization, the first document), not its apiVersion.
+    let at = outcome.findings[0].at().unwrap();
+    assert_eq!((at.file.as_str(), at.line), ("clusters/prod/tiers.yaml", 8));
     let remote = &outcome.findings[1];
     assert!(
         remote.message().contains("github.com/kubernetes-csi"),
