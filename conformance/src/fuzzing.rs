@@ -37,15 +37,7 @@ pub fn renderer(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let mut files: Vec<(&str, &str)> = Vec::new();
-    for part in text.split('\0') {
-        match part.split_once('\x01') {
-            Some((path, body)) => files.push((path, body)),
-            None if files.is_empty() => files.push(("app/kustomization.yaml", part)),
-            None => {}
-        }
-    }
-    let index = RepoIndex::from_memory(&files);
+    let index = RepoIndex::from_memory(&files_of(text, "app/kustomization.yaml"));
     let Some(spec) = parse_documents(
         "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  path: ./app\n",
     )
@@ -72,17 +64,23 @@ pub fn scripts(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let mut files: Vec<(&str, &str)> = Vec::new();
-    for part in text.split('\0') {
-        match part.split_once('\x01') {
-            Some((path, body)) => files.push((path, body)),
-            None if files.is_empty() => files.push(("scripts/bootstrap.sh", part)),
-            None => {}
-        }
-    }
-    let index = RepoIndex::from_memory(&files);
+    let index = RepoIndex::from_memory(&files_of(text, "scripts/bootstrap.sh"));
     let scripts = crate::provenance::bootstrap::scripts::read(&index, true);
     for command in &scripts.commands {
         let _ = command.items(&index, crate::provenance::Catalog::embedded());
     }
+}
+
+/// A fuzz input as files: split at `\0` into `path\x01text` parts; a first
+/// part without a path is `first`.
+fn files_of<'a>(text: &'a str, first: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut files: Vec<(&str, &str)> = Vec::new();
+    for part in text.split('\0') {
+        match part.split_once('\x01') {
+            Some((path, body)) => files.push((path, body)),
+            None if files.is_empty() => files.push((first, part)),
+            None => {}
+        }
+    }
+    files
 }

@@ -69,21 +69,16 @@ pub(super) fn flux_instance_sync_dirs<'i, 'a>(
     dirs
 }
 
-/// The variables of a path, in words (`CLUSTER`, `CLUSTER and ENV`).
+/// The variables of a path, in words (`CLUSTER`, `CLUSTER and ENV`), as
+/// Flux's envsubst reads them.
 fn variable_names(path: &str) -> String {
     let mut names: Vec<String> = Vec::new();
-    let mut rest = path;
-    while let Some(i) = rest.find("${") {
-        let after = &rest[i + 2..];
-        let end = after.find('}').unwrap_or(after.len());
-        let name: String = after[..end]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() && !names.contains(&name) {
-            names.push(name);
+    if let Ok(template) = crate::postbuild::envsubst::parse(path) {
+        for var in template.vars() {
+            if !names.contains(&var.name) {
+                names.push(var.name.clone());
+            }
         }
-        rest = &after[end.min(after.len())..];
     }
     match names.as_slice() {
         [] => "a variable".to_string(),
