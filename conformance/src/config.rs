@@ -153,6 +153,7 @@ impl Config {
             }
         }
         crate::provenance::distribution::validate(&self.clusters, &mut problems);
+        crate::postbuild::injected::validate(&self.substitution.injected, &mut problems);
         crate::l1::validate(&self.l1, &mut problems);
         problems.sort_by_key(|p| p.line);
         let mut problems = problems.into_iter();

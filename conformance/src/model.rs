@@ -541,6 +541,9 @@ pub struct Audit {
     pub unaudited: Vec<(ObjectId, Option<Span>, String)>,
     /// Problems the substitution found.
     pub hazards: Vec<Hazard>,
+    /// Variables added at admission that reach the tier, in words
+    /// ([`crate::postbuild::injected`]).
+    pub injected: Vec<String>,
 }
 
 /// A substitution problem.

@@ -168,12 +168,8 @@ impl Session {
         let index = RepoIndex::load(repo)?;
         stat("index", started);
         declared_entries_exist(repo, &index, &config)?;
-        let model = load_model(repo, &index, renderer.as_ref(), &config)?;
         let catalog = config.catalog();
-        let started = std::time::Instant::now();
-        crate::progress::show("reading the bootstrap");
-        let bootstrap = Bootstrap::read(&index, &model, &catalog);
-        stat("bootstrap", started);
+        let (model, bootstrap) = load_model(repo, &index, renderer.as_ref(), &config, &catalog)?;
         Ok(Session {
             repo: repo.to_path_buf(),
             catalog,
@@ -274,7 +270,15 @@ impl Session {
         let tree = base.materialise(&self.repo)?;
         let config = Config::load(&tree.root, &rules::is_rule_id)?;
         let index = RepoIndex::load(&tree.root)?;
-        load_model(&tree.root, &index, self.renderer.as_ref(), &config)
+        let catalog = config.catalog();
+        load_model(
+            &tree.root,
+            &index,
+            self.renderer.as_ref(),
+            &config,
+            &catalog,
+        )
+        .map(|(m, _)| m)
     }
 
     /// Checks what conformance.yaml says about clusters against discovery.
@@ -305,25 +309,35 @@ impl Session {
     }
 }
 
-/// Discovers, renders and substitutes a repository's clusters.
+/// Discovers and renders a repository's clusters, reads its bootstrap,
+/// and substitutes (the bootstrap can install a webhook that adds
+/// variables to every Kustomization, [`crate::postbuild::injected`]).
 pub fn load_model(
     repo: &Path,
     index: &RepoIndex,
     renderer: &dyn Kustomize,
     config: &Config,
-) -> Result<Model, SessionError> {
+    catalog: &crate::provenance::Catalog,
+) -> Result<(Model, Bootstrap), SessionError> {
     let started = std::time::Instant::now();
     let mut model = discover::discover_with(index, renderer, &config.declared());
     stat("discover+render", started);
-    let started = std::time::Instant::now();
-    for cluster in &mut model.clusters {
-        crate::postbuild::apply(cluster);
-    }
-    stat("postbuild", started);
     if model.clusters.is_empty() {
         return Err(no_clusters(repo, index));
     }
-    Ok(model)
+    let started = std::time::Instant::now();
+    crate::progress::show("reading the bootstrap");
+    let bootstrap = Bootstrap::read(index, &model, catalog);
+    stat("bootstrap", started);
+    let started = std::time::Instant::now();
+    let declared = crate::postbuild::injected::declared(&config.substitution.injected);
+    for cluster in &mut model.clusters {
+        let mut injections = declared.clone();
+        injections.extend(bootstrap.injections_of(&cluster.name));
+        crate::postbuild::apply(cluster, &injections);
+    }
+    stat("postbuild", started);
+    Ok((model, bootstrap))
 }
 
 /// Every declared entry (`clusters.<name>.entry`, `--entry`) is a

@@ -19,6 +19,7 @@
 //! undefined variables.
 
 pub mod envsubst;
+pub mod injected;
 mod retype;
 
 use std::collections::BTreeMap;
@@ -34,11 +35,22 @@ pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
 /// Applies postBuild substitution to every tier of the cluster that has it
 /// and stores each tier's audit in `tier.substitution`.
-pub fn apply(cluster: &mut Cluster) {
+/// `injections`: variables added at admission ([`injected`]); a
+/// Kustomization one reaches is substituted as though it had a postBuild
+/// (the webhook adds one).
+pub fn apply(cluster: &mut Cluster, injections: &[injected::Injection]) {
     let sources = Sources::of(cluster);
     for tier in cluster.tiers.values_mut() {
-        tier.substitution = match tier.post_build.clone() {
-            Some(post_build) => substitute_tier(tier, &post_build, &sources),
+        let reaching: Vec<&injected::Injection> = injections
+            .iter()
+            .filter(|i| i.reaches(&tier.id.namespace, &tier.id.name))
+            .collect();
+        let post_build = tier
+            .post_build
+            .clone()
+            .or_else(|| (!reaching.is_empty()).then(|| Node::new(Value::Map(Vec::new()))));
+        tier.substitution = match post_build {
+            Some(post_build) => substitute_tier(tier, &post_build, &sources, &reaching),
             None => Audit {
                 unaudited: unaudited_refs(tier),
                 ..Audit::default()
@@ -100,7 +112,7 @@ pub fn substitute_early(
     post_build: &Node,
     sources: &Sources,
 ) -> Node {
-    let (vars, complete) = variables(tier_namespace, post_build, sources);
+    let (vars, complete) = variables(tier_namespace, post_build, sources, &[]);
     let mut out = body.clone();
     // The pass runs as it does for the tier's other objects
     // ([`substitute_tier`]): a name no source defines, once every source is
@@ -204,6 +216,7 @@ fn variables(
     namespace: &str,
     post_build: &Node,
     sources: &Sources,
+    injections: &[&injected::Injection],
 ) -> (BTreeMap<String, Lookup>, bool) {
     let mut vars = BTreeMap::new();
     let mut complete = true;
@@ -234,6 +247,9 @@ fn variables(
             None => complete = false,
         }
     }
+    // A policy appending to substituteFrom: after the Kustomization's own
+    // sources, before its inline substitute.
+    complete &= merge_injected(&mut vars, sources, injections, false);
     for (k, v) in post_build
         .get("substitute")
         .map(Node::as_map)
@@ -244,17 +260,51 @@ fn variables(
             Lookup::Value(v.as_scalar_string().unwrap_or_default().replace('\n', "")),
         );
     }
+    // A webhook adding to postBuild.substitute (JSON-patch `add` replaces a
+    // key the Kustomization sets).
+    complete &= merge_injected(&mut vars, sources, injections, true);
     (vars, complete)
 }
 
-fn substitute_tier(tier: &mut Tier, post_build: &Node, sources: &Sources) -> Audit {
-    let (vars, complete) = variables(&tier.id.namespace, post_build, sources);
+/// Merges the keys of the injections that add to `substituteFrom`
+/// (`wins` false) or to `substitute` (`wins` true); false when a source is
+/// not rendered (created outside the tiers: its keys cannot be known).
+fn merge_injected(
+    vars: &mut BTreeMap<String, Lookup>,
+    sources: &Sources,
+    injections: &[&injected::Injection],
+    wins: bool,
+) -> bool {
+    let mut complete = true;
+    for injection in injections.iter().filter(|i| i.wins == wins) {
+        for s in &injection.sources {
+            match sources.get(&s.kind, &s.namespace, &s.name) {
+                Some(found) => {
+                    for (k, v) in found {
+                        vars.insert(k.clone(), v.clone());
+                    }
+                }
+                None => complete = false,
+            }
+        }
+    }
+    complete
+}
+
+fn substitute_tier(
+    tier: &mut Tier,
+    post_build: &Node,
+    sources: &Sources,
+    injections: &[&injected::Injection],
+) -> Audit {
+    let (vars, complete) = variables(&tier.id.namespace, post_build, sources, injections);
     let always = post_build.str_at(&["substituteStrategy"]).as_deref() == Some("Always");
     let pass_ran = !vars.is_empty() || always || !complete;
     let mut audit = Audit {
         post_build: true,
         pass_ran,
         complete,
+        injected: injections.iter().map(|i| i.describe()).collect(),
         ..Audit::default()
     };
     for name in vars.keys().filter(|n| !envsubst::is_valid_name(n)) {

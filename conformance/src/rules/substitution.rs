@@ -17,6 +17,10 @@ pub struct Substitution {
     /// Flux 2.9; strict when it cannot be told).
     #[serde(default)]
     pub strict: Option<bool>,
+    /// ConfigMaps and Secrets whose keys a webhook or admission policy adds
+    /// to the Kustomizations it reaches ([`crate::postbuild::injected`]).
+    #[serde(default)]
+    pub injected: Vec<serde_saphyr::Spanned<crate::postbuild::injected::InjectedConfig>>,
 }
 
 #[derive(Debug)]
@@ -58,7 +62,7 @@ name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key break
 (and substituteStrategy is not Always) the pass does not run at all: tokens then ship literally, which is reported \
 by substitution-unaudited, not here. The substituted YAML is read back (yaml.YAMLToJSON in SubstituteVariables): \
 a value that is not YAML where it lands (`[unclosed`, `a: b`, `@x` into a plain scalar) fails the build too. A \
-SOPS-encrypted Secret defines its keys without revealing values. Escape a literal as $${VAR}."
+SOPS-encrypted Secret defines its keys without revealing values. Variables added at admission count too: the ConfigMaps and Secrets substitution.injected declares, and those of the kustomize-mutating-webhook chart when the bootstrap installs it (handleMutate in xunholy/fluxcd-kustomize-mutating-webhook main.go adds spec.postBuild and every key of its configMaps and secrets to spec.postBuild.substitute of each Kustomization it admits). Escape a literal as $${VAR}."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -68,7 +72,8 @@ SOPS-encrypted Secret defines its keys without revealing values. Escape a litera
             for tier in cluster.tiers.values() {
                 let label = cluster.tier_label(&tier.id);
                 for hazard in &tier.substitution.hazards {
-                    let (message, why, fix) = describe(hazard, &label, &strict);
+                    let (message, why, fix) =
+                        describe(hazard, &label, &strict, &tier.substitution.injected);
                     let mut finding =
                         Finding::new(self, cluster.name.clone(), label.clone(), message)
                             .object_opt(hazard.object.as_ref().map(ToString::to_string))
@@ -147,14 +152,23 @@ fn strictness(cx: &Context, a: &crate::convergence::ClusterAnalysis) -> Strictne
     }
 }
 
-fn describe(h: &Hazard, label: &str, strict: &Strictness) -> (String, String, String) {
+fn describe(
+    h: &Hazard,
+    label: &str,
+    strict: &Strictness,
+    injected: &[String],
+) -> (String, String, String) {
     let what = h
         .object
         .as_ref()
         .map_or_else(|| label.to_string(), |o| format!("{o} in {label}"));
     match &h.kind {
         HazardKind::Undefined { name } => (
-            format!("${{{name}}} in {what} is defined nowhere (not in postBuild.substitute, not in any substituteFrom source) and has no default"),
+            if injected.is_empty() {
+                format!("${{{name}}} in {what} is defined nowhere (not in postBuild.substitute, not in any substituteFrom source) and has no default")
+            } else {
+                format!("${{{name}}} in {what} is defined nowhere (not in postBuild.substitute, not in any substituteFrom source, not in {}) and has no default", injected.join("; "))
+            },
             if strict.strict {
                 format!("strict substitution fails the build with `variable not set (strict mode): \"{name}\"`: {label} is not applied and every tier that depends on it waits ({})", strict.because)
             } else {
@@ -210,7 +224,7 @@ literally (which may or may not be intended), and the day someone adds postBuild
 variable somewhere else) every such token is substituted: an undefined one then fails the tier (strict) or becomes \
 empty. An audit that only looks at tiers that declare substituteFrom has exactly this blind spot, so this check \
 covers every path. Escape tokens meant literally as $${VAR} (which Flux turns into ${VAR}), or give the tier a \
-postBuild and define the variables. One finding per Kustomization, with every token at the line it is written on."
+postBuild and define the variables. A Kustomization that a webhook gives a postBuild at admission (substitution.injected, or the kustomize-mutating-webhook chart the bootstrap installs) is substituted and audited by substitution-hazard instead. One finding per Kustomization, with every token at the line it is written on."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();

@@ -72,6 +72,9 @@ pub struct Bootstrap {
     pub notes: Vec<Note>,
     /// The Flux versions bootstrap steps state, in the order read.
     pub flux: Vec<FluxPin>,
+    /// Variables a webhook the bootstrap installs adds to Kustomizations
+    /// at admission.
+    pub injections: Vec<crate::postbuild::injected::Injection>,
     /// Each cluster's distinctive path segments (the parts of its entry
     /// path no other cluster's has), to tell which cluster a bootstrap
     /// file is for.
@@ -154,12 +157,17 @@ pub struct ReadCx<'a> {
 struct Found {
     notes: Vec<Note>,
     flux: Vec<FluxPin>,
+    injections: Vec<crate::postbuild::injected::Injection>,
 }
 
 impl ReadCx<'_> {
     /// Notes something a reader could not read or could not know.
     pub fn note(&self, at: Span, text: String) {
         self.found.borrow_mut().notes.push(Note { at, text });
+    }
+    /// Records variables a webhook the bootstrap installs injects.
+    pub fn injection(&self, injection: crate::postbuild::injected::Injection) {
+        self.found.borrow_mut().injections.push(injection);
     }
     /// Records the Flux version a bootstrap step states.
     pub fn flux(&self, at: Span, written: &str, via: &str) {
@@ -228,7 +236,11 @@ impl Bootstrap {
             found: Default::default(),
         };
         let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
-        let Found { mut notes, flux } = cx.found.into_inner();
+        let Found {
+            mut notes,
+            flux,
+            injections,
+        } = cx.found.into_inner();
         notes.sort();
         notes.dedup();
         // A chart known only by its release (rendered manifests carrying
@@ -250,8 +262,18 @@ impl Bootstrap {
             items,
             notes,
             flux,
+            injections,
             clusters: distinctive(model),
         }
+    }
+
+    /// The injections that apply to a cluster.
+    pub fn injections_of(&self, cluster: &str) -> Vec<crate::postbuild::injected::Injection> {
+        self.injections
+            .iter()
+            .filter(|i| self.file_applies(&i.at.file, cluster))
+            .cloned()
+            .collect()
     }
 
     /// Whether an item applies to a cluster: a bootstrap file whose path

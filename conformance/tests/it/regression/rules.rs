@@ -465,3 +465,105 @@ fn unknown_flux_versions_missing_sources_and_wrong_spec_types_are_errors() {
         "{found:#?}"
     );
 }
+
+/// Issue 28: variables injected at admission. A webhook the bootstrap
+/// installs (the kustomize-mutating-webhook chart, from a helmfile) adds
+/// every key of its ConfigMap to each Kustomization's postBuild.substitute:
+/// a tier without postBuild is substituted, its defined tokens are no
+/// longer "shipped literally", and an undefined one is a hazard whose
+/// message names the injected source. conformance.yaml can say the same
+/// (`substitution.injected`) for a webhook or policy it cannot read.
+#[test]
+fn variables_injected_at_admission_are_defined() {
+    let setup = |root: &Path| {
+        one_tier(root, "");
+        write(
+            root,
+            "clusters/prod/cluster-config.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: flux-system\ndata:\n  CLUSTER_DOMAIN: example.org\n",
+        );
+        write(
+            root,
+            "apps/route.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: route\n  namespace: default\ndata:\n  host: web.${CLUSTER_DOMAIN}\n  zone: ${CLUSTER_ZONE}\n",
+        );
+    };
+    let route = |outcome: &conformance::check::Outcome| {
+        objects_of(outcome, "apps")
+            .iter()
+            .find(|o| o.id.name == "route")
+            .and_then(|o| o.body.str_at(&["data", "host"]))
+    };
+
+    // Before: nothing injects; both tokens ship literally.
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let before = run(dir.path());
+    assert_eq!(
+        rules(&before),
+        [("substitution-unaudited", "prod", "apps")],
+        "{}",
+        messages(&before)
+    );
+
+    // The bootstrap installs the webhook: the tier is substituted.
+    write(
+        dir.path(),
+        "bootstrap/helmfile.yaml",
+        "releases:\n  - name: kustomize-mutating-webhook\n    namespace: flux-system\n    chart: webhook/kustomize-mutating-webhook\n    values:\n      - configMaps:\n          - name: cluster-config\n",
+    );
+    let after = run(dir.path());
+    assert_eq!(route(&after).as_deref(), Some("web.example.org"));
+    let found: Vec<_> = after
+        .findings
+        .iter()
+        .map(|f| (f.rule().as_str(), f.severity(), f.message().to_string()))
+        .collect();
+    assert_eq!(found.len(), 1, "{}", messages(&after));
+    assert_eq!(found[0].0, "substitution-hazard");
+    assert!(
+        found[0].2.contains("${CLUSTER_ZONE}")
+            && found[0].2.contains("ConfigMap/flux-system/cluster-config (added by the kustomize-mutating-webhook webhook, release flux-system/kustomize-mutating-webhook)"),
+        "{}",
+        found[0].2
+    );
+
+    // The same, declared in conformance.yaml (no helmfile).
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    write(
+        dir.path(),
+        "conformance.yaml",
+        "substitution:\n  injected:\n    - from: [ConfigMap/flux-system/cluster-config]\n      kustomizations: [\"flux-system/app*\"]\n",
+    );
+    let declared = run(dir.path());
+    assert_eq!(route(&declared).as_deref(), Some("web.example.org"));
+    assert_eq!(
+        rules(&declared),
+        [("substitution-hazard", "prod", "apps")],
+        "{}",
+        messages(&declared)
+    );
+    // A source the repository does not render (the bootstrap creates it):
+    // its keys are unknown, so nothing is claimed about undefined ones.
+    write(
+        dir.path(),
+        "conformance.yaml",
+        "substitution:\n  injected:\n    - from: [ConfigMap/flux-system/cluster-config, Secret/flux-system/cluster-secrets]\n",
+    );
+    let unknown = run(dir.path());
+    assert!(unknown.findings.is_empty(), "{}", messages(&unknown));
+
+    // A source that is not Kind/namespace/name is an error at its line.
+    write(
+        dir.path(),
+        "conformance.yaml",
+        "substitution:\n  injected:\n    - from:\n        - cluster-config\n",
+    );
+    let err = run_result(dir.path()).expect_err("a config error");
+    let text = err.to_string();
+    assert!(
+        text.contains(":4") && text.contains("cluster-config"),
+        "{text}"
+    );
+}

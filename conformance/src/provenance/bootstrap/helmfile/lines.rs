@@ -38,6 +38,7 @@ pub fn releases(rel: &str, text: &str) -> Vec<Release> {
                 create_namespace: true,
                 hooks: Vec::new(),
                 flux: None,
+                values: Vec::new(),
             });
             field(rest, out.last_mut().expect("just pushed"));
             continue;

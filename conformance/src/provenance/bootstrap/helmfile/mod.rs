@@ -70,6 +70,59 @@ pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> 
     None
 }
 
+/// The values of the Flux HelmRelease `namespace/name`: `spec.values`
+/// over its `valuesFrom` ConfigMaps (the `values.yaml` key, or its
+/// `valuesKey`), as the repository renders them. Later mappings win, as in
+/// helm-controller's `chartutil.MergeValues` order (valuesFrom, then
+/// spec.values).
+pub(super) fn flux_values(model: &Model, namespace: &str, name: &str) -> Vec<crate::yaml::Node> {
+    let mut out = Vec::new();
+    for cluster in &model.clusters {
+        let objects = || cluster.tiers.values().flat_map(|t| t.objects().iter());
+        let Some(release) = objects().find(|o| {
+            o.id.kind == "HelmRelease"
+                && o.id.group == "helm.toolkit.fluxcd.io"
+                && o.id.name == name
+                && o.id.namespace.as_deref() == Some(namespace)
+        }) else {
+            continue;
+        };
+        for from in release
+            .body
+            .path(&["spec", "valuesFrom"])
+            .map(crate::yaml::Node::as_seq)
+            .unwrap_or_default()
+        {
+            if from.str_at(&["kind"]).as_deref() != Some("ConfigMap") {
+                continue;
+            }
+            let Some(source) = from.str_at(&["name"]) else {
+                continue;
+            };
+            let key = from
+                .str_at(&["valuesKey"])
+                .unwrap_or_else(|| "values.yaml".into());
+            let text = objects()
+                .find(|o| {
+                    o.id.kind == "ConfigMap"
+                        && o.id.group.is_empty()
+                        && o.id.name == source
+                        && o.id.namespace.as_deref() == Some(namespace)
+                })
+                .and_then(|o| o.body.path(&["data", &key]))
+                .and_then(crate::yaml::Node::as_scalar_string);
+            if let Some(docs) = text.and_then(|t| crate::yaml::parse_text(&t).ok()) {
+                out.extend(docs.into_iter().filter(crate::yaml::Node::is_map));
+            }
+        }
+        if let Some(values) = release.body.path(&["spec", "values"]) {
+            out.push(values.clone());
+        }
+        break;
+    }
+    out
+}
+
 /// Every release of every helmfile of the repository (the helmfiles a
 /// script syncs, and the nested ones they name, included), and what their
 /// hooks apply.
@@ -124,6 +177,25 @@ pub fn read(cx: &super::ReadCx) -> Vec<Item> {
                 .unwrap_or_else(|| r.name.clone());
             if let Some(version) = &r.flux {
                 cx.flux(at.clone(), version, &format!("helmfile release {}", r.name));
+            }
+            if !crds_only {
+                let namespace = r.namespace.as_deref().unwrap_or("default");
+                // Values the helmfile cannot show (a templated path) are
+                // the Flux HelmRelease's that later adopts the release.
+                let values = if r.values.is_empty() {
+                    flux_values(model, namespace, &r.name)
+                } else {
+                    r.values.clone()
+                };
+                if let Some(injection) = crate::postbuild::injected::from_chart(
+                    &chart,
+                    namespace,
+                    &values,
+                    at.clone(),
+                    &r.name,
+                ) {
+                    cx.injection(injection);
+                }
             }
             if r.crds {
                 let via = if crds_only {

@@ -15,7 +15,7 @@ use crate::repo::RepoIndex;
 use crate::yaml::{Node, Value};
 
 /// One release of a helmfile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Release {
     /// The file it is written in.
     pub file: String,
@@ -37,6 +37,8 @@ pub struct Release {
     pub hooks: Vec<(u32, String)>,
     /// The Flux version a `flux-instance` release's values pin.
     pub flux: Option<String>,
+    /// Its values mappings as read (inline and files), later ones winning.
+    pub values: Vec<Node>,
 }
 
 /// What a state file says, once read.
@@ -298,6 +300,7 @@ fn release(
             .unwrap_or(default_ns),
         hooks,
         flux,
+        values,
     })
 }
 
