@@ -148,6 +148,9 @@ pub struct ReadCx<'a> {
     pub catalog: &'a Catalog,
     /// What the repository's scripts apply.
     pub scripts: &'a scripts::Scripts,
+    /// Each cluster's distinctive path segments, to tell which cluster a
+    /// bootstrap file is for.
+    pub clusters: Vec<(String, Vec<String>)>,
     /// What the readers found besides items: notes and Flux versions.
     found: std::cell::RefCell<Found>,
 }
@@ -233,6 +236,7 @@ impl Bootstrap {
             model,
             catalog,
             scripts: &scripts,
+            clusters: distinctive(model),
             found: Default::default(),
         };
         let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
@@ -263,7 +267,7 @@ impl Bootstrap {
             notes,
             flux,
             injections,
-            clusters: distinctive(model),
+            clusters: cx.clusters,
         }
     }
 
@@ -286,14 +290,7 @@ impl Bootstrap {
     /// Whether a bootstrap file (by its path) is for a cluster: one whose
     /// path names some clusters is for those, any other for every cluster.
     pub fn file_applies(&self, file: &str, cluster: &str) -> bool {
-        let segments: Vec<&str> = file.split('/').collect();
-        let named: Vec<&str> = self
-            .clusters
-            .iter()
-            .filter(|(_, own)| own.iter().any(|s| segments.contains(&s.as_str())))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        named.is_empty() || named.contains(&cluster)
+        file_applies(&self.clusters, file, cluster)
     }
 
     /// What installs the kind `group/kind` in `cluster` before Flux.
@@ -353,6 +350,18 @@ impl Bootstrap {
 
 /// Each cluster's entry-path segments that no other cluster's entry path
 /// has.
+/// Whether a bootstrap file (by its path) is for a cluster, given each
+/// cluster's distinctive path segments ([`distinctive`]).
+pub(crate) fn file_applies(clusters: &[(String, Vec<String>)], file: &str, cluster: &str) -> bool {
+    let segments: Vec<&str> = file.split('/').collect();
+    let named: Vec<&str> = clusters
+        .iter()
+        .filter(|(_, own)| own.iter().any(|s| segments.contains(&s.as_str())))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    named.is_empty() || named.contains(&cluster)
+}
+
 fn distinctive(model: &Model) -> Vec<(String, Vec<String>)> {
     let paths: Vec<(String, Vec<String>)> = model
         .clusters

@@ -712,3 +712,68 @@ fn a_parsed_script_applies_here_documents_and_what_its_functions_are_called_with
         "{notes:?}"
     );
 }
+
+/// Issue 28: an archived helmfile is not the live bootstrap. When the
+/// entrypoints name the helmfiles they run, only those run; when nothing
+/// names one, conventional locations do, except under an archive folder.
+/// Each helmfile left out is noted with the rule that left it out.
+#[test]
+fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    let installs_external_secrets = "releases:\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n";
+    write(
+        root,
+        "archive/bootstrap/helmfile.d/00-crds.yaml",
+        installs_external_secrets,
+    );
+    // Nothing names a helmfile: the archived one is not read.
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
+    let notes = |outcome: &conformance::check::Outcome| {
+        conformance::report::json::render(outcome, "repo", &[])["bootstrap_notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| format!("{}: {}", n["file"], n["note"]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        notes(&outcome).contains("under an archive folder and no entrypoint runs it"),
+        "{}",
+        notes(&outcome)
+    );
+    // A live helmfile in a conventional place counts.
+    write(root, "bootstrap/helmfile.yaml", installs_external_secrets);
+    assert!(errors(&run(root)).is_empty());
+    // The Taskfile names the helmfile it runs, and it is another one: the
+    // conventional one is left out too, and the deadlock shows again.
+    write(
+        root,
+        "Taskfile.yaml",
+        "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helmfile --file bootstrap/apps.yaml sync\n",
+    );
+    write(
+        root,
+        "bootstrap/apps.yaml",
+        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n",
+    );
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
+    assert!(
+        notes(&outcome).contains(
+            "the entrypoints name the helmfiles they run (bootstrap/apps.yaml), and not this one"
+        ),
+        "{}",
+        notes(&outcome)
+    );
+    // Running the archived one by name makes it live again.
+    write(
+        root,
+        "Taskfile.yaml",
+        "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helmfile --file archive/bootstrap/helmfile.d sync\n",
+    );
+    assert!(errors(&run(root)).is_empty(), "{}", all(&run(root)));
+}

@@ -70,6 +70,71 @@ pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> 
     None
 }
 
+/// Folder names that keep what no longer runs.
+const ARCHIVES: &[&str] = &["archive", "archived", ".archive", "attic", "deprecated"];
+
+/// The helmfiles that run before Flux. When the entrypoints (scripts,
+/// Taskfiles, justfiles, Makefiles, documented steps) name every helmfile
+/// they run (`helmfile -f FILE|DIR`), only those run for the clusters they
+/// are for (a helmfile elsewhere is an old copy, an example, a variant);
+/// a cluster no named helmfile is for, or a repository whose entrypoints
+/// run a helmfile this reader cannot locate, keeps the conventional
+/// locations ([`is_helmfile`]), except under an archive folder. Each
+/// helmfile left out gets a note saying which rule left it out.
+fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
+    let (index, scripts) = (cx.index, cx.scripts);
+    let conventional: Vec<String> = index
+        .below("")
+        .filter(|(rel, kind)| **kind == Kind::File && is_helmfile(rel))
+        .map(|(rel, _)| rel.to_string())
+        .collect();
+    let named: Vec<&String> = scripts.synced.iter().chain(&scripts.crds_only).collect();
+    let in_named = |rel: &str| {
+        named
+            .iter()
+            .any(|n| n.as_str() == rel || rel.starts_with(&format!("{n}/")))
+    };
+    let restricted = !named.is_empty() && !scripts.helmfile_unresolved;
+    let applies = |file: &str, cluster: &str| super::file_applies(&cx.clusters, file, cluster);
+    // Left out when every cluster it is for has a named helmfile of its own.
+    let superseded = |rel: &str| {
+        cx.clusters
+            .iter()
+            .filter(|(c, _)| applies(rel, c))
+            .all(|(c, _)| named.iter().any(|n| applies(n, c)))
+    };
+    let mut named_shown: Vec<&str> = named.iter().map(|n| n.as_str()).collect();
+    named_shown.sort();
+    named_shown.dedup();
+    let mut out = Vec::new();
+    let mut left_out = Vec::new();
+    for rel in conventional {
+        if restricted && !in_named(&rel) && superseded(&rel) {
+            left_out.push((
+                rel,
+                format!(
+                    "not read as bootstrap: the entrypoints name the helmfiles they run ({}), and not this one",
+                    named_shown.join(", ")
+                ),
+            ));
+            continue;
+        }
+        let archived = rel
+            .split('/')
+            .any(|segment| ARCHIVES.contains(&segment.to_ascii_lowercase().as_str()));
+        if archived && !in_named(&rel) {
+            left_out.push((
+                rel,
+                "not read as bootstrap: it is under an archive folder and no entrypoint runs it"
+                    .into(),
+            ));
+            continue;
+        }
+        out.push(rel);
+    }
+    (out, left_out)
+}
+
 /// The values of the Flux HelmRelease `namespace/name`: `spec.values`
 /// over its `valuesFrom` ConfigMaps (the `values.yaml` key, or its
 /// `valuesKey`), as the repository renders them. Later mappings win, as in
@@ -129,14 +194,33 @@ pub(super) fn flux_values(model: &Model, namespace: &str, name: &str) -> Vec<cra
 pub fn read(cx: &super::ReadCx) -> Vec<Item> {
     let (index, model, scripts) = (cx.index, cx.model, cx.scripts);
     let mut out = Vec::new();
-    let mut files: Vec<String> = index
-        .below("")
-        .filter(|(rel, kind)| **kind == Kind::File && is_helmfile(rel))
-        .map(|(rel, _)| rel.to_string())
-        .collect();
+    let (mut files, left_out) = live(cx);
+    let mut layered: Vec<String> = Vec::new();
+    // `helmfile -f DIR` reads the directory's YAML files.
     for synced in &scripts.synced {
-        if !files.contains(synced) {
-            files.push(synced.clone());
+        let each: Vec<String> = match index.kind(synced) {
+            Some(Kind::File) => vec![synced.clone()],
+            Some(Kind::Dir) => index
+                .below(synced)
+                .filter(|(rel, kind)| {
+                    **kind == Kind::File
+                        && rel[synced.len()..]
+                            .trim_start_matches('/')
+                            .matches('/')
+                            .count()
+                            == 0
+                        && [".yaml", ".yml", ".gotmpl"]
+                            .iter()
+                            .any(|e| rel.ends_with(e))
+                })
+                .map(|(rel, _)| rel.to_string())
+                .collect(),
+            _ => Vec::new(),
+        };
+        for f in each {
+            if !files.contains(&f) {
+                files.push(f);
+            }
         }
     }
     let mut k = 0;
@@ -150,6 +234,7 @@ pub fn read(cx: &super::ReadCx) -> Vec<Item> {
             || scripts.crds_only.contains(&rel);
         let releases = match state::read(index, &rel, &text) {
             Ok(state) => {
+                layered.extend(state.bases);
                 for nested in state.nested {
                     if !files.contains(&nested) && index.kind(&nested) == Some(&Kind::File) {
                         files.push(nested);
@@ -236,6 +321,13 @@ pub fn read(cx: &super::ReadCx) -> Vec<Item> {
                     }
                 }
             }
+        }
+    }
+    // A helmfile left out that a live one layers on or nests is read
+    // through it: no note.
+    for (rel, why) in left_out {
+        if !layered.contains(&rel) && !files.contains(&rel) {
+            cx.note(Span::new(&rel, 0), why);
         }
     }
     out

@@ -48,6 +48,8 @@ pub struct State {
     pub releases: Vec<Release>,
     /// Nested helmfiles (`helmfiles:`), as repository paths (globs expanded).
     pub nested: Vec<String>,
+    /// The `bases:` it is layered on (theirs included), as repository paths.
+    pub bases: Vec<String>,
 }
 
 /// Why a state file could not be read as YAML.
@@ -99,9 +101,11 @@ fn read_at(index: &RepoIndex, rel: &str, text: &str, depth: u32) -> Result<State
             if let Ok(state) = read_at(index, base, &btext, depth + 1) {
                 out.releases.extend(state.releases);
                 out.nested.extend(state.nested);
+                out.bases.extend(state.bases);
             }
         }
     }
+    out.bases.extend(bases);
     for doc in &first {
         environment_values(index, rel, doc, &mut values);
     }

@@ -187,12 +187,16 @@ pub(super) fn scan(
                 // helmfile -f FILE sync|apply (not piped to kubectl)
                 if stage.iter().any(|w| w.ends_with("helmfile"))
                     && stage.iter().any(|w| w == "sync" || w == "apply")
-                    && let Some(f) = flag(stage, &["-f"], "--file")
-                    && let Some(p) = resolve(index, rel, &f, vars)
                 {
-                    out.understood += 1;
-                    if !out.synced.contains(&p) {
-                        out.synced.push(p);
+                    match flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars))
+                    {
+                        Some(p) => {
+                            out.understood += 1;
+                            if !out.synced.contains(&p) {
+                                out.synced.push(p);
+                            }
+                        }
+                        None => out.helmfile_unresolved = true,
                     }
                 }
                 if let Some(what) = installs
@@ -512,9 +516,14 @@ fn feed_following(
         return;
     }
     if program.ends_with("helmfile") {
-        if let Some(f) = flag(stage, &["-f"], "--file")
-            && let Some(p) = resolve(index, rel, &f, vars)
-        {
+        let runs = stage
+            .iter()
+            .any(|w| ["sync", "apply", "template", "diff"].contains(&w.as_str()));
+        let file = flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars));
+        if runs && file.is_none() {
+            out.helmfile_unresolved = true;
+        }
+        if let Some(p) = file {
             out.understood += 1;
             if line.contains("CustomResourceDefinition") {
                 if !out.crds_only.contains(&p) {

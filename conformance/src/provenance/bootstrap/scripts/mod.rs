@@ -49,6 +49,10 @@ pub struct Scripts {
     pub crds_only: Vec<String>,
     /// Helmfiles a script syncs or applies, by path.
     pub synced: Vec<String>,
+    /// Whether some command runs a helmfile this reader could not locate
+    /// (no `-f`, or a path it cannot resolve): then the conventional
+    /// locations stay live.
+    pub helmfile_unresolved: bool,
     /// Flux versions the scripts state (`flux install --version`, Flux's
     /// install manifests at a ref): where, the version, how.
     pub flux: Vec<(Span, String, String)>,

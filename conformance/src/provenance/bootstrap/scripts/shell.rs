@@ -224,7 +224,8 @@ impl Bindings {
             return word.to_string();
         }
         let mut w = word.to_string();
-        for (name, value) in &self.vars {
+        // The innermost (latest) binding of a name wins.
+        for (name, value) in self.vars.iter().rev() {
             w = replace_var(&w, name, value);
         }
         if let Some(args) = &self.positional {
@@ -367,6 +368,7 @@ impl Walk<'_> {
                                 unit.line = simple_line(s);
                             }
                             let (stage, substituted) = self.stage(s, bind);
+                            self.assign(s, &stage, bind);
                             follow.push((stage.clone(), unit.line));
                             inner.extend(substituted);
                             stages.push(stage);
@@ -446,9 +448,10 @@ impl Walk<'_> {
                 match values {
                     Some(values) => {
                         for value in values {
+                            let scope = bind.vars.len();
                             bind.vars.push((f.variable_name.clone(), value));
                             self.list(&f.body.list, bind, depth);
-                            bind.vars.pop();
+                            bind.vars.truncate(scope);
                         }
                     }
                     // Values the text does not show: read once, the
@@ -459,6 +462,38 @@ impl Walk<'_> {
             other => {
                 for list in compound_lists(other) {
                     self.list(list, bind, depth);
+                }
+            }
+        }
+    }
+
+    /// Binds what a command assigns, in order, so a later word sees the
+    /// value assigned last: `NAME=value` alone, and `local`, `export`,
+    /// `readonly`, `declare`, `typeset` (`local -r file=…` in two
+    /// functions is two values, each seen in its own function: a function
+    /// is read with its caller's bindings copied, [`Self::follow`]).
+    fn assign(&self, s: &ast::SimpleCommand, stage: &Stage, bind: &mut Bindings) {
+        let declares = stage.words.first().is_some_and(|p| {
+            ["local", "export", "readonly", "declare", "typeset"].contains(&p.as_str())
+        });
+        let items: Vec<&ast::CommandPrefixOrSuffixItem> = if s.word_or_name.is_none() {
+            s.prefix.iter().flat_map(|p| p.0.iter()).collect()
+        } else if declares {
+            s.suffix.iter().flat_map(|p| p.0.iter()).collect()
+        } else {
+            Vec::new()
+        };
+        for item in items {
+            if let ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) = item
+                && let ast::AssignmentName::VariableName(name) = &a.name
+                && let ast::AssignmentValue::Scalar(value) = &a.value
+                && !a.append
+            {
+                let value = bind.apply(&self.word(value));
+                // A script's own arguments (`CLUSTER="${1:?}"` at the top)
+                // are resolved where the script is called, not here.
+                if !has_positional(&value) {
+                    bind.vars.push((name.clone(), value));
                 }
             }
         }
@@ -673,6 +708,22 @@ fn unquote(word: &str) -> String {
     out
 }
 
+/// Whether a word still names a positional parameter (`$1`, `${2:-x}`,
+/// `$@`, `$*`).
+fn has_positional(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| {
+        *b == b'$'
+            && match bytes.get(i + 1) {
+                Some(b'{') => bytes
+                    .get(i + 2)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == b'@' || *c == b'*'),
+                Some(c) => c.is_ascii_digit() || *c == b'@' || *c == b'*',
+                None => false,
+            }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,6 +743,26 @@ mod tests {
 
     fn w(words: &[&str]) -> Vec<String> {
         words.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn assignments_are_seen_in_order_and_locals_in_their_function() {
+        let text = "crds() {\n  local -r file=\"${ROOT}/00-crds.yaml\"\n  helmfile --file \"${file}\" template\n}\napps() {\n  local -r file=\"${ROOT}/01-apps.yaml\"\n  helmfile --file \"${file}\" sync\n}\ncrds\napps\nDIR=one\nkubectl apply -k $DIR\nDIR=two\nkubectl apply -k $DIR\nC=\"${1:?}\"\nkubectl apply -k $C\n";
+        let got: Vec<Vec<String>> = stages(text)
+            .into_iter()
+            .flat_map(|(_, s)| s)
+            .filter(|s| s.first().is_some_and(|p| p == "helmfile" || p == "kubectl"))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                w(&["helmfile", "--file", "${ROOT}/00-crds.yaml", "template"]),
+                w(&["helmfile", "--file", "${ROOT}/01-apps.yaml", "sync"]),
+                w(&["kubectl", "apply", "-k", "one"]),
+                w(&["kubectl", "apply", "-k", "two"]),
+                w(&["kubectl", "apply", "-k", "$C"]),
+            ]
+        );
     }
 
     #[test]
