@@ -229,9 +229,16 @@ impl Config {
                 crate::remote::Cache::default_root(),
             )))
         });
+        let vars = self
+            .clusters
+            .iter()
+            .filter(|(_, facts)| !facts.vars.is_empty())
+            .map(|(name, facts)| (name.clone(), facts.vars.clone()))
+            .collect();
         crate::discover::Declared {
             sources,
             entries,
+            vars,
             remote,
             urls: self
                 .repository

@@ -285,10 +285,23 @@ impl Session {
     pub fn check_config(&self) -> Result<(), SessionError> {
         let names: Vec<String> = self.model.clusters.iter().map(|c| c.name.clone()).collect();
         if let Some((name, line)) = self.config.unknown_clusters(&names).into_iter().next() {
+            // What discovery said about this cluster's vars, if any.
+            let said: Vec<&str> = self
+                .model
+                .notes
+                .iter()
+                .filter(|n| n.contains(&format!("clusters.{name}.vars")))
+                .map(String::as_str)
+                .collect();
+            let said = if said.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", said.join("; "))
+            };
             return Err(SessionError::Config(ConfigError::new(
                 line,
                 format!(
-                    "no cluster named `{name}` was discovered; clusters: {}",
+                    "no cluster named `{name}` was discovered; clusters: {}{said}",
                     names.join(", ")
                 ),
             )));

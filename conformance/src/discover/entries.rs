@@ -22,7 +22,8 @@ pub(super) fn find_entries(
     local: &LocalSources,
     instances: &[Instance],
     self_urls: &BTreeSet<String>,
-) -> (Vec<EntryPoint>, Vec<String>) {
+    vars: &[(String, BTreeMap<String, String>)],
+) -> (Vec<EntryPoint>, Vec<String>, BTreeMap<String, String>) {
     let written = raw_kustomizations(index, local, self_urls);
     // Sync Kustomizations whose path a patch of the cluster's build sets
     // (per-cluster bootstrap patches over a shared, variable base).
@@ -53,6 +54,8 @@ pub(super) fn find_entries(
         entry_paths: BTreeSet::new(),
         instance_paths: BTreeMap::new(),
         notes: Vec::new(),
+        vars,
+        named: BTreeMap::new(),
     };
     let (specific, whole_repo) = search.sync_candidates();
     // A FluxInstance's sync path is an entry beside sync Kustomizations (one
@@ -69,7 +72,7 @@ pub(super) fn find_entries(
     if search.entries.is_empty() {
         search.orphan_entries();
     } else if from_instances == search.entries.len() {
-        return (search.entries, search.notes);
+        return (search.entries, search.notes, search.named);
     }
     // Like directories nothing builds, a whole-repository Kustomization in
     // a hidden directory (`.archive/`) is kept, not synced.
@@ -79,7 +82,7 @@ pub(super) fn find_entries(
     {
         search.accept_sync(k);
     }
-    (search.entries, search.notes)
+    (search.entries, search.notes, search.named)
 }
 
 /// The URLs this repository is known by: the URLs its FluxInstances and
@@ -293,6 +296,10 @@ struct Search<'a> {
     instance_paths: BTreeMap<String, (String, crate::model::TierId)>,
     /// What the search decided that a user should hear (`discovery:` notes).
     notes: Vec<String>,
+    /// `clusters.<name>.vars`.
+    vars: &'a [(String, BTreeMap<String, String>)],
+    /// Entry directories named by the cluster whose vars fill them in.
+    named: BTreeMap<String, String>,
 }
 
 impl<'a> Search<'a> {
@@ -392,9 +399,13 @@ impl<'a> Search<'a> {
     /// guessing.
     fn instance_entries(&mut self, instances: &[Instance]) {
         let mut notes = Vec::new();
-        let dirs = flux_instance_sync_dirs(self.index, self.local, instances, &mut notes);
+        let dirs =
+            flux_instance_sync_dirs(self.index, self.local, instances, self.vars, &mut notes);
         self.notes.extend(notes);
-        for (dir, instance) in dirs {
+        for (dir, instance, name) in dirs {
+            if let Some(name) = name {
+                self.named.insert(dir.clone(), name);
+            }
             // Built by a cluster already found: part of it, not another.
             let built = self.covered.iter().any(|f| parent_dir(f) == dir);
             if !built && self.entry_paths.insert(dir.clone()) {

@@ -195,6 +195,9 @@ pub struct Declared {
     pub sources: LocalSources,
     /// Clusters whose entry is declared rather than discovered.
     pub entries: Vec<DeclaredEntry>,
+    /// Per cluster name, the values of the variables its FluxInstance sync
+    /// path needs (`clusters.<name>.vars`).
+    pub vars: Vec<(String, std::collections::BTreeMap<String, String>)>,
     /// Fetches remote bases (`--fetch-remote`); `None`: they stay unknown.
     pub remote: Option<std::sync::Arc<crate::remote::Fetcher>>,
     /// The URLs this repository is known by (`repository.url`), whatever
@@ -230,7 +233,8 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     local.0.extend(inferred.into_iter().map(|i| i.source));
     let local = &local;
     let self_urls = entries::self_urls(index, &instances, &declared.urls);
-    let (mut entries, entry_notes) = find_entries(index, local, &instances, &self_urls);
+    let (mut entries, entry_notes, named) =
+        find_entries(index, local, &instances, &self_urls, &declared.vars);
     notes.extend(entry_notes);
     // What a walk may take for this repository by URL alone: only what
     // names this checkout for certain (`repository.url`, a remote that a
@@ -252,6 +256,10 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     for (i, e) in entries.iter().enumerate() {
         if declared.entries.iter().any(|d| d.name == names[i]) {
             names[i] = e.entry.path().to_string();
+        }
+        // A sync path `clusters.<name>.vars` filled in is that cluster.
+        if let Some(name) = named.get(e.entry.path()) {
+            names[i] = name.clone();
         }
     }
     let mut walks: Vec<Walk> = declared

@@ -27,9 +27,10 @@ pub(super) fn flux_instance_sync_dirs<'i, 'a>(
     index: &RepoIndex,
     local: &LocalSources,
     instances: &'i [Instance<'a>],
+    vars: &[(String, std::collections::BTreeMap<String, String>)],
     notes: &mut Vec<String>,
-) -> Vec<(String, &'i Instance<'a>)> {
-    let mut dirs: Vec<(String, &Instance)> = Vec::new();
+) -> Vec<(String, &'i Instance<'a>, Option<String>)> {
+    let mut dirs: Vec<(String, &Instance, Option<String>)> = Vec::new();
     for instance in instances {
         let base = match instance.kind.as_str() {
             "GitRepository" => Some(""),
@@ -40,7 +41,18 @@ pub(super) fn flux_instance_sync_dirs<'i, 'a>(
         if escapes || dir.is_empty() {
             continue;
         }
-        let candidates = if dir.contains("${") {
+        let declared = declared_dirs(&dir, vars);
+        let candidates: Vec<(String, Option<String>)> = if !declared.is_empty() {
+            let names: Vec<String> = declared.iter().map(|(d, n)| format!("{n}: {d}")).collect();
+            notes.push(format!(
+                "{}: the FluxInstance sync path `{}` needs {}; filled in from clusters.<name>.vars in conformance.yaml ({})",
+                instance.file,
+                instance.path,
+                variable_names(&dir),
+                names.join(", ")
+            ));
+            declared.into_iter().map(|(d, n)| (d, Some(n))).collect()
+        } else if dir.contains("${") {
             let found = variable_dirs(index, &dir);
             let vars = variable_names(&dir);
             notes.push(match found.as_slice() {
@@ -56,17 +68,61 @@ pub(super) fn flux_instance_sync_dirs<'i, 'a>(
                     found.join(", ")
                 ),
             });
-            found
+            found.into_iter().map(|d| (d, None)).collect()
         } else {
-            vec![dir]
+            vec![(dir, None)]
         };
-        for dir in candidates {
-            if index.is_dir(&dir) && !dirs.iter().any(|(d, _)| *d == dir) {
-                dirs.push((dir, instance));
+        for (dir, name) in candidates {
+            if index.is_dir(&dir) && !dirs.iter().any(|(d, _, _)| *d == dir) {
+                dirs.push((dir, instance, name));
+            } else if !index.is_dir(&dir)
+                && let Some(name) = name
+            {
+                notes.push(format!(
+                    "{}: clusters.{name}.vars fill the FluxInstance sync path `{}` in as `{dir}`, which is not a directory of this repository",
+                    instance.file, instance.path
+                ));
             }
         }
     }
     dirs
+}
+
+/// The sync path with each declared cluster's variables put in (Flux's
+/// envsubst, as the postBuild or the chart would), for the clusters whose
+/// `vars` define every variable it uses: (directory, cluster name).
+fn declared_dirs(
+    path: &str,
+    vars: &[(String, std::collections::BTreeMap<String, String>)],
+) -> Vec<(String, String)> {
+    use crate::postbuild::envsubst::{self, Lookup};
+    if !path.contains('$') {
+        return Vec::new();
+    }
+    let Ok(template) = envsubst::parse(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, values) in vars {
+        let lookup = |var: &str| match values.get(var) {
+            Some(v) => Lookup::Value(v.clone()),
+            None => Lookup::Missing,
+        };
+        if template
+            .vars()
+            .iter()
+            .any(|v| !values.contains_key(&v.name) && !v.op.is_default())
+        {
+            continue;
+        }
+        if let Ok(filled) = template.eval(path, &lookup, true) {
+            let (dir, escapes) = repo::normalize("", &filled);
+            if !escapes && !dir.is_empty() {
+                out.push((dir, name.clone()));
+            }
+        }
+    }
+    out
 }
 
 /// The variables of a path, in words (`CLUSTER`, `CLUSTER and ENV`), as

@@ -39,6 +39,12 @@ pub struct ClusterFacts {
     /// flux-system in flux-system).
     #[serde(default)]
     pub source: Option<EntrySource>,
+    /// Values of the variables a FluxInstance sync path needs
+    /// (`kubernetes/clusters/${CLUSTER}`) that the repository gives where
+    /// this tool does not read them (the chart's install, an environment
+    /// variable): the cluster syncs the path with these put in.
+    #[serde(default)]
+    pub vars: std::collections::BTreeMap<String, String>,
 }
 
 /// `clusters.<name>.source`: the Flux source a declared entry syncs from.

@@ -335,4 +335,51 @@ fn a_variable_flux_instance_sync_path_is_each_directory_it_can_name() {
         "{:?}",
         outcome.model.notes
     );
+
+    // conformance.yaml gives the value: that cluster only, by its name.
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:
+  production:
+    vars:
+      CLUSTER: home
+",
+    );
+    let outcome = run(root);
+    let clusters: Vec<(&str, &str)> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| (c.name.as_str(), c.entry.path()))
+        .collect();
+    assert_eq!(
+        clusters,
+        [("production", "kubernetes/clusters/home/bootstrap")]
+    );
+    assert!(
+        outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("filled in from clusters.<name>.vars")
+                && n.contains("production: kubernetes/clusters/home/bootstrap")),
+        "{:?}",
+        outcome.model.notes
+    );
+    // A value naming no directory says so.
+    write(
+        root,
+        "conformance.yaml",
+        "clusters:\n  production:\n    vars:\n      CLUSTER: nowhere\n",
+    );
+    let outcome = run_result(root);
+    let notes = match &outcome {
+        Ok(o) => o.model.notes.join("\n"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        notes.contains("kubernetes/clusters/nowhere/bootstrap"),
+        "{notes}"
+    );
 }
