@@ -340,7 +340,14 @@ pub fn load_model(
     }
     let started = std::time::Instant::now();
     crate::progress::show("reading the bootstrap");
-    let bootstrap = Bootstrap::read(index, &model, catalog);
+    let scripts = crate::provenance::bootstrap::scripts::read(
+        index,
+        catalog.documented_steps.unwrap_or(true),
+    );
+    // Entries one script applies into one cluster are one cluster.
+    let merged = crate::provenance::bootstrap::merge::apply(&mut model, &scripts);
+    model.notes.extend(merged);
+    let bootstrap = Bootstrap::read_with(index, &model, catalog, &scripts);
     stat("bootstrap", started);
     let started = std::time::Instant::now();
     let declared = crate::postbuild::injected::declared(&config.substitution.injected);

@@ -35,6 +35,7 @@ pub mod azure;
 pub mod helmfile;
 pub mod k3s;
 pub mod manifests;
+pub mod merge;
 pub mod openshift;
 pub mod scripts;
 pub mod talos;
@@ -231,11 +232,22 @@ impl Bootstrap {
     /// Flux HelmRelease of the same namespace and name).
     pub fn read(index: &RepoIndex, model: &Model, catalog: &Catalog) -> Bootstrap {
         let scripts = scripts::read(index, catalog.documented_steps.unwrap_or(true));
+        Bootstrap::read_with(index, model, catalog, &scripts)
+    }
+
+    /// As [`Bootstrap::read`], with the scripts read already
+    /// ([`scripts::read`]).
+    pub fn read_with(
+        index: &RepoIndex,
+        model: &Model,
+        catalog: &Catalog,
+        scripts: &scripts::Scripts,
+    ) -> Bootstrap {
         let cx = ReadCx {
             index,
             model,
             catalog,
-            scripts: &scripts,
+            scripts,
             clusters: distinctive(model),
             found: Default::default(),
         };

@@ -397,3 +397,126 @@ fn a_checkout_from_a_mirror_finds_the_same_clusters() {
         assert_eq!(tiers, ["apps", "cluster"], "remote {remote}");
     }
 }
+
+/// Issue 28: a deploy script that applies a shared `flux/config` and then
+/// `prod/flux/config` builds one cluster. Checked apart, the production
+/// half depends on a tier only the base brings and uses its namespace.
+/// Two clusters of their own that one script applies (`dev`, `prod`) stay
+/// apart.
+#[test]
+fn entries_one_script_applies_together_are_one_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let sync = |name: &str, path: &str| {
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://github.com/example/fleet.git\n  ref:\n    branch: main\n---\n{}",
+            ks(name, "flux-system", path, "")
+        )
+    };
+    write(
+        root,
+        "flux/config/flux-system/gotk-sync.yaml",
+        &sync("flux-system", "./flux/config"),
+    );
+    write(
+        root,
+        "flux/config/infra.yaml",
+        &ks("infra", "flux-system", "./infra", ""),
+    );
+    write(
+        root,
+        "infra/ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: platform\n",
+    );
+    write(
+        root,
+        "prod/flux/config/flux-system/gotk-sync.yaml",
+        &ks("prod", "flux-system", "./prod/flux/config", ""),
+    );
+    write(
+        root,
+        "prod/flux/config/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            "  dependsOn:\n    - name: infra\n",
+        ),
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: platform\ndata:\n  a: b\n",
+    );
+    let before = run(root);
+    assert_eq!(
+        before.model.clusters.len(),
+        2,
+        "{:?}",
+        cluster_names(&before)
+    );
+    assert!(
+        before.findings.iter().any(|f| f.is_error()),
+        "the production half alone misses infra: {}",
+        all(&before)
+    );
+
+    write(
+        root,
+        "scripts/deploy.sh",
+        "#!/bin/sh\nset -e\nkubectl apply -k flux/config\nkubectl apply -k prod/flux/config\n",
+    );
+    let after = run(root);
+    let clusters: Vec<(&str, &str)> = after
+        .model
+        .clusters
+        .iter()
+        .map(|c| (c.name.as_str(), c.entry.path()))
+        .collect();
+    assert_eq!(clusters.len(), 1, "{clusters:?}");
+    assert_eq!(clusters[0].1, "prod/flux/config");
+    let tiers: Vec<&str> = after.model.clusters[0]
+        .tiers
+        .keys()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert!(
+        tiers.contains(&"infra") && tiers.contains(&"apps"),
+        "{tiers:?}"
+    );
+    assert!(
+        !after.findings.iter().any(|f| f.is_error()),
+        "{}",
+        all(&after)
+    );
+    assert!(
+        after
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("are one cluster")
+                && n.contains(
+                    "scripts/deploy.sh applies flux/config (line 3) and prod/flux/config (line 4)"
+                )),
+        "{:?}",
+        after.model.notes
+    );
+
+    // dev and prod of their own, applied by one script: two clusters.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for env in ["dev", "prod"] {
+        write(
+            root,
+            &format!("{env}/flux/config/flux-system/gotk-sync.yaml"),
+            &sync("flux-system", &format!("./{env}/flux/config")),
+        );
+        write(root, &format!("{env}/flux/config/cm.yaml"), &configmap(env));
+    }
+    write(
+        root,
+        "scripts/deploy.sh",
+        "#!/bin/sh\nkubectl --context dev apply -k dev/flux/config\nkubectl --context prod apply -k prod/flux/config\n",
+    );
+    assert_eq!(run(root).model.clusters.len(), 2);
+}

@@ -88,7 +88,12 @@ fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
         .filter(|(rel, kind)| **kind == Kind::File && is_helmfile(rel))
         .map(|(rel, _)| rel.to_string())
         .collect();
-    let named: Vec<&String> = scripts.synced.iter().chain(&scripts.crds_only).collect();
+    let named: Vec<&String> = scripts
+        .synced
+        .iter()
+        .chain(&scripts.crds_only)
+        .chain(&scripts.helmfile_named)
+        .collect();
     let in_named = |rel: &str| {
         named
             .iter()

@@ -185,6 +185,14 @@ pub(super) fn scan(
                     push(out, release);
                 }
                 // helmfile -f FILE sync|apply (not piped to kubectl)
+                if stage.iter().any(|w| w.ends_with("helmfile")) {
+                    match flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars))
+                    {
+                        Some(p) if !out.helmfile_named.contains(&p) => out.helmfile_named.push(p),
+                        Some(_) => {}
+                        None => out.helmfile_unresolved = true,
+                    }
+                }
                 if stage.iter().any(|w| w.ends_with("helmfile"))
                     && stage.iter().any(|w| w == "sync" || w == "apply")
                 {

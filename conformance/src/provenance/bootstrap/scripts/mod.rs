@@ -49,6 +49,11 @@ pub struct Scripts {
     pub crds_only: Vec<String>,
     /// Helmfiles a script syncs or applies, by path.
     pub synced: Vec<String>,
+    /// Helmfiles any command names (`helmfile -f FILE` with any
+    /// subcommand, `crds=$(helmfile -f FILE template | yq …)` included),
+    /// by path: they are live bootstrap files even when what they feed is
+    /// not read.
+    pub helmfile_named: Vec<String>,
     /// Whether some command runs a helmfile this reader could not locate
     /// (no `-f`, or a path it cannot resolve): then the conventional
     /// locations stay live.

@@ -492,7 +492,10 @@ impl Walk<'_> {
                 let value = bind.apply(&self.word(value));
                 // A script's own arguments (`CLUSTER="${1:?}"` at the top)
                 // are resolved where the script is called, not here.
-                if !has_positional(&value) {
+                // A command's output (`rendered=$(…)`) is followed where
+                // the variable is used, by the file's own reading
+                // ([`super::expand::variables`]), not put in as text.
+                if !has_positional(&value) && !value.contains("$(") && !value.contains('`') {
                     bind.vars.push((name.clone(), value));
                 }
             }
