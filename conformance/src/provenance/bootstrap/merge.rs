@@ -1,4 +1,5 @@
-//! Entries one bootstrap step applies into one cluster.
+//! Entries that are one cluster: those one bootstrap step applies
+//! together, and a FluxInstance's sync applied by the cluster it syncs.
 //!
 //! Discovery finds a cluster per entry (a directory holding a sync
 //! Kustomization). A deploy script that applies a shared `flux/config` and
@@ -23,9 +24,81 @@ use std::collections::BTreeMap;
 use super::scripts::{Scripts, Target};
 use crate::model::{Cluster, Entry, Model};
 
-/// Merges the clusters each script applies together; returns what
+/// Merges the clusters each script applies together, and a FluxInstance's
+/// cluster into the cluster that applies the FluxInstance; returns what
 /// discovery should say.
 pub fn apply(model: &mut Model, scripts: &Scripts) -> Vec<String> {
+    let mut notes = self_applied_instances(model);
+    notes.extend(script_steps(model, scripts));
+    notes
+}
+
+/// A FluxInstance (or a flux-instance chart's HelmRelease) that a cluster's
+/// own tiers apply syncs into that cluster: the Flux Operator it installs
+/// takes over the sync (a migration from `flux bootstrap` to the operator),
+/// and what its path builds is already that cluster's. Discovery enters
+/// the instance's sync path as a cluster of its own; it joins the cluster
+/// that applies it.
+fn self_applied_instances(model: &mut Model) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut removed: Vec<usize> = Vec::new();
+    for b in 0..model.clusters.len() {
+        let Entry::Directory { path } = &model.clusters[b].entry else {
+            continue;
+        };
+        let applier = (0..model.clusters.len()).find(|&a| {
+            a != b
+                && !removed.contains(&a)
+                && matches!(model.clusters[a].entry, Entry::SyncKustomization { .. })
+                && applies_instance(&model.clusters[a], path).is_some()
+        });
+        let Some(a) = applier else { continue };
+        let at = applies_instance(&model.clusters[a], path).unwrap_or_default();
+        let instance = model.clusters[b].clone();
+        let name = model.clusters[a].name.clone();
+        merge_into(&mut model.clusters[a], &instance);
+        notes.push(format!(
+            "clusters `{}` and `{name}` are one cluster, `{name}`: {name} applies the FluxInstance that syncs {} ({at})",
+            instance.name,
+            instance.entry.path()
+        ));
+        removed.push(b);
+    }
+    removed.sort_unstable();
+    for i in removed.into_iter().rev() {
+        model.clusters.remove(i);
+    }
+    notes
+}
+
+/// Where a cluster's tiers render a FluxInstance, or a flux-instance
+/// HelmRelease, whose sync path is `path` (`file:line`).
+fn applies_instance(cluster: &Cluster, path: &str) -> Option<String> {
+    cluster
+        .tiers
+        .values()
+        .flat_map(|t| t.objects())
+        .find_map(|o| {
+            let sync = match (o.id.group.as_str(), o.id.kind.as_str()) {
+                ("fluxcd.controlplane.io", "FluxInstance") => o.body.path(&["spec", "sync"]),
+                ("helm.toolkit.fluxcd.io", "HelmRelease") => {
+                    o.body.path(&["spec", "values", "instance", "sync"])
+                }
+                _ => None,
+            }?;
+            let written = sync.str_at(&["path"])?;
+            let (normalized, escapes) = crate::repo::normalize("", &written);
+            (!escapes && normalized == path).then(|| {
+                o.source
+                    .as_ref()
+                    .map(|s| format!("{}:{}", s.file, sync.line))
+                    .unwrap_or_else(|| o.id.to_string())
+            })
+        })
+}
+
+/// Merges the clusters each script applies together.
+fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
     // Per script file: the clusters it applies, with the line of the first
     // command that applies each (in order).
     let mut by_file: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();

@@ -520,3 +520,40 @@ fn entries_one_script_applies_together_are_one_cluster() {
     );
     assert_eq!(run(root).model.clusters.len(), 2);
 }
+
+/// Issue 28 (validation): a cluster that applies a FluxInstance of its own
+/// (a migration from `flux bootstrap` to the Flux Operator) whose sync path
+/// its own build already holds is one cluster, not two copies checked
+/// twice; the two owners of what both apply are duplicate-object's.
+#[test]
+fn a_flux_instance_the_cluster_applies_itself_joins_that_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps/ks.yaml",
+        &ks("web", "flux-system", "./web", ""),
+    );
+    write(root, "web/cm.yaml", &configmap("web"));
+    write(
+        root,
+        "clusters/prod/operator/instance.yaml",
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: 2.x\n    registry: ghcr.io/fluxcd\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet.git\n    ref: refs/heads/main\n    path: clusters/prod/apps\n",
+    );
+    let outcome = run(root);
+    let clusters: Vec<&str> = outcome
+        .model
+        .clusters
+        .iter()
+        .map(|c| c.entry.path())
+        .collect();
+    assert_eq!(clusters, ["clusters/prod"], "{:?}", outcome.model.notes);
+    assert!(
+        outcome.model.notes.iter().any(|n| n.contains(
+            "applies the FluxInstance that syncs clusters/prod/apps (clusters/prod/operator/instance.yaml:"
+        )),
+        "{:?}",
+        outcome.model.notes
+    );
+}
