@@ -40,6 +40,23 @@ pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), Error> {
     // patched name or namespace.
     target.store_previous();
     let mut doc = target.node.to_json();
+    // kustomize patches its resources with its internal annotations on
+    // them (`config.kubernetes.io/…`, removed on output), so
+    // `/metadata/annotations` always exists to a JSON patch: `add
+    // /metadata/annotations/x` works on an object written without
+    // annotations (and `/metadata/labels/x` does not).
+    let annotations_added = match doc.get_mut("metadata") {
+        Some(serde_json::Value::Object(m))
+            if m.get("annotations").is_none_or(serde_json::Value::is_null) =>
+        {
+            m.insert(
+                "annotations".into(),
+                serde_json::Value::Object(serde_json::Map::new()),
+            );
+            true
+        }
+        _ => false,
+    };
     for op in ops {
         let name = op.str_at(&["op"]).unwrap_or_default();
         let path = path_of(op, &name)?;
@@ -90,6 +107,13 @@ pub fn apply_json(target: &mut Res, ops: &[Node]) -> Result<(), Error> {
             }
             other => return Err(format!("Unexpected kind: {other}").into()),
         }
+    }
+    if annotations_added
+        && let Some(serde_json::Value::Object(m)) = doc.get_mut("metadata")
+        && m.get("annotations")
+            .is_some_and(|a| a.as_object().is_some_and(|o| o.is_empty()))
+    {
+        m.remove("annotations");
     }
     if doc.is_object() {
         target.node = merge_lines(Node::from_json(&doc), &target.node);
@@ -237,5 +261,58 @@ fn replace(doc: &mut serde_json::Value, path: &str, value: serde_json::Value) ->
             Ok(())
         }
         _ => Err(format!("replace operation does not apply: doc is missing path: {path}").into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::repo::RepoIndex;
+
+    /// The fixture `fixtures/kustomize/json6902-annotations-always-exist`
+    /// (compared with `kubectl kustomize` by the differential test), built
+    /// natively: `/metadata/annotations` exists to a JSON patch.
+    #[test]
+    fn metadata_annotations_always_exist_to_a_json_patch() {
+        let dir = "fixtures/kustomize/json6902-annotations-always-exist";
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let read = |f: &str| std::fs::read_to_string(root.join(dir).join(f)).unwrap();
+        let (k, r) = (read("kustomization.yaml"), read("resources.yaml"));
+        let index = RepoIndex::from_memory(&[
+            ("kustomization.yaml", k.as_str()),
+            ("resources.yaml", r.as_str()),
+        ]);
+        let built =
+            crate::render::build_directory(&crate::render::native::Native, &index, "").unwrap();
+        let sa = built
+            .iter()
+            .find(|o| o.str_at(&["kind"]).as_deref() == Some("ServiceAccount"));
+        assert_eq!(
+            sa.and_then(|o| o.str_at(&[
+                "metadata",
+                "annotations",
+                "iam.gke.io/gcp-service-account"
+            ]))
+            .as_deref(),
+            Some("decrypter@example.iam.gserviceaccount.com")
+        );
+        let deployment = built
+            .iter()
+            .find(|o| o.str_at(&["kind"]).as_deref() == Some("Deployment"));
+        assert!(deployment.is_some_and(|d| d.path(&["metadata", "annotations"]).is_none()));
+        // A missing parent other than the annotations still fails the add.
+        let index = RepoIndex::from_memory(&[
+            (
+                "kustomization.yaml",
+                "resources: [r.yaml]\npatches:\n  - patch: |-\n      - op: add\n        path: /metadata/labels/x\n        value: v\n    target:\n      kind: ConfigMap\n",
+            ),
+            (
+                "r.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            ),
+        ]);
+        let err = crate::render::build_directory(&crate::render::native::Native, &index, "")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("doc is missing path"), "{err}");
     }
 }
