@@ -394,6 +394,22 @@ impl Walk {
         }
         if let Some(tier) = self.tiers.get_mut(id) {
             tier.state = state;
+            // The entry renders its own definition (the sync Kustomization
+            // in its path), often patched by its kustomization.yaml (`flux
+            // bootstrap`'s patches adding spec.decryption): what is applied
+            // is the rendered definition, so its spec is the entry's from
+            // then on. Its path and source stay what found it.
+            if tier.parent.is_none()
+                && let Some(own) = found.iter().find(|c| c.id == *id)
+            {
+                tier.decryption = own.decryption.clone();
+                tier.post_build = own.post_build.clone();
+                tier.wait = own.wait;
+                tier.prune = own.prune;
+                tier.suspend = own.suspend;
+                tier.depends_on = own.depends_on.clone();
+                tier.target_namespace = own.target_namespace.clone();
+            }
         }
         for child in found {
             // A Kustomization rendered twice (the sync object renders itself;

@@ -567,3 +567,45 @@ fn variables_injected_at_admission_are_defined() {
         "{text}"
     );
 }
+
+/// Issue 28 (validation): the entry renders its own definition, patched by
+/// its kustomization.yaml (`flux bootstrap`'s patch adding spec.decryption
+/// to flux-system). Flux applies the patched definition, so the entry
+/// decrypts: a SOPS Secret beside it is not a sops-decryption error.
+#[test]
+fn the_entry_is_what_its_own_build_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s3\n  namespace: default\nstringData:\n  key: ENC[AES256_GCM,data:abc,iv:a,tag:b,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x,iv:c,tag:d,type:str]\n  version: 3.9.0\n",
+    );
+    write(
+        root,
+        "clusters/prod/kustomization.yaml",
+        "resources:\n  - flux-system/gotk-sync.yaml\n  - secret.yaml\n",
+    );
+    let before = run(root);
+    assert_eq!(
+        rules(&before),
+        [("sops-decryption", "prod", "flux-system")],
+        "{}",
+        messages(&before)
+    );
+    write(
+        root,
+        "clusters/prod/kustomization.yaml",
+        "resources:\n  - flux-system/gotk-sync.yaml\n  - secret.yaml\npatches:\n  - patch: |\n      - op: add\n        path: /spec/decryption\n        value:\n          provider: sops\n          secretRef:\n            name: sops-age\n    target:\n      kind: Kustomization\n      name: flux-system\n",
+    );
+    let after = run(root);
+    assert!(
+        !after
+            .findings
+            .iter()
+            .any(|f| f.rule().as_str() == "sops-decryption"),
+        "{}",
+        messages(&after)
+    );
+}
