@@ -351,9 +351,21 @@ pub fn load_model(
     stat("bootstrap", started);
     let started = std::time::Instant::now();
     let declared = crate::postbuild::injected::declared(&config.substitution.injected);
-    for cluster in &mut model.clusters {
+    let from_flux: Vec<Vec<crate::postbuild::injected::Injection>> = model
+        .clusters
+        .iter()
+        .map(|c| crate::provenance::bootstrap::helmfile::flux_injections(&model, c))
+        .collect();
+    for (cluster, from_flux) in model.clusters.iter_mut().zip(from_flux) {
         let mut injections = declared.clone();
         injections.extend(bootstrap.injections_of(&cluster.name));
+        // The same webhook installed by the bootstrap and then adopted by
+        // its Flux HelmRelease counts once.
+        for i in from_flux {
+            if !injections.iter().any(|j| j.sources == i.sources) {
+                injections.push(i);
+            }
+        }
         crate::postbuild::apply(cluster, &injections);
     }
     stat("postbuild", started);

@@ -9,7 +9,9 @@
 //!   `name` or `namespace/name`; every Kustomization when absent). Their
 //!   keys count as `substituteFrom` entries appended to the Kustomization's
 //!   own (a Kyverno or admission policy that adds `substituteFrom`).
-//! * A webhook chart the bootstrap installs, from its values. The one
+//! * A webhook chart the bootstrap or a Flux HelmRelease of the cluster
+//!   installs, from its values (one admitted before the webhook runs is
+//!   mutated on its next apply: Flux re-applies its children). The one
 //!   recognised is xunholy's `kustomize-mutating-webhook`
 //!   (`handleMutate` in its `main.go`): on CREATE and UPDATE of a
 //!   `kustomize.toolkit.fluxcd.io` Kustomization it adds `spec.postBuild`

@@ -62,7 +62,7 @@ name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key break
 (and substituteStrategy is not Always) the pass does not run at all: tokens then ship literally, which is reported \
 by substitution-unaudited, not here. The substituted YAML is read back (yaml.YAMLToJSON in SubstituteVariables): \
 a value that is not YAML where it lands (`[unclosed`, `a: b`, `@x` into a plain scalar) fails the build too. A \
-SOPS-encrypted Secret defines its keys without revealing values. Variables added at admission count too: the ConfigMaps and Secrets substitution.injected declares, and those of the kustomize-mutating-webhook chart when the bootstrap installs it (handleMutate in xunholy/fluxcd-kustomize-mutating-webhook main.go adds spec.postBuild and every key of its configMaps and secrets to spec.postBuild.substitute of each Kustomization it admits). Escape a literal as $${VAR}."
+SOPS-encrypted Secret defines its keys without revealing values. Variables added at admission count too: the ConfigMaps and Secrets substitution.injected declares, and those of the kustomize-mutating-webhook chart when the bootstrap or a Flux HelmRelease of the cluster installs it (handleMutate in xunholy/fluxcd-kustomize-mutating-webhook main.go adds spec.postBuild and every key of its configMaps and secrets to spec.postBuild.substitute of each Kustomization it admits). Escape a literal as $${VAR}."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();

@@ -528,6 +528,30 @@ fn variables_injected_at_admission_are_defined() {
         found[0].2
     );
 
+    // Installed by a Flux HelmRelease of the cluster instead: a
+    // Kustomization admitted before the webhook runs is mutated on its next
+    // apply, so Flux's retries converge to the same variables.
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    helm_repository(dir.path(), "clusters/prod", "flux-system", "charts");
+    write(
+        dir.path(),
+        "clusters/prod/webhook.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: substitution-webhook\n  namespace: flux-system\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: kustomize-mutating-webhook\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n  values:\n    configMaps:\n      - name: cluster-config\n",
+    );
+    let in_flux = run(dir.path());
+    assert_eq!(route(&in_flux).as_deref(), Some("web.example.org"));
+    assert!(
+        in_flux
+            .findings
+            .iter()
+            .any(|f| f.rule().as_str() == "substitution-hazard"
+                && f.message()
+                    .contains("(HelmRelease flux-system/substitution-webhook)")),
+        "{}",
+        messages(&in_flux)
+    );
+
     // The same, declared in conformance.yaml (no helmfile).
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());

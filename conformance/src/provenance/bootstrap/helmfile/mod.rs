@@ -140,6 +140,37 @@ fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
     (out, left_out)
 }
 
+/// Webhooks that inject substitution variables installed by the
+/// cluster's own Flux HelmReleases ([`crate::postbuild::injected`]): a
+/// Kustomization admitted before the webhook runs is mutated on its next
+/// apply (kustomize-controller re-applies its children every interval, an
+/// UPDATE the webhook admits), so the variables are there once Flux's
+/// retries converge.
+pub fn flux_injections(
+    model: &Model,
+    cluster: &crate::model::Cluster,
+) -> Vec<crate::postbuild::injected::Injection> {
+    let mut out = Vec::new();
+    for o in cluster.tiers.values().flat_map(|t| t.objects()) {
+        if o.id.kind != "HelmRelease" || o.id.group != "helm.toolkit.fluxcd.io" {
+            continue;
+        }
+        let namespace = o.id.namespace.clone().unwrap_or_else(|| "default".into());
+        let Some(chart) = flux_chart(model, Some(&namespace), &o.id.name) else {
+            continue;
+        };
+        let at = o.source.clone().unwrap_or_else(|| Span::new("", 0));
+        let values = flux_values(model, &namespace, &o.id.name);
+        if let Some(mut injection) =
+            crate::postbuild::injected::from_chart(&chart, &namespace, &values, at, &o.id.name)
+        {
+            injection.via = format!("{} (HelmRelease {namespace}/{})", injection.via, o.id.name);
+            out.push(injection);
+        }
+    }
+    out
+}
+
 /// The values of the Flux HelmRelease `namespace/name`: `spec.values`
 /// over its `valuesFrom` ConfigMaps (the `values.yaml` key, or its
 /// `valuesKey`), as the repository renders them. Later mappings win, as in
