@@ -257,6 +257,33 @@ impl Bootstrap {
             flux,
             injections,
         } = cx.found.into_inner();
+        // What archived files install is not the live bootstrap (the
+        // helmfiles and scripts an entrypoint runs by name excepted): one
+        // note per file instead.
+        let named = |file: &str| {
+            scripts
+                .synced
+                .iter()
+                .chain(&scripts.crds_only)
+                .chain(&scripts.helmfile_named)
+                .any(|n| n == file || file.starts_with(&format!("{n}/")))
+                || scripts.commands.iter().any(|c| c.at.file == file)
+        };
+        let mut archived: Vec<String> = items
+            .iter()
+            .map(|i| i.at.file.clone())
+            .filter(|f| is_archived(f) && !named(f))
+            .collect();
+        archived.sort();
+        archived.dedup();
+        items.retain(|i| !archived.contains(&i.at.file));
+        notes.retain(|n| {
+            !(is_archived(&n.at.file) && n.text != ARCHIVED_NOTE && !named(&n.at.file))
+        });
+        notes.extend(archived.into_iter().map(|file| Note {
+            at: Span::new(file, 0),
+            text: ARCHIVED_NOTE.into(),
+        }));
         notes.sort();
         notes.dedup();
         // A chart known only by its release (rendered manifests carrying
@@ -362,6 +389,29 @@ impl Bootstrap {
 
 /// Each cluster's entry-path segments that no other cluster's entry path
 /// has.
+/// Folder names that keep what no longer runs.
+const ARCHIVES: &[&str] = &[
+    "archive",
+    "archived",
+    ".archive",
+    ".archived",
+    "_archive",
+    "attic",
+    "deprecated",
+];
+
+/// Whether a file is kept under an archive folder (`archive/`,
+/// `.archived/`, `attic/`, `deprecated/`): no longer the live bootstrap,
+/// unless an entrypoint runs it by name.
+pub fn is_archived(rel: &str) -> bool {
+    rel.split('/')
+        .any(|segment| ARCHIVES.contains(&segment.to_ascii_lowercase().as_str()))
+}
+
+/// The note for a bootstrap file left out as archived.
+pub const ARCHIVED_NOTE: &str =
+    "not read as bootstrap: it is under an archive folder and no entrypoint runs it";
+
 /// Whether a bootstrap file (by its path) is for a cluster, given each
 /// cluster's distinctive path segments ([`distinctive`]).
 pub(crate) fn file_applies(clusters: &[(String, Vec<String>)], file: &str, cluster: &str) -> bool {

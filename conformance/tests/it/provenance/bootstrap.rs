@@ -777,3 +777,38 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
     );
     assert!(errors(&run(root)).is_empty(), "{}", all(&run(root)));
 }
+
+/// Issue 28 (validation): a Taskfile (or Talos config, or any bootstrap
+/// file) kept under an archive folder (`.archived/`) is not the live
+/// bootstrap: what it installs is not credited, and a note says so.
+#[test]
+fn archived_scripts_are_not_the_bootstrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    chart_with_its_crs(root);
+    let taskfile = "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helm install external-secrets external-secrets/external-secrets -n external-secrets --create-namespace\n";
+    write(
+        root,
+        ".archived/taskfiles/bootstrap/Taskfile.yaml",
+        taskfile,
+    );
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
+    let notes = conformance::report::json::render(&outcome, "repo", &[])["bootstrap_notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| format!("{}: {}", n["file"], n["note"]))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        notes.lines().any(
+            |n| n.contains(".archived/taskfiles/bootstrap/Taskfile.yaml")
+                && n.contains("not read as bootstrap: it is under an archive folder")
+        ),
+        "{notes}"
+    );
+    // The same Taskfile where it runs installs the chart first.
+    write(root, "Taskfile.yaml", taskfile);
+    assert!(errors(&run(root)).is_empty(), "{}", all(&run(root)));
+}

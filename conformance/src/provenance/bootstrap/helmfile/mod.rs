@@ -70,9 +70,6 @@ pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> 
     None
 }
 
-/// Folder names that keep what no longer runs.
-const ARCHIVES: &[&str] = &["archive", "archived", ".archive", "attic", "deprecated"];
-
 /// The helmfiles that run before Flux. When the entrypoints (scripts,
 /// Taskfiles, justfiles, Makefiles, documented steps) name every helmfile
 /// they run (`helmfile -f FILE|DIR`), only those run for the clusters they
@@ -124,15 +121,8 @@ fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
             ));
             continue;
         }
-        let archived = rel
-            .split('/')
-            .any(|segment| ARCHIVES.contains(&segment.to_ascii_lowercase().as_str()));
-        if archived && !in_named(&rel) {
-            left_out.push((
-                rel,
-                "not read as bootstrap: it is under an archive folder and no entrypoint runs it"
-                    .into(),
-            ));
+        if super::is_archived(&rel) && !in_named(&rel) {
+            left_out.push((rel, super::ARCHIVED_NOTE.into()));
             continue;
         }
         out.push(rel);

@@ -242,10 +242,25 @@ pub fn is_script(rel: &str) -> bool {
 /// shell blocks of its Markdown files.
 pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
     let mut out = Scripts::default();
+    // Scripts under an archive folder no longer run (a live Taskfile that
+    // includes one still reads it, below).
     let scripts: Vec<String> = index
         .below("")
         .filter(|(rel, kind)| **kind == Kind::File && is_script(rel))
         .map(|(rel, _)| rel.to_string())
+        .filter(|rel| {
+            let archived = super::is_archived(rel);
+            // Said only of one that would install something.
+            if archived && let Ok(text) = index.read_text(rel) {
+                let mut would = Scripts::default();
+                scan(index, rel, &text, &variables(&text), &mut would);
+                if !would.commands.is_empty() || !would.synced.is_empty() {
+                    out.notes
+                        .push((Span::new(rel.as_str(), 0), super::ARCHIVED_NOTE.into()));
+                }
+            }
+            !archived
+        })
         .collect();
     // Taskfile variables are global across the included Taskfiles (the
     // root's `vars:` reach `.taskfiles/**`).
@@ -370,7 +385,10 @@ fn read_documented(index: &RepoIndex, out: &mut Scripts) {
     let files: Vec<String> = index
         .below("")
         .filter(|(rel, kind)| {
-            **kind == Kind::File && markdown::is_markdown(rel) && markdown::is_setup_page(rel)
+            **kind == Kind::File
+                && markdown::is_markdown(rel)
+                && markdown::is_setup_page(rel)
+                && !super::is_archived(rel)
         })
         .map(|(rel, _)| rel.to_string())
         .collect();
