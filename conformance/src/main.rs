@@ -182,6 +182,10 @@ enum Command {
         repo: RepoArgs,
         #[command(flatten)]
         cluster: ClusterArg,
+        /// One table row per tier and kind however wide (by default a
+        /// table wider than 100 columns is grouped by tier).
+        #[arg(long)]
+        wide: bool,
     },
     /// The postBuild substitution audit: one line per Kustomization, then the
     /// hazards and unaudited tokens with file:line.
@@ -371,10 +375,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Crds {
             repo,
             cluster: ClusterArg { cluster },
+            wide,
         } => {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
-            print(&report::crds::render(&session.analysis(found)))?;
+            print(&report::crds::render_with(&session.analysis(found), wide))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Substitutions {

@@ -57,6 +57,17 @@ pub fn verdict_words(a: &ClusterAnalysis, v: &Verdict) -> (&'static str, String)
 
 /// The table and the second-order summary of one cluster.
 pub fn render(a: &ClusterAnalysis) -> String {
+    render_with(a, false)
+}
+
+/// The widest line the table may have before it is printed grouped by
+/// tier instead (a 100-column terminal), unless `wide`.
+pub const WIDTH: usize = 100;
+
+/// As [`render`]; `wide`: always one table row per tier and kind, however
+/// wide. Otherwise a table wider than [`WIDTH`] is printed grouped by tier,
+/// each kind on one line and its provenance wrapped under it.
+pub fn render_with(a: &ClusterAnalysis, wide: bool) -> String {
     // (tier position, tier, group/kind) → (objects, provenance, status)
     let mut rows: BTreeMap<(usize, String, String), (usize, String, String)> = BTreeMap::new();
     let mut chains: BTreeMap<(usize, String, String), String> = BTreeMap::new();
@@ -128,16 +139,35 @@ pub fn render(a: &ClusterAnalysis) -> String {
         .unwrap_or(0)
         .max(headers.3.len());
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:w_tier$}  {:w_kind$}  {:>7}  {:w_prov$}  {}",
-        headers.0, headers.1, headers.2, headers.3, headers.4
-    );
-    for ((_, tier, kind), (count, provenance, status)) in &rows {
+    let w_status = rows.values().map(|v| v.2.len()).max().unwrap_or(0);
+    let table_width = w_tier + w_kind + 7 + w_prov + w_status + 8;
+    if wide || table_width <= WIDTH {
         let _ = writeln!(
             out,
-            "{tier:w_tier$}  {kind:w_kind$}  {count:>7}  {provenance:w_prov$}  {status}"
+            "{:w_tier$}  {:w_kind$}  {:>7}  {:w_prov$}  {}",
+            headers.0, headers.1, headers.2, headers.3, headers.4
         );
+        for ((_, tier, kind), (count, provenance, status)) in &rows {
+            let _ = writeln!(
+                out,
+                "{tier:w_tier$}  {kind:w_kind$}  {count:>7}  {provenance:w_prov$}  {status}"
+            );
+        }
+    } else {
+        // Grouped: a tier heading, then per kind `KIND  OBJECTS  STATUS`
+        // and the provenance wrapped beneath (`--wide` for the table).
+        let w_kind = w_kind.min(WIDTH / 2);
+        let mut current: Option<&str> = None;
+        for ((_, tier, kind), (count, provenance, status)) in &rows {
+            if current != Some(tier.as_str()) {
+                let _ = writeln!(out, "{tier}");
+                current = Some(tier.as_str());
+            }
+            let _ = writeln!(out, "  {kind:w_kind$}  {count:>5}  {status}");
+            for line in wrap(&format!("from: {provenance}"), WIDTH - 6) {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
     }
     out.push('\n');
     if !chains.is_empty() {
@@ -165,6 +195,26 @@ pub fn render(a: &ClusterAnalysis) -> String {
         let _ = writeln!(out, "  {tier}: {}", kinds.join(", "));
     }
     out
+}
+
+/// Words of `text` in lines of at most `width` characters (a longer word
+/// on a line of its own).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {
@@ -208,5 +258,17 @@ fn describe(a: &ClusterAnalysis, p: &Provenance, same_tier: bool) -> String {
             format!("unknown; {} was not checked", a.cluster.tier_label(tier))
         }
         Provenance::Unknown => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wraps_at_words() {
+        assert_eq!(
+            super::wrap("from: chart cert-manager via bootstrap", 18),
+            ["from: chart", "cert-manager via", "bootstrap"]
+        );
+        assert_eq!(super::wrap("short", 18), ["short"]);
     }
 }

@@ -112,12 +112,39 @@ fn crds_command_prints_the_audit() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures/incidents/cdi-storageprofile-same-tier/repo");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(["crds", "--cluster", "prod", "--repo"])
+        .args(["crds", "--wide", "--cluster", "prod", "--repo"])
         .arg(&repo)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
+    // Without --wide, the same audit fits 100 columns, grouped by tier.
+    let narrow = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["crds", "--cluster", "prod", "--repo"])
+        .arg(&repo)
+        .output()
+        .unwrap();
+    let narrow = String::from_utf8(narrow.stdout).unwrap();
+    let table: Vec<&str> = narrow.split("\n\n").next().unwrap().lines().collect();
+    assert!(table.iter().all(|l| l.chars().count() <= 100), "{narrow}");
+    let at = table
+        .iter()
+        .position(|l| l.contains("cdi.kubevirt.io/StorageProfile"))
+        .expect("the kind's line");
+    assert!(
+        table[at].ends_with("deadlock (second-order-crd)"),
+        "{narrow}"
+    );
+    assert!(
+        table[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("      "))
+            .map(|l| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("cdi-operator after CDI/cdi in platform-config (same tier)"),
+        "{narrow}"
+    );
     assert!(
         text.lines().any(|l| l.starts_with("platform-config ")
             && l.contains("cdi.kubevirt.io/StorageProfile")
