@@ -46,14 +46,16 @@ fn self_applied_instances(model: &mut Model) -> Vec<String> {
         let Entry::Directory { path } = &model.clusters[b].entry else {
             continue;
         };
-        let applier = (0..model.clusters.len()).find(|&a| {
-            a != b
+        let applier = (0..model.clusters.len()).find_map(|a| {
+            let candidate = a != b
                 && !removed.contains(&a)
-                && matches!(model.clusters[a].entry, Entry::SyncKustomization { .. })
-                && applies_instance(&model.clusters[a], path).is_some()
+                && matches!(model.clusters[a].entry, Entry::SyncKustomization { .. });
+            candidate
+                .then(|| applies_instance(&model.clusters[a], path))
+                .flatten()
+                .map(|at| (a, at))
         });
-        let Some(a) = applier else { continue };
-        let at = applies_instance(&model.clusters[a], path).unwrap_or_default();
+        let Some((a, at)) = applier else { continue };
         let instance = model.clusters[b].clone();
         let name = model.clusters[a].name.clone();
         merge_into(&mut model.clusters[a], &instance);

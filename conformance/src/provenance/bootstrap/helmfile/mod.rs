@@ -45,29 +45,40 @@ pub(super) fn flux_chart(model: &Model, namespace: Option<&str>, name: &str) -> 
                     && o.id.name == name
                     && namespace.is_none_or(|ns| o.id.namespace.as_deref() == Some(ns))
                 {
-                    if let Some(chart) = o.body.str_at(&["spec", "chart", "spec", "chart"]) {
-                        return Some(crate::provenance::chart::short_name(&chart));
-                    }
-                    let kind = o.body.str_at(&["spec", "chartRef", "kind"])?;
-                    let source = o.body.str_at(&["spec", "chartRef", "name"])?;
-                    // The OCIRepository/HelmChart it names.
-                    for t in cluster.tiers.values() {
-                        for s in t.objects() {
-                            if s.id.kind == kind && s.id.name == source {
-                                let chart = s
-                                    .body
-                                    .str_at(&["spec", "url"])
-                                    .or_else(|| s.body.str_at(&["spec", "chart"]))?;
-                                return Some(crate::provenance::chart::short_name(&chart));
-                            }
-                        }
-                    }
-                    return None;
+                    // The OCIRepository/HelmChart its chartRef names.
+                    let source = |kind: &str, source: &str| {
+                        cluster
+                            .tiers
+                            .values()
+                            .flat_map(|t| t.objects())
+                            .find(|s| s.id.kind == kind && s.id.name == source)
+                    };
+                    return release_chart(o, source);
                 }
             }
         }
     }
     None
+}
+
+/// A HelmRelease's chart, by short name: `spec.chart.spec.chart`, or the
+/// URL or chart of the source its `spec.chartRef` names (`source(kind,
+/// name)` finds it).
+fn release_chart<'o>(
+    release: &crate::model::Object,
+    source: impl Fn(&str, &str) -> Option<&'o crate::model::Object>,
+) -> Option<String> {
+    if let Some(chart) = release.body.str_at(&["spec", "chart", "spec", "chart"]) {
+        return Some(crate::provenance::chart::short_name(&chart));
+    }
+    let kind = release.body.str_at(&["spec", "chartRef", "kind"])?;
+    let name = release.body.str_at(&["spec", "chartRef", "name"])?;
+    let s = source(&kind, &name)?;
+    let chart = s
+        .body
+        .str_at(&["spec", "url"])
+        .or_else(|| s.body.str_at(&["spec", "chart"]))?;
+    Some(crate::provenance::chart::short_name(&chart))
 }
 
 /// The helmfiles that run before Flux. When the entrypoints (scripts,
@@ -141,14 +152,24 @@ pub fn flux_injections(
     cluster: &crate::model::Cluster,
 ) -> Vec<crate::postbuild::injected::Injection> {
     let mut out = Vec::new();
+    // The chartRef sources, once per cluster (not a scan per release).
+    let sources: std::collections::BTreeMap<(&str, &str), &crate::model::Object> = cluster
+        .tiers
+        .values()
+        .flat_map(|t| t.objects())
+        .filter(|o| o.id.kind == "OCIRepository" || o.id.kind == "HelmChart")
+        .map(|o| ((o.id.kind.as_str(), o.id.name.as_str()), o))
+        .collect();
     for o in cluster.tiers.values().flat_map(|t| t.objects()) {
         if o.id.kind != "HelmRelease" || o.id.group != "helm.toolkit.fluxcd.io" {
             continue;
         }
         let namespace = o.id.namespace.clone().unwrap_or_else(|| "default".into());
-        let Some(chart) = flux_chart(model, Some(&namespace), &o.id.name) else {
+        let chart = release_chart(o, |kind, name| sources.get(&(kind, name)).copied());
+        if chart.as_deref() != Some(crate::postbuild::injected::WEBHOOK_CHART) {
             continue;
-        };
+        }
+        let Some(chart) = chart else { continue };
         let at = o.source.clone().unwrap_or_else(|| Span::new("", 0));
         let values = flux_values(model, &namespace, &o.id.name);
         if let Some(mut injection) =
