@@ -769,6 +769,15 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
         "{}",
         notes(&outcome)
     );
+    // A stage that only names the program (`which helmfile`, a CLI
+    // check) runs no helmfile: the entrypoints still name theirs.
+    write(
+        root,
+        "Taskfile.yaml",
+        "version: '3'\ntasks:\n  tools:\n    cmds:\n      - which gum helm helmfile kubectl\n      - check_cli helmfile yq\n  bootstrap:\n    cmds:\n      - helmfile --file bootstrap/apps.yaml sync\n",
+    );
+    let outcome = run(root);
+    assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
     // Running the archived one by name makes it live again.
     write(
         root,

@@ -179,29 +179,32 @@ pub(super) fn scan(
                 // wrapper: `mise exec --`, `env A=b`, `timeout 60`).
                 let values_file = |f: &str| {
                     let p = resolve(index, rel, f, vars)?;
-                    index.file(&p)?.docs.as_ref().ok()?.first().cloned()
+                    index.file(&p)?.docs().as_ref().ok()?.first().cloned()
                 };
                 if let Some(release) = helm_release(stage, values_file) {
                     push(out, release);
                 }
-                // helmfile -f FILE sync|apply (not piped to kubectl)
-                if stage.iter().any(|w| w.ends_with("helmfile")) {
-                    match flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars))
-                    {
-                        Some(p) if !out.helmfile_named.contains(&p) => out.helmfile_named.push(p),
-                        Some(_) => {}
-                        None => out.helmfile_unresolved = true,
-                    }
-                }
-                if stage.iter().any(|w| w.ends_with("helmfile"))
-                    && stage.iter().any(|w| w == "sync" || w == "apply")
+                // helmfile [-f FILE|DIR] SUBCOMMAND: the helmfile it names
+                // is one the entrypoints run; `sync` and `apply` install
+                // it. A word `helmfile` with no subcommand after it
+                // (`which helmfile`, `check_cli helm helmfile`) runs none.
+                if let Some(h) = stage.iter().position(|w| w.ends_with("helmfile"))
+                    && let Some(verb) = stage[h + 1..]
+                        .iter()
+                        .find(|w| HELMFILE_SUBCOMMANDS.contains(&w.as_str()))
                 {
-                    match flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars))
+                    match flag(&stage[h..], &["-f"], "--file")
+                        .and_then(|f| resolve(index, rel, &f, vars))
                     {
                         Some(p) => {
-                            out.understood += 1;
-                            if !out.synced.contains(&p) {
-                                out.synced.push(p);
+                            if !out.helmfile_named.contains(&p) {
+                                out.helmfile_named.push(p.clone());
+                            }
+                            if verb == "sync" || verb == "apply" {
+                                out.understood += 1;
+                                if !out.synced.contains(&p) {
+                                    out.synced.push(p);
+                                }
                             }
                         }
                         None => out.helmfile_unresolved = true,
@@ -524,14 +527,17 @@ fn feed_following(
         return;
     }
     if program.ends_with("helmfile") {
-        let runs = stage
+        let runs = stage[first + 1..]
             .iter()
-            .any(|w| ["sync", "apply", "template", "diff"].contains(&w.as_str()));
+            .any(|w| HELMFILE_SUBCOMMANDS.contains(&w.as_str()));
         let file = flag(stage, &["-f"], "--file").and_then(|f| resolve(index, rel, &f, vars));
         if runs && file.is_none() {
             out.helmfile_unresolved = true;
         }
         if let Some(p) = file {
+            if !out.helmfile_named.contains(&p) {
+                out.helmfile_named.push(p.clone());
+            }
             out.understood += 1;
             if line.contains("CustomResourceDefinition") {
                 if !out.crds_only.contains(&p) {
@@ -560,6 +566,25 @@ fn feed_following(
         push(out, Target::Path(p));
     }
 }
+
+/// helmfile's subcommands that read a helmfile (`helmfile --help`): a
+/// stage with one of them after the word `helmfile` runs helmfile.
+const HELMFILE_SUBCOMMANDS: &[&str] = &[
+    "apply",
+    "build",
+    "deps",
+    "destroy",
+    "diff",
+    "fetch",
+    "lint",
+    "list",
+    "repos",
+    "status",
+    "sync",
+    "template",
+    "test",
+    "write-values",
+];
 
 /// Helm's flags that take a value (the next word, or `=VALUE`).
 const HELM_VALUE_FLAGS: &[&str] = &[
