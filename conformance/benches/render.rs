@@ -110,6 +110,208 @@ fn synthesize(root: &Path, tiers: usize) {
     write("clusters/prod/tiers.yaml", &tiers_yaml);
 }
 
+/// The issue-26 performance goal's input: a synthetic platform of 10,000
+/// Kustomizations and about 220,000 objects, shaped like a company
+/// platform rather than uniform tiers.
+///
+/// * 100 infrastructure groups of three tiers each, chained as Flux
+///   repositories chain them: `crds-G` (five CustomResourceDefinitions with
+///   schemas), `controllers-G` (a HelmRepository and a HelmRelease of an
+///   operator, `dependsOn` the CRDs, `wait: true`), `configs-G` (custom
+///   resources of those kinds, `dependsOn` the controllers);
+/// * 20 platform tiers, each with a fan-in of ten `configs-G`;
+/// * 880 teams of ten application tiers in a `dependsOn` chain (the first
+///   creates the team's Namespace and depends on three infrastructure
+///   groups) and one `team-T-ready` tier depending on all ten (fan-in);
+/// * application tiers of mixed size (8 to 40 objects: ServiceAccount,
+///   Service, Deployment, a custom resource, a HelmRelease in every fifth,
+///   ConfigMaps), with a ConfigMap generator, labels, and `postBuild`
+///   substitution from `substitute` and a `cluster-settings` ConfigMap.
+///
+/// The result is a clean platform (no error findings), so the time is
+/// the time of a passing CI run.
+fn platform(root: &Path) {
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let ks = |name: &str, path: &str, depends: &[String], wait: bool, subst: Option<&str>| {
+        let mut text = format!(
+            "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n"
+        );
+        if !depends.is_empty() {
+            text.push_str("  dependsOn:\n");
+            for d in depends {
+                text.push_str(&format!("    - name: {d}\n"));
+            }
+        }
+        text.push_str(&format!(
+            "  path: {path}\n  prune: true\n  wait: {wait}\n  timeout: 5m\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        ));
+        if let Some(app) = subst {
+            text.push_str(&format!(
+                "  postBuild:\n    substitute:\n      APP: {app}\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-settings\n"
+            ));
+        }
+        text
+    };
+    write(
+        "clusters/prod/flux-system/kustomization.yaml",
+        "resources:\n  - gotk-sync.yaml\n",
+    );
+    write(
+        "clusters/prod/flux-system/gotk-sync.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://example.com/fleet\n  ref:\n    branch: main\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./clusters/prod\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n",
+    );
+    write(
+        "clusters/prod/cluster-settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  CLUSTER_DOMAIN: prod.example.com\n  REGION: eu-west-1\n",
+    );
+    const GROUPS: usize = 100;
+    let mut infra = String::new();
+    for g in 0..GROUPS {
+        let group = format!("g{g:03}.example.com");
+        infra.push_str(&ks(
+            &format!("crds-{g:03}"),
+            &format!("./infrastructure/crds/{g:03}"),
+            &[],
+            true,
+            None,
+        ));
+        let mut crds = String::new();
+        for k in 0..5 {
+            crds.push_str(&format!(
+                "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widget{k}s.{group}\nspec:\n  group: {group}\n  names:\n    kind: Widget{k}\n    listKind: Widget{k}List\n    plural: widget{k}s\n    singular: widget{k}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                size:\n                  type: integer\n                owner:\n                  type: string\n              required: [size]\n"
+            ));
+        }
+        write(&format!("infrastructure/crds/{g:03}/crds.yaml"), &crds);
+        infra.push_str(&ks(
+            &format!("controllers-{g:03}"),
+            &format!("./infrastructure/controllers/{g:03}"),
+            &[format!("crds-{g:03}")],
+            true,
+            None,
+        ));
+        write(
+            &format!("infrastructure/controllers/{g:03}/operator.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: operator-{g:03}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: operator\n  namespace: operator-{g:03}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts-{g:03}\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://charts.example.com/{g:03}\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: operator\n  namespace: operator-{g:03}\nspec:\n  interval: 30m\n  chart:\n    spec:\n      chart: widget-operator\n      version: 1.2.3\n      sourceRef:\n        kind: HelmRepository\n        name: charts-{g:03}\n        namespace: flux-system\n  install:\n    crds: Skip\n  values:\n    replicas: 2\n    serviceAccount:\n      create: false\n      name: operator\n"
+            ),
+        );
+        infra.push_str(&ks(
+            &format!("configs-{g:03}"),
+            &format!("./infrastructure/configs/{g:03}"),
+            &[format!("controllers-{g:03}")],
+            false,
+            None,
+        ));
+        let mut configs = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: defaults\n  namespace: operator-{g:03}\ndata:\n  size: \"3\"\n"
+        );
+        for k in 0..5 {
+            configs.push_str(&format!(
+                "---\napiVersion: {group}/v1\nkind: Widget{k}\nmetadata:\n  name: default\n  namespace: operator-{g:03}\nspec:\n  size: {k}\n"
+            ));
+        }
+        write(
+            &format!("infrastructure/configs/{g:03}/configs.yaml"),
+            &configs,
+        );
+    }
+    for p in 0..20 {
+        let fan_in: Vec<String> = (0..10)
+            .map(|k| format!("configs-{:03}", (p * 5 + k) % GROUPS))
+            .collect();
+        infra.push_str(&ks(
+            &format!("platform-{p:02}"),
+            &format!("./platform/{p:02}"),
+            &fan_in,
+            true,
+            None,
+        ));
+        let mut objects =
+            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: platform-{p:02}\n");
+        for j in 0..9 {
+            objects.push_str(&format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-{j}\n  namespace: platform-{p:02}\ndata:\n  level: \"{j}\"\n"
+            ));
+        }
+        write(&format!("platform/{p:02}/objects.yaml"), &objects);
+    }
+    write("clusters/prod/infrastructure.yaml", &infra);
+    const SIZES: [usize; 10] = [8, 12, 16, 20, 24, 28, 32, 36, 40, 31];
+    for t in 0..880 {
+        let team = format!("team-{t:03}");
+        let mut tiers = String::new();
+        let mut apps = Vec::new();
+        for a in 0..10 {
+            let name = format!("{team}-app-{a}");
+            let depends = if a == 0 {
+                (0..3)
+                    .map(|k| format!("configs-{:03}", (t + k * 7) % GROUPS))
+                    .collect()
+            } else {
+                vec![format!("{team}-app-{}", a - 1)]
+            };
+            tiers.push_str(&ks(
+                &name,
+                &format!("./apps/{team}/app-{a}"),
+                &depends,
+                a % 3 == 0,
+                Some(&name),
+            ));
+            let group = format!("g{:03}.example.com", t % GROUPS);
+            let mut objects = String::new();
+            if a == 0 {
+                objects.push_str(&format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {team}\n  labels:\n    team: \"{t}\"\n---\n"));
+            }
+            objects.push_str(&format!(
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: app-{a}\n  namespace: {team}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: app-{a}\n  namespace: {team}\nspec:\n  selector:\n    app: app-{a}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{a}\n  namespace: {team}\nspec:\n  replicas: ${{REPLICAS:=2}}\n  selector:\n    matchLabels:\n      app: app-{a}\n  template:\n    metadata:\n      labels:\n        app: app-{a}\n    spec:\n      serviceAccountName: app-{a}\n      containers:\n        - name: app\n          image: ghcr.io/example/app:1.{a}.0\n          ports:\n            - containerPort: 8080\n          env:\n            - name: DOMAIN\n              value: ${{APP}}.${{CLUSTER_DOMAIN}}\n          envFrom:\n            - configMapRef:\n                name: app-{a}-settings\n          resources:\n            requests:\n              cpu: 10m\n              memory: 64Mi\n---\napiVersion: {group}/v1\nkind: Widget{k}\nmetadata:\n  name: app-{a}\n  namespace: {team}\nspec:\n  size: {a}\n  owner: ${{APP}}\n",
+                k = a % 5
+            ));
+            let mut count = 4 + usize::from(a == 0);
+            if a % 5 == 4 {
+                objects.push_str(&format!(
+                    "---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: cache-{a}\n  namespace: {team}\nspec:\n  interval: 30m\n  chart:\n    spec:\n      chart: redis\n      version: 19.x\n      sourceRef:\n        kind: HelmRepository\n        name: charts-{:03}\n        namespace: flux-system\n  values:\n    fullnameOverride: cache-{a}\n    region: ${{REGION}}\n",
+                    t % GROUPS
+                ));
+                count += 1;
+            }
+            let mut j = 0;
+            while count < SIZES[(t + a) % 10] - 1 {
+                objects.push_str(&format!(
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{a}-config-{j:02}\n  namespace: {team}\ndata:\n  app: ${{APP}}\n  region: ${{REGION}}\n  index: \"{j}\"\n"
+                ));
+                count += 1;
+                j += 1;
+            }
+            write(&format!("apps/{team}/app-{a}/objects.yaml"), &objects);
+            write(
+                &format!("apps/{team}/app-{a}/kustomization.yaml"),
+                &format!(
+                    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - objects.yaml\nconfigMapGenerator:\n  - name: app-{a}-settings\n    namespace: {team}\n    literals:\n      - MODE=prod\nlabels:\n  - pairs:\n      team: \"{t}\"\n    includeSelectors: false\n"
+                ),
+            );
+            apps.push(name);
+        }
+        tiers.push_str(&ks(
+            &format!("{team}-ready"),
+            &format!("./apps/{team}/ready"),
+            &apps,
+            false,
+            None,
+        ));
+        write(
+            &format!("apps/{team}/ready/marker.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ready\n  namespace: {team}\ndata:\n  ready: \"true\"\n"
+            ),
+        );
+        write(&format!("clusters/prod/{team}.yaml"), &tiers);
+    }
+}
+
 /// The sync objects of a one-cluster repository (`clusters/prod`), with
 /// `tiers` as its Kustomizations.
 fn cluster(root: &Path, tiers: &str) {
@@ -317,10 +519,18 @@ fn main() {
         );
     }
     if let Some(dir) = std::env::var_os("BENCH_KEEP") {
-        synthesize(Path::new(&dir), 5_000);
+        platform(Path::new(&dir));
         return;
     }
-    for tiers in [100, 1_000, 5_000, 10_000] {
+    {
+        let dir = tempfile::tempdir().unwrap();
+        platform(dir.path());
+        let (time, mem, summary) = measure(dir.path(), "native");
+        println!(
+            "| synthetic platform (10,000 Kustomizations) | native | {time:.3} s | {mem:.1} MiB | {summary} |"
+        );
+    }
+    for tiers in [100, 1_000, 5_000] {
         let dir = tempfile::tempdir().unwrap();
         synthesize(dir.path(), tiers);
         let (time, mem, summary) = measure(dir.path(), "native");

@@ -255,9 +255,7 @@ fn main() -> ExitCode {
     };
     if std::env::var_os("CONFORMANCE_STATS").is_some() {
         // Peak resident memory, for the benchmarks (Linux only).
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
-            let kb: String = line.chars().filter(char::is_ascii_digit).collect();
+        if let Some(kb) = conformance::stats::status_kb("VmHWM:") {
             eprintln!("peak_rss_kb={kb}");
         }
     }
