@@ -63,7 +63,19 @@ pub fn builtin() -> &'static [BuiltinKind] {
 
 /// The built-in kind with this group and kind (any version), if any.
 pub fn builtin_kind(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    builtin()
+    // Asked for every object several times: indexed by kind, then the
+    // first of the table's order with the group (as a scan would find).
+    static BY_KIND: OnceLock<std::collections::HashMap<&'static str, Vec<usize>>> = OnceLock::new();
+    let by_kind = BY_KIND.get_or_init(|| {
+        let mut map: std::collections::HashMap<&'static str, Vec<usize>> = Default::default();
+        for (i, b) in builtin().iter().enumerate() {
+            map.entry(b.kind.as_str()).or_default().push(i);
+        }
+        map
+    });
+    by_kind
+        .get(kind)?
         .iter()
-        .find(|b| b.group == group && b.kind == kind)
+        .map(|&i| &builtin()[i])
+        .find(|b| b.group == group)
 }

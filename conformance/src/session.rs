@@ -165,11 +165,14 @@ impl Session {
     ) -> Result<Session, SessionError> {
         worker_stacks();
         let started = std::time::Instant::now();
-        let index = RepoIndex::load(repo)?;
+        let mut index = RepoIndex::load(repo)?;
         stat("index", started);
         declared_entries_exist(repo, &index, &config)?;
         let catalog = config.catalog();
         let (model, bootstrap) = load_model(repo, &index, renderer.as_ref(), &config, &catalog)?;
+        // The rendered objects are copies: the parsed files are no longer
+        // needed (a reader after this parses a file again).
+        index.release_documents();
         Ok(Session {
             repo: repo.to_path_buf(),
             catalog,
@@ -411,7 +414,7 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> SessionError {
     let repo = repo.display().to_string();
     let mut sources: Vec<String> = index
         .files()
-        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .filter_map(|(_, f)| f.docs().as_ref().ok())
         .flatten()
         .filter(|d| discover::is_flux_kustomization(d))
         .filter_map(|d| {
@@ -452,7 +455,7 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> SessionError {
 fn subdirectory_root(index: &RepoIndex) -> Option<String> {
     let paths: Vec<String> = index
         .all_files()
-        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .filter_map(|(_, f)| f.docs().as_ref().ok())
         .flatten()
         .filter(|d| discover::is_flux_kustomization(d))
         .filter_map(|d| d.str_at(&["spec", "path"]))

@@ -320,8 +320,9 @@ impl<'m> ClusterAnalysis<'m> {
             unchecked: &may_create_namespaces,
             ..judge
         };
-        let mut uses = Vec::new();
-        let mut namespaces = Vec::new();
+        let count = |f: fn(&What) -> bool| pending.iter().filter(|p| f(&p.what)).count();
+        let mut uses = Vec::with_capacity(count(|w| matches!(w, What::Kind { .. })));
+        let mut namespaces = Vec::with_capacity(count(|w| matches!(w, What::Namespace { .. })));
         let mut references = Vec::new();
         for p in pending {
             match p.what {
@@ -331,7 +332,7 @@ impl<'m> ClusterAnalysis<'m> {
                     tier: p.tier,
                     object: p.object.expect("a kind need has an object"),
                     verdict: Verdict::Available,
-                    provenance,
+                    provenance: *provenance,
                 }),
                 What::Kind { initial: None } => {
                     // A kind in one of Flux's groups that Flux does not
@@ -389,7 +390,7 @@ impl<'m> ClusterAnalysis<'m> {
                     references.push(ReferenceUse {
                         tier: p.tier,
                         object: p.object,
-                        reference,
+                        reference: *reference,
                         targets,
                         verdict,
                     });

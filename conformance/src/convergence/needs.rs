@@ -2,7 +2,8 @@
 //! tiers can supply it, before any of it is judged: the cluster's objects
 //! and HelmReleases indexed once, every provider located in a tier.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::references::{self, Reference};
 use super::{Level, Order, Supplier};
@@ -23,15 +24,16 @@ pub(super) struct Pending<'m> {
 pub(super) enum What {
     /// `initial`: the kind exists before any tier (built in, Flux's,
     /// preinstalled).
+    /// Boxed: one of these is kept for every object of the cluster.
     Kind {
-        initial: Option<Provenance>,
+        initial: Option<Box<Provenance>>,
     },
     Namespace {
         name: String,
         creators: Vec<TierId>,
     },
     Reference {
-        reference: Reference,
+        reference: Box<Reference>,
         targets: Vec<(TierId, Option<crate::model::Span>)>,
     },
 }
@@ -56,8 +58,11 @@ pub(super) fn needs<'m>(
     providers: &Providers<'m>,
     initial_namespaces: &BTreeMap<String, Option<(crate::model::Span, String)>>,
 ) -> Vec<Pending<'m>> {
-    let mut out = Vec::new();
-    let objects = ObjectIndex::of(cluster);
+    // About two needs per object (its kind, its namespace): sized once, as
+    // a platform has hundreds of thousands.
+    let objects: usize = cluster.tiers.values().map(|t| t.objects().len()).sum();
+    let mut out = Vec::with_capacity(2 * objects + cluster.tiers.len());
+    let index = ObjectIndex::of(cluster);
     let releases = Releases::of(cluster);
     // The sources the cluster's entries sync from: created with Flux at
     // bootstrap (`flux bootstrap`, a FluxInstance, a managed extension),
@@ -205,7 +210,9 @@ pub(super) fn needs<'m>(
                 initial => out.push(Pending {
                     tier,
                     object: Some(object),
-                    what: What::Kind { initial },
+                    what: What::Kind {
+                        initial: initial.map(Box::new),
+                    },
                     suppliers: Vec::new(),
                     provenances: Vec::new(),
                 }),
@@ -251,13 +258,13 @@ pub(super) fn needs<'m>(
                 });
             }
             for r in references::references(object) {
-                if let Some(p) = reference_need(&objects, &outside, tier, Some(object), r) {
+                if let Some(p) = reference_need(&index, &outside, tier, Some(object), r) {
                     out.push(p);
                 }
             }
         }
         for r in references::tier_references(tier) {
-            if let Some(p) = reference_need(&objects, &outside, tier, None, r) {
+            if let Some(p) = reference_need(&index, &outside, tier, None, r) {
                 out.push(p);
             }
         }
@@ -287,7 +294,7 @@ fn reference_need<'m>(
     if outside(&reference.target()) {
         return None;
     }
-    let targets = objects.get(&reference).to_vec();
+    let targets = objects.get(&reference);
     // Not defined in the repository: left alone, unless a missing target
     // fails the referrer and nothing before Flux creates it either. What
     // a Kustomization reads before it builds (its source, its SOPS key) is
@@ -309,7 +316,10 @@ fn reference_need<'m>(
                 probable: false,
             })
             .collect(),
-        what: What::Reference { reference, targets },
+        what: What::Reference {
+            reference: Box::new(reference),
+            targets,
+        },
         provenances: Vec::new(),
     })
 }
@@ -410,39 +420,58 @@ impl Releases {
 }
 
 /// Objects by (group, kind, namespace, name) → the tiers that render them.
-struct ObjectIndex(
-    BTreeMap<ObjectKey, Vec<(TierId, Option<crate::model::Span>)>>,
+/// Hashed, and borrowed from the cluster: a platform has hundreds of
+/// thousands of objects whose keys share long prefixes, and nothing
+/// iterates this map in order.
+struct ObjectIndex<'m>(
+    HashMap<ObjectKey<'m>, Found<'m>>,
     /// Objects written SOPS-encrypted (some copy of them).
-    BTreeSet<ObjectKey>,
+    HashSet<ObjectKey<'m>>,
 );
 
-/// (group, kind, namespace, name).
-type ObjectKey = (String, String, Option<String>, String);
+/// (group, kind, namespace, name): borrowed from an object, or owned for
+/// what a controller makes of one ([`references::produced`]).
+type ObjectKey<'m> = (
+    Cow<'m, str>,
+    Cow<'m, str>,
+    Option<Cow<'m, str>>,
+    Cow<'m, str>,
+);
 
-impl ObjectIndex {
-    fn of(cluster: &Cluster) -> ObjectIndex {
-        let mut map: BTreeMap<_, Vec<_>> = BTreeMap::new();
-        let mut encrypted = BTreeSet::new();
+/// The tiers that render an object, with where it is written.
+type Found<'m> = Vec<(&'m TierId, Option<&'m crate::model::Span>)>;
+
+impl<'m> ObjectIndex<'m> {
+    fn of(cluster: &'m Cluster) -> ObjectIndex<'m> {
+        let count = cluster.local_tiers().map(|t| t.objects().len()).sum();
+        let mut map: HashMap<ObjectKey<'m>, Found<'m>> = HashMap::with_capacity(count);
+        let mut encrypted = HashSet::new();
         for tier in cluster.local_tiers() {
             for o in tier.objects() {
                 let id = &o.id;
-                let key = (
-                    id.group.clone(),
-                    id.kind.clone(),
-                    id.namespace.clone(),
-                    id.name.clone(),
+                let key: ObjectKey<'m> = (
+                    Cow::Borrowed(id.group.as_str()),
+                    Cow::Borrowed(id.kind.as_str()),
+                    id.namespace.as_deref().map(Cow::Borrowed),
+                    Cow::Borrowed(id.name.as_str()),
                 );
                 if crate::model::is_sops_encrypted(&o.body) {
                     encrypted.insert(key.clone());
                 }
                 map.entry(key)
                     .or_default()
-                    .push((tier.id.clone(), o.source.clone()));
+                    .push((&tier.id, o.source.as_ref()));
                 // What its controller makes of it, applied with it.
-                for key in references::produced(o) {
+                for (group, kind, namespace, name) in references::produced(o) {
+                    let key = (
+                        Cow::Owned(group),
+                        Cow::Owned(kind),
+                        namespace.map(Cow::Owned),
+                        Cow::Owned(name),
+                    );
                     let entry = map.entry(key).or_default();
-                    if !entry.iter().any(|(t, _)| *t == tier.id) {
-                        entry.push((tier.id.clone(), o.source.clone()));
+                    if !entry.iter().any(|(t, _)| **t == tier.id) {
+                        entry.push((&tier.id, o.source.as_ref()));
                     }
                 }
             }
@@ -452,26 +481,38 @@ impl ObjectIndex {
 
     /// Whether the repository holds the object only SOPS-encrypted.
     fn encrypted(&self, r: &Reference) -> bool {
-        self.1.contains(&(
-            r.group.to_string(),
-            r.kind.to_string(),
-            r.namespace.clone(),
-            r.name.clone(),
-        ))
+        // Covariant: borrowed for as long as the reference, the set takes
+        // keys that borrow from it.
+        let set: &HashSet<ObjectKey<'_>> = &self.1;
+        set.contains(&key(r, r.namespace.as_deref()))
     }
 
-    fn get(&self, r: &Reference) -> &[(TierId, Option<crate::model::Span>)] {
-        let key =
-            |ns: Option<String>| (r.group.to_string(), r.kind.to_string(), ns, r.name.clone());
-        self.0
-            .get(&key(r.namespace.clone()))
+    /// The tiers that render the reference's target, with where.
+    fn get(&self, r: &Reference) -> Vec<(TierId, Option<crate::model::Span>)> {
+        let map: &HashMap<ObjectKey<'_>, Found<'_>> = &self.0;
+        map.get(&key(r, r.namespace.as_deref()))
             // Written into any namespace (a ClusterExternalSecret's).
             .or_else(|| {
                 r.namespace
                     .as_ref()
-                    .and_then(|_| self.0.get(&key(Some("*".into()))))
+                    .and_then(|_| map.get(&key(r, Some("*"))))
             })
-            .map(Vec::as_slice)
+            .map(|found| {
+                found
+                    .iter()
+                    .map(|(t, at)| ((*t).clone(), at.cloned()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
+}
+
+/// The key of a reference's target, in namespace `ns`.
+fn key<'a>(r: &'a Reference, ns: Option<&'a str>) -> ObjectKey<'a> {
+    (
+        Cow::Borrowed(r.group),
+        Cow::Borrowed(r.kind),
+        ns.map(Cow::Borrowed),
+        Cow::Borrowed(r.name.as_str()),
+    )
 }

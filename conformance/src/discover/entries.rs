@@ -169,7 +169,7 @@ pub(super) fn git_urls(index: &RepoIndex) -> BTreeMap<(String, String), String> 
     let mut out = BTreeMap::new();
     for d in index
         .files()
-        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .filter_map(|(_, f)| f.docs().as_ref().ok())
         .flatten()
         .filter(|d| d.str_at(&["kind"]).as_deref() == Some("GitRepository"))
     {
@@ -201,7 +201,7 @@ fn raw_kustomizations<'a>(
     let urls = &urls;
     index
         .files()
-        .filter_map(|(file, f)| f.docs.as_ref().ok().map(|docs| (file, docs)))
+        .filter_map(|(file, f)| f.docs().as_ref().ok().map(|docs| (file, docs)))
         .flat_map(|(file, docs)| {
             docs.iter()
                 .filter(|d| is_flux_kustomization(d))
@@ -480,7 +480,7 @@ impl<'a> Search<'a> {
             let defined: BTreeSet<(String, String)> = reach
                 .files(dir)
                 .iter()
-                .filter_map(|f| self.index.file(f)?.docs.as_ref().ok())
+                .filter_map(|f| self.index.file(f)?.docs().as_ref().ok())
                 .flatten()
                 .filter(|d| {
                     d.str_at(&["apiVersion"])

@@ -353,7 +353,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                         tier.generator_inputs = built.generator_inputs;
                         tier.remote_inputs = built.remote_inputs;
                         tier.files_read = built.files_read;
-                        read_files.append(&mut built.reads);
+                        read_files.extend(std::mem::take(&mut built.reads));
                         tier.dropped_fields = built.dropped;
                     }
                     TierState::Rendered(built.objects)
@@ -525,7 +525,9 @@ fn spec_ignore(index: &RepoIndex, source: &SourceRef, near: &str) -> Option<Stri
     };
     let mut best: Option<(usize, String)> = None;
     for (file, f) in index.files() {
-        let Ok(docs) = f.docs.as_ref() else { continue };
+        let Ok(docs) = f.docs().as_ref() else {
+            continue;
+        };
         for d in docs
             .iter()
             .filter(|d| is_git_repository(d, &source.name, &source.namespace))
@@ -558,7 +560,7 @@ pub(super) fn git_repositories<'a>(
 ) -> impl Iterator<Item = &'a crate::yaml::Node> + 'a {
     index
         .files()
-        .filter_map(|(_, f)| f.docs.as_ref().ok())
+        .filter_map(|(_, f)| f.docs().as_ref().ok())
         .flatten()
         .filter(move |d| is_git_repository(d, name, namespace))
 }

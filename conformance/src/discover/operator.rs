@@ -214,7 +214,7 @@ pub(super) struct Instance<'a> {
 pub(super) fn flux_instances(index: &RepoIndex) -> Vec<Instance<'_>> {
     let mut out = Vec::new();
     for (file_name, file) in index.files() {
-        let Ok(docs) = file.docs.as_ref() else {
+        let Ok(docs) = file.docs().as_ref() else {
             continue;
         };
         for doc in docs {

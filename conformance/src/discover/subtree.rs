@@ -57,7 +57,7 @@ pub fn infer(index: &RepoIndex, configured: &super::LocalSources) -> Vec<Inferre
     // when one resolves at the root or below two ancestors.
     let mut votes: BTreeMap<(String, String, String), Vec<Option<String>>> = BTreeMap::new();
     for (file, f) in index.files() {
-        let Ok(docs) = &f.docs else { continue };
+        let Ok(docs) = f.docs() else { continue };
         for doc in docs.iter().filter(|d| super::is_flux_kustomization(d)) {
             let kind = doc
                 .str_at(&["spec", "sourceRef", "kind"])

@@ -117,7 +117,9 @@ pub(super) fn unreferenced(
         {
             continue;
         }
-        let Ok(docs) = f.docs.as_ref() else { continue };
+        let Ok(docs) = f.docs().as_ref() else {
+            continue;
+        };
         for doc in docs.iter().filter(|d| is_flux_kustomization(d)) {
             let name = doc.str_at(&["metadata", "name"]).unwrap_or_default();
             if tiers.contains(&(file, name.as_str()))
@@ -252,7 +254,7 @@ fn read_by<'a>(
     let reads = flux::reach(artifact, path).reads;
     let children = reads
         .iter()
-        .filter_map(|file| Some((file, index.file(file)?.docs.as_ref().ok()?)))
+        .filter_map(|file| Some((file, index.file(file)?.docs().as_ref().ok()?)))
         .flat_map(|(file, docs)| {
             docs.iter()
                 .filter(|d| is_flux_kustomization(d))

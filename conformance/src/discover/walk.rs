@@ -193,7 +193,7 @@ impl Walk {
             && index
                 .files()
                 .filter(|(file, _)| file.starts_with(&below))
-                .filter_map(|(_, f)| f.docs.as_ref().ok())
+                .filter_map(|(_, f)| f.docs().as_ref().ok())
                 .flatten()
                 .any(|d| {
                     d.str_at(&["apiVersion"])

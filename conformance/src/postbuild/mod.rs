@@ -137,8 +137,10 @@ pub fn substitute_early(
 }
 
 /// ConfigMaps and Secrets rendered in a cluster, by (kind, namespace, name).
+/// Hashed: a platform renders hundreds of thousands of them, and nothing
+/// iterates them in order.
 #[derive(Debug, Default)]
-pub struct Sources(BTreeMap<(String, String, String), Vec<(String, Lookup)>>);
+pub struct Sources(std::collections::HashMap<(String, String, String), Vec<(String, Lookup)>>);
 
 impl Sources {
     /// Collects the ConfigMaps and Secrets every tier of a cluster renders.

@@ -29,6 +29,15 @@ pub fn unparsable(original: &str, substituted: &str) -> Option<String> {
     if !emitted_plain(original) || substituted.contains('\n') {
         return None;
     }
+    // A word of letters, digits and `._/-` that starts with a letter or a
+    // digit is one plain scalar to any YAML parser: no need to ask one
+    // (most substituted values are such words).
+    let mut chars = substituted.chars();
+    if chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+    {
+        return None;
+    }
     match crate::yaml::parse_documents(&format!("v: {substituted}\n")) {
         Ok(docs) if docs.len() == 1 && docs[0].as_map().len() == 1 => None,
         Ok(_) => Some("the value reads as more than one value".into()),

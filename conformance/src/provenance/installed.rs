@@ -196,12 +196,14 @@ pub fn installed(
         // A kustomization whose resources are Flux's install manifests at a ref.
         .or_else(|| {
             index.all_files().find_map(|(file, f)| {
+                // Only files that name Flux's repository can.
                 if !crate::repo::KUSTOMIZATION_FILE_NAMES
                     .contains(&file.rsplit('/').next().unwrap_or(file))
+                    || !f.may_contain("fluxcd/flux2/")
                 {
                     return None;
                 }
-                let doc = f.docs.as_ref().ok()?.first()?;
+                let doc = f.docs().as_ref().ok()?.first()?;
                 doc.get("resources")?.as_seq().iter().find_map(|r| {
                     let version = flux_manifests_version(r.as_str()?)?;
                     Some((version, Span::new(file, r.line)))
@@ -210,7 +212,12 @@ pub fn installed(
         })
         .or_else(|| {
             index.all_files().find_map(|(file, f)| {
-                f.docs.as_ref().ok()?.iter().find_map(|d| {
+                // Only files that can hold one (`spec.distribution`, or
+                // `instance.distribution` in a HelmRelease's values).
+                if !f.may_contain("distribution") {
+                    return None;
+                }
+                f.docs().as_ref().ok()?.iter().find_map(|d| {
                     let version = match d.str_at(&["kind"]).as_deref() {
                         Some("FluxInstance") => d.str_at(&["spec", "distribution", "version"]),
                         Some("HelmRelease") => {

@@ -198,7 +198,7 @@ impl<'a> Artifact<'a> {
     pub fn documents(&self, rel: &str) -> Result<std::borrow::Cow<'a, [Node]>, DocError> {
         self.lookup(rel).map_err(DocError::Missing)?;
         match self.index.files.get(rel) {
-            Some(file) => match &file.docs {
+            Some(file) => match file.docs() {
                 Ok(docs) => Ok(std::borrow::Cow::Borrowed(docs.as_slice())),
                 Err(err) => Err(DocError::of(err)),
             },

@@ -300,6 +300,18 @@ fn tokens(pattern: &str) -> Option<Vec<Tok>> {
 /// Go's `filepath.Match` on one path component. `None`: a malformed pattern
 /// (which never matches).
 fn go_match(pattern: &str, name: &str) -> Option<bool> {
+    // The common shapes, without tokenising: a plain name (`.github`) and
+    // a star then a plain suffix (`*.png`). Every path is matched against
+    // every pattern, so these run tens of thousands of times.
+    let plain = |p: &str| !p.contains(['*', '?', '[', '\\']);
+    if plain(pattern) {
+        return Some(pattern == name);
+    }
+    if let Some(suffix) = pattern.strip_prefix('*')
+        && plain(suffix)
+    {
+        return Some(!name.contains('/') && name.ends_with(suffix));
+    }
     let toks = tokens(pattern)?;
     let n: Vec<char> = name.chars().collect();
     let one = |t: &Tok, c: char| match t {

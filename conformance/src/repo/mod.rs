@@ -90,11 +90,89 @@ pub enum RepoError {
     },
 }
 
-/// One indexed YAML file.
+/// One indexed YAML file: its documents, parsed when the index loads.
+/// Once the model is built they can be released
+/// ([`RepoIndex::release_documents`]): they are parsed again from the file
+/// if anything asks for them later.
 #[derive(Debug)]
 pub struct File {
     /// The file's YAML documents, or why it did not load.
-    pub docs: Result<Vec<Node>, LoadError>,
+    docs: std::sync::OnceLock<Result<Vec<Node>, LoadError>>,
+    /// Where they are parsed from again.
+    source: Source,
+    /// Which of [`MARKED`] the text holds (bit `i` for `MARKED[i]`).
+    marks: u8,
+}
+
+/// Words that searches over every file look for after the documents are
+/// released ([`File::may_contain`]): noted while the text is at hand, so
+/// such a search parses again only the files that hold them.
+/// (`distribution`: a FluxInstance's version; `fluxcd/flux2/`: Flux's own
+/// install manifests.)
+const MARKED: &[&str] = &["distribution", "fluxcd/flux2/"];
+
+/// The bits of [`MARKED`] a text holds.
+fn marks(text: &str) -> u8 {
+    MARKED
+        .iter()
+        .enumerate()
+        .filter(|(_, word)| text.contains(*word))
+        .fold(0, |bits, (i, _)| bits | (1 << i))
+}
+
+/// Where a file's documents come from.
+#[derive(Debug)]
+enum Source {
+    /// A file of the checkout: its absolute path and its path in the
+    /// repository (for messages).
+    Disk(PathBuf, String),
+    /// An in-memory repository's text.
+    Text(String, String),
+}
+
+impl File {
+    fn loaded(docs: Result<Vec<Node>, LoadError>, source: Source, marks: u8) -> File {
+        File {
+            docs: std::sync::OnceLock::from(docs),
+            source,
+            marks,
+        }
+    }
+
+    /// The file's YAML documents, or why it did not load (parsed again
+    /// if they were released).
+    pub fn docs(&self) -> &Result<Vec<Node>, LoadError> {
+        self.docs.get_or_init(|| match &self.source {
+            Source::Disk(path, rel) => {
+                yaml::read_documents(path).map_err(|err| relative_error(err, rel))
+            }
+            Source::Text(text, rel) => yaml::parse_text(text).map_err(|source| LoadError::Yaml {
+                path: rel.clone(),
+                source,
+            }),
+        })
+    }
+
+    /// Whether the file's documents can hold `needle` (a key or a value
+    /// a search looks for): true when they are in memory (the search reads
+    /// them), else whether the file's text holds it, so a search over
+    /// every file parses again only the files that can match.
+    pub fn may_contain(&self, needle: &str) -> bool {
+        if self.docs.get().is_some() {
+            return true;
+        }
+        if let Some(i) = MARKED.iter().position(|w| *w == needle) {
+            return self.marks & (1 << i) != 0;
+        }
+        match &self.source {
+            Source::Text(text, _) => text.contains(needle),
+            Source::Disk(path, _) => std::fs::read(path).is_ok_and(|bytes| {
+                bytes
+                    .windows(needle.len().max(1))
+                    .any(|w| w == needle.as_bytes())
+            }),
+        }
+    }
 }
 
 /// What a path of the repository is.
@@ -235,9 +313,21 @@ impl RepoIndex {
         let files = manifests
             .into_par_iter()
             .map(|rel| {
-                let docs =
-                    yaml::read_documents(&root.join(rel)).map_err(|err| relative_error(err, rel));
-                (rel.clone(), File { docs })
+                let path = root.join(rel);
+                let (docs, marks) = match yaml::read_text_within_budget(&path) {
+                    Ok(text) => (
+                        yaml::parse_text(&text).map_err(|source| LoadError::Yaml {
+                            path: rel.clone(),
+                            source,
+                        }),
+                        marks(&text),
+                    ),
+                    Err(err) => (Err(relative_error(err, rel)), 0),
+                };
+                (
+                    rel.clone(),
+                    File::loaded(docs, Source::Disk(path, rel.clone()), marks),
+                )
             })
             .collect();
         let mut sourceignores = Vec::new();
@@ -297,7 +387,14 @@ impl RepoIndex {
                     path: rel.clone(),
                     source,
                 });
-                loaded.insert(rel.clone(), File { docs });
+                loaded.insert(
+                    rel.clone(),
+                    File::loaded(
+                        docs,
+                        Source::Text(text.to_string(), rel.clone()),
+                        marks(text),
+                    ),
+                );
             }
             if name == ignore::IGNORE_FILE {
                 let dir = rel
@@ -440,6 +537,16 @@ impl RepoIndex {
             });
         }
         std::fs::read_to_string(&real).map_err(io)
+    }
+
+    /// Frees every file's parsed documents once the model is built (the
+    /// rendered objects are copies): a large platform's parsed YAML is a
+    /// third of the run's memory. A later reader gets them parsed again,
+    /// file by file ([`File::docs`]).
+    pub fn release_documents(&mut self) {
+        for file in self.files.values_mut() {
+            file.docs.take();
+        }
     }
 
     /// Whether the default artifact has this directory.

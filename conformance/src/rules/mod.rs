@@ -160,9 +160,12 @@ pub fn is_rule_id(id: &str) -> bool {
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
 pub fn run_all(cx: &Context) -> Vec<Finding> {
+    // Rules are independent readers of the context: they run in parallel
+    // (the findings are sorted below).
+    use rayon::prelude::*;
     let mut findings: Vec<Finding> = all()
-        .iter()
-        .flat_map(|r| {
+        .par_iter()
+        .flat_map_iter(|r| {
             crate::progress::show(&format!("checking {}", r.id().as_str()));
             let started = std::time::Instant::now();
             let found = r.check(cx);

@@ -72,6 +72,7 @@ the substitution rules. Each finding points at the value's line and at the schem
                         defs: table,
                         limit: PER_OBJECT,
                         out: Vec::new(),
+                        skip_top: &["status", "sops"],
                     };
                     let builtin = table.kind(&id.api_version(), &id.kind);
                     // Names and label values, for every kind.
@@ -163,12 +164,10 @@ fn resolve<'t>(table: &'t kubernetes::Table, s: &'t Schema) -> &'t Schema {
 /// controllers (the API server drops it on apply), and `sops` is SOPS's
 /// envelope, which kustomize-controller strips when it decrypts (without
 /// decryption, sops-decryption reports the object): neither is checked.
+/// Validates the object without `status` and SOPS metadata (the
+/// validator's `skip_top`).
 fn check_object<'a>(v: &mut Validator<'a>, schema: &'a Schema, o: &Object) {
-    let mut probe = o.body.clone();
-    if let crate::yaml::Value::Map(entries) = &mut probe.value {
-        entries.retain(|(k, _)| k != "status" && k != "sops");
-    }
-    v.check(schema, &probe, "");
+    v.check(schema, &o.body, "");
 }
 
 /// The findings of one object's violations. `schema_file`: the CRD's file;

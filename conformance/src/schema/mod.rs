@@ -157,6 +157,58 @@ pub struct Violation {
     pub schema_line: u32,
 }
 
+/// Where a value is in its object, written out only for a violation:
+/// `spec.template.spec.containers[0].env[1].value`, or a key with a `.` or
+/// `/` in brackets (`metadata.labels["app.kubernetes.io/name"]`).
+#[derive(Debug, Clone, Copy)]
+pub enum Path<'p> {
+    /// A path given as text (`""` for the object itself).
+    Text(&'p str),
+    /// A mapping key below a path.
+    Key(&'p Path<'p>, &'p str),
+    /// A list index below a path.
+    Index(&'p Path<'p>, usize),
+}
+
+impl Path<'_> {
+    fn is_root(&self) -> bool {
+        matches!(self, Path::Text(""))
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Path::Text(t) => out.push_str(t),
+            Path::Key(parent, k) => {
+                parent.write(out);
+                if parent.is_root() {
+                    out.push_str(k);
+                } else if k.contains('.') || k.contains('/') {
+                    out.push_str("[\"");
+                    out.push_str(k);
+                    out.push_str("\"]");
+                } else {
+                    out.push('.');
+                    out.push_str(k);
+                }
+            }
+            Path::Index(parent, i) => {
+                parent.write(out);
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let mut out = String::new();
+        self.write(&mut out);
+        f.write_str(&out)
+    }
+}
+
 /// What validation keeps track of.
 pub struct Validator<'a> {
     /// The definitions `$ref`s resolve to.
@@ -165,6 +217,9 @@ pub struct Validator<'a> {
     pub limit: usize,
     /// The violations found so far.
     pub out: Vec<Violation>,
+    /// Top-level fields of the object not validated (`status`, which the
+    /// API server ignores on apply, and SOPS metadata).
+    pub skip_top: &'static [&'static str],
 }
 
 impl std::fmt::Debug for Validator<'_> {
@@ -179,6 +234,11 @@ impl std::fmt::Debug for Validator<'_> {
 impl<'a> Validator<'a> {
     /// Validates `node` against `schema` at `path`.
     pub fn check(&mut self, schema: &'a Schema, node: &Node, path: &str) {
+        self.check_at(schema, node, &Path::Text(path));
+    }
+
+    /// As [`Validator::check`], at a path written out only if needed.
+    pub fn check_at(&mut self, schema: &'a Schema, node: &Node, path: &Path) {
         if self.out.len() >= self.limit {
             return;
         }
@@ -194,7 +254,7 @@ impl<'a> Validator<'a> {
             return;
         }
         for s in &schema.all_of {
-            self.check(s, node, path);
+            self.check_at(s, node, path);
         }
         if !schema.one_of.is_empty() || !schema.any_of.is_empty() {
             let alternatives = if schema.one_of.is_empty() {
@@ -207,8 +267,9 @@ impl<'a> Validator<'a> {
                     defs: self.defs,
                     limit: 1,
                     out: Vec::new(),
+                    skip_top: self.skip_top,
                 };
-                probe.check(alt, node, path);
+                probe.check_at(alt, node, path);
                 probe.out.is_empty()
             });
             // Structural schemas use oneOf/anyOf for validation only; when
@@ -262,7 +323,7 @@ impl<'a> Validator<'a> {
                 }
                 if let Some(item) = &schema.items {
                     for (i, n) in items.iter().enumerate() {
-                        self.check(item, n, &format!("{path}[{i}]"));
+                        self.check_at(item, n, &Path::Index(path, i));
                     }
                 }
             }
@@ -318,20 +379,12 @@ impl<'a> Validator<'a> {
         })
     }
 
-    fn object(&mut self, schema: &'a Schema, node: &Node, entries: &[(String, Node)], path: &str) {
-        let child = |k: &str| {
-            if path.is_empty() {
-                k.to_string()
-            } else if k.contains('.') || k.contains('/') {
-                format!("{path}[\"{k}\"]")
-            } else {
-                format!("{path}.{k}")
-            }
-        };
+    fn object(&mut self, schema: &'a Schema, node: &Node, entries: &[(String, Node)], path: &Path) {
+        let top = path.is_root();
         for r in &schema.required {
             if !entries.iter().any(|(k, _)| k == r) {
                 self.push(
-                    &child(r),
+                    &Path::Key(path, r),
                     node.line,
                     "required field missing".into(),
                     schema,
@@ -343,21 +396,24 @@ impl<'a> Validator<'a> {
                 && matches!(schema.additional, Additional::Closed)
                 && !schema.embedded);
         for (k, v) in entries {
+            if top && self.skip_top.contains(&k.as_str()) {
+                continue;
+            }
             if let Some(p) = schema.properties.get(k) {
-                self.check(p, v, &child(k));
+                self.check_at(p, v, &Path::Key(path, k));
                 continue;
             }
             if schema.embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
                 continue;
             }
             match &schema.additional {
-                Additional::Schema(s) => self.check(s, v, &child(k)),
+                Additional::Schema(s) => self.check_at(s, v, &Path::Key(path, k)),
                 Additional::Any => {}
                 Additional::Closed if open => {}
                 Additional::Closed => {
                     if self.out.len() < self.limit {
                         self.out.push(Violation {
-                            path: child(k),
+                            path: Path::Key(path, k).to_string(),
                             line: v.line.max(node.line),
                             message: "unknown field".into(),
                             unknown_field: true,
@@ -369,7 +425,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn string(&mut self, schema: &Schema, node: &Node, s: &str, path: &str) {
+    fn string(&mut self, schema: &Schema, node: &Node, s: &str, path: &Path) {
         let len = s.chars().count() as u64;
         if let Some(min) = schema.min_length
             && len < min
@@ -403,7 +459,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn number(&mut self, schema: &Schema, node: &Node, n: f64, path: &str) {
+    fn number(&mut self, schema: &Schema, node: &Node, n: f64, path: &Path) {
         if let Some(min) = schema.minimum
             && n < min
         {
@@ -440,7 +496,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn push(&mut self, path: &str, line: u32, message: String, schema: &Schema) {
+    fn push(&mut self, path: &Path, line: u32, message: String, schema: &Schema) {
         if self.out.len() < self.limit {
             self.out.push(Violation {
                 path: path.to_string(),

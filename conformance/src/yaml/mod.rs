@@ -7,6 +7,9 @@
 //! nested thousands of levels deep or a multi-gigabyte file a clear error
 //! instead of an exhausted machine.
 
+mod events;
+mod scalar;
+
 use std::fmt;
 use std::path::Path;
 
@@ -311,6 +314,17 @@ fn split_alias_keys(text: &str, line: u32) -> Option<String> {
 }
 
 fn parse_documents_once(text: &str) -> Result<Vec<Node>, YamlError> {
+    // Plain YAML is built straight from the parser's events; anything else
+    // (and every error) is the full loader's below.
+    if let Some(docs) = events::parse(text) {
+        return Ok(docs);
+    }
+    parse_documents_full(text)
+}
+
+/// The full loader: serde-saphyr, with its budgets, anchors, merge keys,
+/// tags and error messages.
+fn parse_documents_full(text: &str) -> Result<Vec<Node>, YamlError> {
     // Kubernetes tooling reads YAML with go-yaml v3: `0755` is octal, and
     // only true/false spellings are booleans (`yes`, `on` stay strings).
     // Comments are read as syntax but not kept (nothing here uses them):
@@ -414,6 +428,15 @@ fn breach_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
 
 /// Reads a file under the size budget and parses it.
 pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
+    let text = read_text_within_budget(path)?;
+    parse_text(&text).map_err(|source| LoadError::Yaml {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads a file's text under the size budget.
+pub fn read_text_within_budget(path: &Path) -> Result<String, LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
@@ -424,11 +447,7 @@ pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
             bytes: meta.len(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    parse_text(&text).map_err(|source| LoadError::Yaml {
+    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })
@@ -769,6 +788,9 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(item) = seq.next_element::<Node>()? {
             items.push(item);
         }
+        // Every parsed tree is kept for the whole run (the index, then the
+        // rendered objects): growth slack would be a third of it.
+        items.shrink_to_fit();
         Ok(Value::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
@@ -777,6 +799,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
             let value = map.next_value::<Node>()?;
             entries.push((key.0, value));
         }
+        entries.shrink_to_fit();
         Ok(Value::Map(entries))
     }
 }
@@ -932,5 +955,65 @@ mod tests {
         assert_eq!(err.line, 2);
         assert!(err.message.contains("duplicate"), "{}", err.message);
         assert!(!err.message.contains("at line"), "{}", err.message);
+    }
+}
+
+#[cfg(test)]
+mod fast_path {
+    use super::*;
+
+    /// Every YAML file below `dir`.
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && path.file_name().is_some_and(|n| n != ".git") {
+                yaml_files(&path, out);
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+            {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_path_reads_every_file_as_the_full_loader_does() {
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![manifest.join("../fixtures")];
+        for (var, default) in [
+            ("CONFORMANCE_CORPUS", "../../shared/corpus"),
+            ("CONFORMANCE_CORPUS_WIDE", "../../shared/corpus-wide"),
+        ] {
+            dirs.push(
+                std::env::var_os(var)
+                    .map(std::path::PathBuf::from)
+                    .unwrap_or_else(|| manifest.join(default)),
+            );
+        }
+        let mut files = Vec::new();
+        for dir in &dirs {
+            yaml_files(dir, &mut files);
+        }
+        let (mut fast, mut full) = (0, 0);
+        for file in &files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            let Some(quick) = events::parse(&text) else {
+                full += 1;
+                continue;
+            };
+            fast += 1;
+            match parse_documents_full(&text) {
+                Ok(slow) => assert_eq!(quick, slow, "{}", file.display()),
+                Err(e) => panic!("{}: the full loader fails ({e})", file.display()),
+            }
+        }
+        eprintln!("{fast} files on the fast path, {full} left to the full loader");
     }
 }

@@ -80,7 +80,7 @@ fn walk(
 /// The documents of a file: as indexed, or read and untemplated.
 fn docs(index: &RepoIndex, rel: &str) -> Vec<Node> {
     if let Some(file) = index.file(rel)
-        && let Ok(docs) = &file.docs
+        && let Ok(docs) = file.docs()
     {
         return docs.clone();
     }

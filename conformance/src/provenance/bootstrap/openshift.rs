@@ -139,7 +139,7 @@ fn evidence(index: &RepoIndex, model: &Model) -> Option<(Span, String)> {
         if *kind != Kind::File || !(rel.ends_with(".yaml") || rel.ends_with(".yml")) {
             continue;
         }
-        let Some(Ok(docs)) = index.file(rel).map(|f| &f.docs) else {
+        let Some(Ok(docs)) = index.file(rel).map(|f| f.docs()) else {
             continue;
         };
         for d in docs {

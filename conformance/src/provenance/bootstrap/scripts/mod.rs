@@ -273,7 +273,7 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
     // Taskfile is read as text, line by line.
     let parse = |rel: &str, text: &str| -> Option<taskfile::Taskfile> {
         let docs = match index.file(rel) {
-            Some(file) => file.docs.as_ref().ok()?.clone(),
+            Some(file) => file.docs().as_ref().ok()?.clone(),
             None => crate::yaml::parse_text(text).ok()?,
         };
         taskfile::read(docs.first()?)

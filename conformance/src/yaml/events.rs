@@ -1,0 +1,253 @@
+//! The fast path of the loader: the node tree built straight from the
+//! YAML parser's events (granit-parser, the parser serde-saphyr itself
+//! runs), for the plain YAML that nearly every manifest is.
+//!
+//! serde-saphyr's typed deserialisation (spans, anchors, merge keys, tags,
+//! budgets, error messages) costs about twice the parse itself on a large
+//! platform. This path takes none of those detours: it reads the same
+//! events with the same parser options and resolves scalars as that
+//! deserialiser does ([`super::scalar`]). Whatever it does not handle
+//! itself (a tag, a merge key, many aliases, a duplicate or complex
+//! key, a non-finite float, a syntax error, input near a budget) gives
+//! `None`, and the caller parses the text with serde-saphyr as before: the
+//! result, and every error message, is the full loader's.
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+
+use super::{MAX_DEPTH, MAX_DOCUMENTS, MAX_EVENTS, MAX_NODES, Node, Value, scalar};
+
+/// Deeper than this, the full loader decides (it reports the nesting
+/// budget at [`MAX_DEPTH`]).
+const DEPTH: usize = MAX_DEPTH / 2;
+
+/// Most aliases the fast path expands; more, and the full loader decides
+/// (its alias budget looks at aliases per anchor from 100 on).
+const ALIASES: usize = 64;
+
+/// One collection being built, with its anchor (0 for none) and the node
+/// count when it started.
+enum Frame {
+    Seq(u32, Vec<Node>, usize, usize),
+    Map {
+        anchor: usize,
+        start: usize,
+        line: u32,
+        entries: Vec<(String, Node)>,
+        /// The key read, waiting for its value.
+        key: Option<String>,
+        /// Hashes of the keys, once the mapping is large enough that
+        /// comparing with every key would be quadratic.
+        seen: Option<std::collections::HashSet<u64>>,
+    },
+}
+
+/// The documents of `text` (null ones left out), or `None` when the full
+/// loader must read it.
+pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
+    let defaults = serde_saphyr::granit_parser::Options::default();
+    // The parser options serde-saphyr derives from this loader's options
+    // and budget (`Budget::parser_options`, `Options::parser_options`).
+    let mut options = defaults.clone();
+    options.emit_comments = false;
+    options.strict_indentation = false;
+    options.flow_nesting_limit = MAX_DEPTH + 1;
+    options.block_nesting_limit = defaults.block_nesting_limit.max(MAX_DEPTH + 1);
+    let parser = Parser::new_from_str_with_options(text, options);
+    let mut docs = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root: Option<Node> = None;
+    let (mut events, mut nodes) = (0usize, 0usize);
+    // Anchored nodes by id, with how many nodes each holds.
+    let mut anchors: std::collections::HashMap<usize, (Node, usize)> = Default::default();
+    let mut aliases = 0usize;
+    for event in parser {
+        let (event, span) = event.ok()?;
+        events += 1;
+        if events > MAX_EVENTS / 2 {
+            return None;
+        }
+        let line = u32::try_from(span.start.line()).unwrap_or(u32::MAX);
+        let done = match event {
+            Event::StreamStart | Event::StreamEnd => continue,
+            Event::DocumentStart(..) => {
+                root = None;
+                anchors.clear();
+                continue;
+            }
+            Event::DocumentEnd => {
+                if let Some(doc) = root.take()
+                    && !matches!(doc.value, Value::Null)
+                {
+                    docs.push(doc);
+                    if docs.len() > MAX_DOCUMENTS / 2 {
+                        return None;
+                    }
+                }
+                continue;
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                if tag.is_some() {
+                    return None;
+                }
+                nodes += 1;
+                let resolved = match style {
+                    ScalarStyle::Plain => scalar::resolve(&value)?,
+                    _ => Value::String(value.into_owned()),
+                };
+                let node = Node {
+                    line,
+                    value: resolved,
+                };
+                if anchor != 0 {
+                    anchors.insert(anchor, (node.clone(), 1));
+                }
+                node
+            }
+            Event::Alias(id) => {
+                aliases += 1;
+                let (node, count) = anchors.get(&id)?;
+                nodes += count;
+                if aliases > ALIASES || nodes > MAX_NODES / 2 {
+                    return None;
+                }
+                // The value where the alias stands: every node of it has
+                // the alias's line, as the full loader's spans do.
+                let mut node = node.clone();
+                set_lines(&mut node, line);
+                node
+            }
+            Event::SequenceStart(_, _, Some(_)) | Event::MappingStart(_, _, Some(_)) => {
+                return None;
+            }
+            Event::SequenceStart(_, anchor, None) => {
+                nodes += 1;
+                if stack.len() >= DEPTH {
+                    return None;
+                }
+                stack.push(Frame::Seq(line, Vec::new(), anchor, nodes));
+                continue;
+            }
+            Event::MappingStart(_, anchor, None) => {
+                nodes += 1;
+                if stack.len() >= DEPTH {
+                    return None;
+                }
+                stack.push(Frame::Map {
+                    anchor,
+                    start: nodes,
+                    line,
+                    entries: Vec::new(),
+                    key: None,
+                    seen: None,
+                });
+                continue;
+            }
+            Event::SequenceEnd => match stack.pop()? {
+                Frame::Seq(line, mut items, anchor, start) => {
+                    items.shrink_to_fit();
+                    let node = Node {
+                        line,
+                        value: Value::Seq(items),
+                    };
+                    if anchor != 0 {
+                        anchors.insert(anchor, (node.clone(), nodes - start + 1));
+                    }
+                    node
+                }
+                Frame::Map { .. } => return None,
+            },
+            Event::MappingEnd => match stack.pop()? {
+                Frame::Map {
+                    anchor,
+                    start,
+                    line,
+                    mut entries,
+                    key: None,
+                    ..
+                } => {
+                    entries.shrink_to_fit();
+                    let node = Node {
+                        line,
+                        value: Value::Map(entries),
+                    };
+                    if anchor != 0 {
+                        anchors.insert(anchor, (node.clone(), nodes - start + 1));
+                    }
+                    node
+                }
+                _ => return None,
+            },
+            // Anything else (an unresolved alias) is the full loader's.
+            _ => return None,
+        };
+        if nodes > MAX_NODES / 2 {
+            return None;
+        }
+        match stack.last_mut() {
+            None => root = Some(done),
+            Some(Frame::Seq(_, items, ..)) => items.push(done),
+            Some(Frame::Map {
+                entries, key, seen, ..
+            }) => match key.take() {
+                Some(k) => entries.push((k, done)),
+                None => {
+                    let k = key_text(done)?;
+                    if k == "<<" || duplicate(entries, seen, &k) {
+                        return None;
+                    }
+                    *key = Some(k);
+                }
+            },
+        }
+    }
+    if !stack.is_empty() || root.is_some() {
+        return None;
+    }
+    Some(docs)
+}
+
+/// A mapping key as the loader keeps it: a scalar's text as resolved
+/// (`true`, `493` for `0755`, `null`); `None` for a collection.
+fn key_text(node: Node) -> Option<String> {
+    Some(match node.value {
+        Value::String(s) => s,
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Null => "null".to_string(),
+        Value::Seq(_) | Value::Map(_) => return None,
+    })
+}
+
+/// Whether `key` is already in the mapping (a hash collision counts as a
+/// duplicate: the full loader then decides).
+fn duplicate(
+    entries: &[(String, Node)],
+    seen: &mut Option<std::collections::HashSet<u64>>,
+    key: &str,
+) -> bool {
+    use std::hash::{BuildHasher, Hasher};
+    const LINEAR: usize = 16;
+    if entries.len() < LINEAR {
+        return entries.iter().any(|(k, _)| k == key);
+    }
+    let state =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    let hash = |k: &str| {
+        let mut h = state.build_hasher();
+        h.write(k.as_bytes());
+        h.finish()
+    };
+    let set = seen.get_or_insert_with(|| entries.iter().map(|(k, _)| hash(k)).collect());
+    !set.insert(hash(key))
+}
+
+/// Gives a node and everything in it the line `line`.
+fn set_lines(node: &mut Node, line: u32) {
+    node.line = line;
+    match &mut node.value {
+        Value::Seq(items) => items.iter_mut().for_each(|n| set_lines(n, line)),
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, n)| set_lines(n, line)),
+        _ => {}
+    }
+}
