@@ -236,6 +236,12 @@ enum DiffFormat {
     Markdown,
 }
 
+/// A check allocates millions of small nodes from two threads: mimalloc
+/// (see conformance/Cargo.toml) is about a third faster than the system
+/// allocator and keeps a third less resident.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Progress on stderr only when a person watches it (never in a pipe,
