@@ -93,6 +93,116 @@ pub struct Config {
     pub repository: Option<crate::discover::RepositoryConfig>,
 }
 
+/// A deserialisation error as a problem at its line, without the parser's
+/// own position suffix.
+fn type_error(err: &serde_saphyr::Error) -> ConfigError {
+    let line = err.location().map_or(0, |l| l.line() as u32);
+    let rendered = err.without_snippet().to_string();
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("invalid configuration")
+        .trim();
+    let message = match first.rfind(" at line ") {
+        Some(cut) => &first[..cut],
+        None => first,
+    };
+    ConfigError::new(line, message.to_string())
+}
+
+/// The file once per top-level section, and once per item of a top-level
+/// list, with every other section's lines blanked (so lines stay where they
+/// are): each can be deserialised alone. The sections are where the YAML
+/// parser puts the top-level keys and the list items; empty for a file
+/// that is not a block mapping, or does not parse.
+fn sections(text: &str) -> Vec<String> {
+    use serde_saphyr::granit_parser::{Event, Parser};
+    /// A collection being read: a mapping (whether its next node is a
+    /// key), or a sequence.
+    enum Frame {
+        Map { key_next: bool },
+        Seq,
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut stack: Vec<Frame> = Vec::new();
+    // The 0-based lines of the top-level keys, and of the items of
+    // top-level lists (with their key's index).
+    let mut keys: Vec<usize> = Vec::new();
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    for event in Parser::new_from_str(text) {
+        let Ok((event, span)) = event else {
+            return Vec::new();
+        };
+        let line = span.start.line().saturating_sub(1);
+        if matches!(
+            event,
+            Event::Scalar(..)
+                | Event::MappingStart(..)
+                | Event::SequenceStart(..)
+                | Event::Alias(_)
+        ) {
+            match stack.as_slice() {
+                [Frame::Map { key_next: true }] => keys.push(line),
+                [Frame::Map { .. }, Frame::Seq] => {
+                    if let Some(k) = keys.len().checked_sub(1) {
+                        items.push((k, line));
+                    }
+                }
+                _ => {}
+            }
+            // The node fills its parent's slot: a key, then a value.
+            if let Some(Frame::Map { key_next }) = stack.last_mut() {
+                *key_next = !*key_next;
+            }
+        }
+        match event {
+            Event::MappingStart(..) => stack.push(Frame::Map { key_next: true }),
+            Event::SequenceStart(..) => stack.push(Frame::Seq),
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let end = lines.len();
+    let range = |k: usize| (keys[k], keys.get(k + 1).copied().unwrap_or(end));
+    // The text with only lines `from..to` (and `also`) kept.
+    let keep = |from: usize, to: usize, also: Option<usize>| -> String {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if (from..to).contains(&i) || also == Some(i) {
+                    *l
+                } else if l.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                }
+            })
+            .collect()
+    };
+    let mut out: Vec<String> = (0..keys.len())
+        .map(|k| {
+            let (from, to) = range(k);
+            keep(from, to, None)
+        })
+        .collect();
+    for (n, &(k, line)) in items.iter().enumerate() {
+        let (_, to) = range(k);
+        let next = items
+            .get(n + 1)
+            .filter(|(k2, _)| *k2 == k)
+            .map_or(to, |(_, l)| *l);
+        // The item, under its key's line.
+        out.push(keep(line, next, Some(keys[k])));
+    }
+    out
+}
+
 impl Config {
     /// Reads `conformance.yaml` from the repository root; the default when
     /// there is none.
@@ -117,20 +227,38 @@ impl Config {
             strict_booleans: true,
             legacy_octal_numbers: true,
         };
-        let config: Config = serde_saphyr::from_str_with_options(text, options).map_err(|err| {
-            let line = err.location().map_or(0, |l| l.line() as u32);
-            let rendered = err.without_snippet().to_string();
-            let first = rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid configuration")
-                .trim();
-            let message = match first.rfind(" at line ") {
-                Some(cut) => &first[..cut],
-                None => first,
-            };
-            ConfigError::new(line, message.to_string())
-        })?;
+        let config: Config =
+            serde_saphyr::from_str_with_options(text, options.clone()).map_err(|err| {
+                // The deserialiser stops at the first problem: each
+                // top-level section (and each item of a top-level list)
+                // is read again on its own, so every problem is reported
+                // at once.
+                let first = type_error(&err);
+                let mut problems: Vec<ConfigError> = sections(text)
+                    .into_iter()
+                    .flat_map(|part| {
+                        match serde_saphyr::from_str_with_options::<Config>(&part, options.clone())
+                        {
+                            Err(e) => vec![type_error(&e)],
+                            // A section that reads is validated too.
+                            Ok(config) => match config.validate(rule_ids) {
+                                Ok(()) => Vec::new(),
+                                Err(mut e) => {
+                                    let more = std::mem::take(&mut e.more);
+                                    std::iter::once(e).chain(more).collect()
+                                }
+                            },
+                        }
+                    })
+                    .collect();
+                problems.push(first);
+                problems.sort_by(|a, b| (a.line, &a.message).cmp(&(b.line, &b.message)));
+                problems.dedup_by(|a, b| a.line == b.line && a.message == b.message);
+                let mut problems = problems.into_iter();
+                let mut head = problems.next().unwrap_or_else(|| type_error(&err));
+                head.more = problems.collect();
+                head
+            })?;
         config.validate(rule_ids)?;
         Ok(config)
     }
@@ -379,6 +507,20 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("unknown rule"), "{err}");
+    }
+
+    #[test]
+    fn every_type_error_is_reported_at_once() {
+        let err = Config::parse(
+            "substitution:\n  strict: maybe\nwaivers:\n  - rule: graph-parity\n    reason: x\n    expires: 2026-13-01\n  - rule: graph-parity\n    reasn: x\n    expires: 2026-12-01\nrenderer: natve\nseverity:\n  health-gate: error\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
+        let lines: Vec<u32> = std::iter::once(err.line)
+            .chain(err.more.iter().map(|m| m.line))
+            .collect();
+        assert_eq!(lines, [2, 6, 8, 10], "{err}");
+        assert!(err.more[1].message.contains("reasn"), "{err}");
     }
 
     #[test]
