@@ -2,13 +2,13 @@
 # Whole-process timing of `conformance check` with both renderers on one
 # repository (default: the corpus's onedr0p-home-ops), in the same run.
 # Uses hyperfine when installed (apt-get install hyperfine), else a plain
-# loop with `date`. The full benchmark table is `cargo bench -p conformance
+# loop with `date`. The full benchmark table is `cargo bench -p flux-conformance
 # --bench render` (see BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="${1:-${CONFORMANCE_CORPUS:-../shared/corpus}/onedr0p-home-ops}"
 runs="${RUNS:-5}"
-cargo build --release -q -p conformance
+cargo build --release -q -p flux-conformance
 bin=target/release/conformance
 if command -v hyperfine >/dev/null; then
   hyperfine --warmup 1 --runs "$runs" -i \

@@ -1,4 +1,4 @@
-//! `cargo bench -p conformance --bench render`: whole-process timings of
+//! `cargo bench -p flux-conformance --bench render`: whole-process timings of
 //! `conformance check` (release build), printed as the tables in
 //! BENCHMARKS.md.
 //!
