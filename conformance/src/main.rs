@@ -123,6 +123,16 @@ enum Command {
         /// (Actions annotations).
         #[arg(long, value_enum, default_value_t = report::Format::Human)]
         format: report::Format,
+        /// Also write the report in FORMAT to PATH, from the same run
+        /// (repeatable: `--output sarif=out.sarif --output json=out.json`).
+        #[arg(long, value_name = "FORMAT=PATH", value_parser = parse_output)]
+        output: Vec<(report::Format, PathBuf)>,
+        /// Where the rules are documented (the README this binary came
+        /// with, e.g. https://github.com/OWNER/REPO/blob/REF/README.md):
+        /// SARIF's informationUri and each rule's helpUri (its row of the
+        /// rule table). Without it the SARIF report has neither.
+        #[arg(long, value_name = "URL")]
+        doc_url: Option<String>,
         /// A previous git revision to compare with (prune-transient); read
         /// with `git archive`, nothing is written to the repository.
         #[arg(long, value_name = "REV", conflicts_with = "base_dir")]
@@ -274,6 +284,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             repo,
             clusters: ClusterFilter { clusters },
             format,
+            output,
+            doc_url,
             base,
             base_dir,
         } => {
@@ -290,15 +302,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let outcome = check(&options)?;
             let repo_arg = repo.repo.display().to_string();
-            let text = report::render(
-                format,
-                &outcome,
-                &report::Options {
-                    repo: &repo_arg,
-                    clusters: &clusters,
-                    elapsed: started.elapsed(),
-                },
-            )?;
+            let report_options = report::Options {
+                repo: &repo_arg,
+                clusters: &clusters,
+                elapsed: started.elapsed(),
+                doc_url: doc_url.as_deref(),
+            };
+            // Every format from the one outcome: the files first, so a
+            // report that cannot be written fails the command before
+            // anything is printed.
+            for (format, path) in &output {
+                let text = report::render(*format, &outcome, &report_options)?;
+                write_report(path, &text)?;
+            }
+            let text = report::render(format, &outcome, &report_options)?;
             print(&text)?;
             Ok(if outcome.errors() > 0 {
                 ExitCode::from(1)
@@ -481,6 +498,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
+/// `--output FORMAT=PATH`.
+fn parse_output(arg: &str) -> Result<(report::Format, PathBuf), String> {
+    use clap::ValueEnum;
+    let (format, path) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("`{arg}`: expected FORMAT=PATH, e.g. sarif=conformance.sarif"))?;
+    let format = report::Format::from_str(format, true).map_err(|_| {
+        format!("`{format}`: not a report format (human, json, junit, sarif, github)")
+    })?;
+    if path.is_empty() {
+        return Err(format!("`{arg}`: no path after `=`"));
+    }
+    Ok((format, PathBuf::from(path)))
+}
+
+/// Writes a report file whole or not at all: into a temporary file beside
+/// it, then renamed over it, so a failed run never leaves half a report
+/// (or half of the previous one).
+fn write_report(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
+    file.persist(path)
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
+    Ok(())
+}
+
 fn print(text: &str) -> anyhow::Result<()> {
     conformance::progress::clear();
     let mut stdout = std::io::stdout().lock();

@@ -277,7 +277,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
         .replace(&format!(" with {}:", outcome.renderer), " with <renderer>:");
     let json = pretty(&conformance::report::json::render(&outcome, "repo", &[]))?;
-    let mut sarif = conformance::report::ci::sarif(&outcome);
+    let mut sarif = conformance::report::ci::sarif(&outcome, None);
     let ids: Vec<serde_json::Value> = conformance::rules::all()
         .iter()
         .map(|r| serde_json::json!(r.id()))

@@ -267,21 +267,42 @@ fn xml(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// The SARIF tool descriptor, with `informationUri` when the
+/// documentation's address is known.
+fn driver(rules: Vec<Value>, doc: Option<&str>) -> Value {
+    let mut driver = json!({
+        "name": "conformance",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    });
+    if let Some(doc) = doc {
+        driver["informationUri"] = json!(doc);
+    }
+    driver
+}
+
 /// SARIF 2.1.0, one run, every rule described, one result per finding
 /// (waived findings carry an accepted suppression).
-pub fn sarif(outcome: &Outcome) -> Value {
+pub fn sarif(outcome: &Outcome, doc_url: Option<&str>) -> Value {
     let all = rules::all();
     let rule_index = |id: rules::RuleId| all.iter().position(|r| r.id() == id);
+    // The documentation's URL without a fragment: each rule's row of the
+    // README's rule table has the anchor `rule-<id>`.
+    let doc = doc_url.map(|u| u.split('#').next().unwrap_or(u));
     let descriptors: Vec<Value> = all
         .iter()
         .map(|r| {
-            json!({
+            let mut d = json!({
                 "id": r.id(),
                 "shortDescription": {"text": r.summary()},
                 "fullDescription": {"text": r.explain()},
                 "help": {"text": format!("{}\n\nExample: {}", r.explain(), r.example())},
                 "defaultConfiguration": {"level": r.severity().as_str()},
-            })
+            });
+            if let Some(doc) = doc {
+                d["helpUri"] = json!(format!("{doc}#rule-{}", r.id().as_str()));
+            }
+            d
         })
         .collect();
     let by_id: std::collections::BTreeMap<String, &Finding> =
@@ -337,11 +358,7 @@ pub fn sarif(outcome: &Outcome) -> Value {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {
-                "name": "conformance",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": descriptors,
-            }},
+            "tool": {"driver": driver(descriptors, doc)},
             "results": results,
         }],
     })

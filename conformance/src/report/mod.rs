@@ -62,6 +62,9 @@ pub struct Options<'a> {
     pub clusters: &'a [String],
     /// How long the check took (the human report says).
     pub elapsed: Duration,
+    /// Where the rules are documented (`--doc-url`): SARIF's
+    /// `informationUri` and each rule's `helpUri`.
+    pub doc_url: Option<&'a str>,
 }
 
 /// The report of one check in `format`. Every format is rendered from the
@@ -81,7 +84,7 @@ pub fn render(
         Format::Github => ci::github(outcome),
         Format::Junit => ci::junit(outcome, options.clusters),
         Format::Sarif => {
-            let mut text = serde_json::to_string_pretty(&ci::sarif(outcome))?;
+            let mut text = serde_json::to_string_pretty(&ci::sarif(outcome, options.doc_url))?;
             text.push('\n');
             text
         }
