@@ -23,6 +23,13 @@ const DEPTH: usize = MAX_DEPTH / 2;
 /// Most aliases the fast path expands; more, and the full loader decides
 /// (its alias budget looks at aliases per anchor from 100 on).
 const ALIASES: usize = 64;
+/// Most anchors, and most nodes inside anchored nodes, the fast path takes
+/// (half the full loader's default budgets of 50,000 anchors and 1,000,000
+/// recorded events); text over [`ANCHORED_TEXT`] with any anchor goes to
+/// the full loader too (its 64 MiB of recorded anchor text).
+const ANCHORS: usize = 25_000;
+const ANCHORED_NODES: usize = 500_000;
+const ANCHORED_TEXT: usize = 16 * 1024 * 1024;
 
 /// One collection being built, with its anchor (0 for none) and the node
 /// count when it started.
@@ -58,8 +65,14 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
     let mut root: Option<Node> = None;
     let (mut events, mut nodes) = (0usize, 0usize);
     // Anchored nodes by id, with how many nodes each holds.
-    let mut anchors: std::collections::HashMap<usize, (Node, usize)> = Default::default();
+    let mut anchors = Anchors {
+        text: text.len(),
+        ..Anchors::default()
+    };
     let mut aliases = 0usize;
+    // Every document start counts against the document budget, empty
+    // documents too (as the full loader counts them).
+    let mut starts = 0usize;
     for event in parser {
         let (event, span) = event.ok()?;
         events += 1;
@@ -71,7 +84,11 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
             Event::StreamStart | Event::StreamEnd => continue,
             Event::DocumentStart(..) => {
                 root = None;
-                anchors.clear();
+                anchors.by_id.clear();
+                starts += 1;
+                if starts >= MAX_DOCUMENTS {
+                    return None;
+                }
                 continue;
             }
             Event::DocumentEnd => {
@@ -79,9 +96,6 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                     && !matches!(doc.value, Value::Null)
                 {
                     docs.push(doc);
-                    if docs.len() > MAX_DOCUMENTS / 2 {
-                        return None;
-                    }
                 }
                 continue;
             }
@@ -98,14 +112,12 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                     line,
                     value: resolved,
                 };
-                if anchor != 0 {
-                    anchors.insert(anchor, (node.clone(), 1));
-                }
+                anchors.define(anchor, &node, 1)?;
                 node
             }
             Event::Alias(id) => {
                 aliases += 1;
-                let (node, count) = anchors.get(&id)?;
+                let (node, count) = anchors.by_id.get(&id)?;
                 nodes += count;
                 if aliases > ALIASES || nodes > MAX_NODES / 2 {
                     return None;
@@ -149,9 +161,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                         line,
                         value: Value::Seq(items),
                     };
-                    if anchor != 0 {
-                        anchors.insert(anchor, (node.clone(), nodes - start + 1));
-                    }
+                    anchors.define(anchor, &node, nodes - start + 1)?;
                     node
                 }
                 Frame::Map { .. } => return None,
@@ -170,9 +180,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                         line,
                         value: Value::Map(entries),
                     };
-                    if anchor != 0 {
-                        anchors.insert(anchor, (node.clone(), nodes - start + 1));
-                    }
+                    anchors.define(anchor, &node, nodes - start + 1)?;
                     node
                 }
                 _ => return None,
@@ -204,6 +212,35 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
         return None;
     }
     Some(docs)
+}
+
+/// The anchored nodes of the document being read, by anchor id, with how
+/// many nodes each holds; and what the whole file anchors, against the
+/// full loader's anchor budgets.
+#[derive(Default)]
+struct Anchors {
+    by_id: std::collections::HashMap<usize, (Node, usize)>,
+    count: usize,
+    nodes: usize,
+    /// The file's length.
+    text: usize,
+}
+
+impl Anchors {
+    /// Records `node` under anchor `id` (0: no anchor); `None` past the
+    /// budgets.
+    fn define(&mut self, id: usize, node: &Node, count: usize) -> Option<()> {
+        if id == 0 {
+            return Some(());
+        }
+        self.count += 1;
+        self.nodes += count;
+        if self.count > ANCHORS || self.nodes > ANCHORED_NODES || self.text > ANCHORED_TEXT {
+            return None;
+        }
+        self.by_id.insert(id, (node.clone(), count));
+        Some(())
+    }
 }
 
 /// A mapping key as the loader keeps it: a scalar's text as resolved
