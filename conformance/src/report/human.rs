@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use super::Coverage;
 use crate::check::Outcome;
-use crate::model::{Span, TierState};
+use crate::model::Span;
 use crate::rules::{Finding, Severity};
 
 /// Renders the whole report.
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
-    let mut out = String::new();
+    // What a reader needs first: how bad, what to fix first, what was not
+    // looked at; then every finding, grouped.
+    let mut out = overview(outcome, selected);
     let following = super::Following::of(&outcome.findings);
     for item in super::items(&outcome.findings) {
         let roots = match &item {
@@ -26,32 +28,6 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
             }
         };
         out.push_str(&consequences_block(&following.of_roots(&roots)));
-        out.push('\n');
-    }
-    let mut unchecked = String::new();
-    for cluster in &outcome.model.clusters {
-        if !selected.is_empty() && !selected.contains(&cluster.name) {
-            continue;
-        }
-        for tier in cluster.tiers.values() {
-            let reason = match &tier.state {
-                TierState::NotChecked(reason) => Some(reason.clone()),
-                _ => tier.partial_reason(),
-            };
-            if let Some(reason) = reason {
-                let _ = writeln!(
-                    unchecked,
-                    "  {}/{} ({}): {reason}",
-                    cluster.name,
-                    cluster.tier_label(&tier.id),
-                    tier.defined_at
-                );
-            }
-        }
-    }
-    if !unchecked.is_empty() {
-        out.push_str("not checked:\n");
-        out.push_str(&unchecked);
         out.push('\n');
     }
     let mut fetched = std::collections::BTreeSet::new();
@@ -89,6 +65,77 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
         let _ = writeln!(out, "{line}");
     }
     out.push_str(&summary(outcome, selected, elapsed));
+    out.push('\n');
+    out
+}
+
+/// The report's first lines ([`super::Overview`]): errors split into
+/// root causes and their consequences, the root causes and warnings by
+/// rule, the tiers that do not build, and the tiers not checked with why.
+/// Empty when there is nothing to say (the last line says the run was
+/// clean).
+pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
+    let o = super::Overview::of(outcome, selected);
+    if o.is_clean() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "summary: {} error{}{}, {} warning{}",
+        o.errors,
+        plural(o.errors),
+        if o.consequences > 0 {
+            format!(
+                " ({} root cause{}, {} consequence{} listed under their root)",
+                o.roots(),
+                plural(o.roots()),
+                o.consequences,
+                plural(o.consequences)
+            )
+        } else {
+            String::new()
+        },
+        o.warnings,
+        plural(o.warnings)
+    );
+    let counts = |c: &[(String, usize)]| {
+        c.iter()
+            .map(|(rule, n)| format!("{rule} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if o.roots() > 0 {
+        let _ = writeln!(
+            out,
+            "  errors to fix first, by rule: {}",
+            counts(&o.roots_by_rule)
+        );
+    }
+    if o.warnings > 0 {
+        let _ = writeln!(out, "  warnings, by rule: {}", counts(&o.warnings_by_rule));
+    }
+    if !o.unbuilt.is_empty() {
+        let one = o.unbuilt.len() == 1;
+        let _ = writeln!(
+            out,
+            "  {} Kustomization{} that do{} not build (render-failed: {} objects are not checked, and on a cold start nothing that depends on {} starts):",
+            o.unbuilt.len(),
+            plural(o.unbuilt.len()),
+            if one { "es" } else { "" },
+            if one { "its" } else { "their" },
+            if one { "it" } else { "them" }
+        );
+        for line in &o.unbuilt {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    if !o.unchecked.is_empty() {
+        let _ = writeln!(out, "  not checked:");
+        for line in &o.unchecked {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
     out.push('\n');
     out
 }

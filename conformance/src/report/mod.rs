@@ -10,6 +10,7 @@ pub mod crds;
 pub mod human;
 pub mod json;
 pub mod manifests;
+pub mod markdown;
 pub mod substitutions;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,94 @@ pub enum Format {
     Sarif,
     // GitHub workflow annotations.
     Github,
+    // For a pull-request comment or a job summary.
+    Markdown,
+}
+
+/// What a report says first: the counts, the rules to fix first, the
+/// Kustomizations that do not build and those not checked (each as
+/// `cluster/name (file:line)`, with why for the latter).
+#[derive(Debug, Default)]
+pub struct Overview {
+    /// Error findings that count.
+    pub errors: usize,
+    /// Of those, the ones that follow from another (`caused_by`).
+    pub consequences: usize,
+    /// Warning findings that count.
+    pub warnings: usize,
+    /// Root-cause errors by rule, most first.
+    pub roots_by_rule: Vec<(String, usize)>,
+    /// Warnings by rule, most first.
+    pub warnings_by_rule: Vec<(String, usize)>,
+    /// Kustomizations whose build fails.
+    pub unbuilt: Vec<String>,
+    /// Kustomizations not checked, or checked in part, and why.
+    pub unchecked: Vec<String>,
+}
+
+impl Overview {
+    /// The overview of the clusters a run reports on (`selected` empty:
+    /// all).
+    pub fn of(outcome: &Outcome, selected: &[String]) -> Overview {
+        let by_rule = |keep: &dyn Fn(&Finding) -> bool| -> Vec<(String, usize)> {
+            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+            for f in outcome
+                .findings
+                .iter()
+                .filter(|f| f.waived().is_none() && keep(f))
+            {
+                *counts.entry(f.rule().as_str().to_string()).or_default() += 1;
+            }
+            let mut counts: Vec<(String, usize)> = counts.into_iter().collect();
+            counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            counts
+        };
+        let mut o = Overview {
+            errors: outcome.errors(),
+            consequences: outcome.consequences(),
+            warnings: outcome.warnings(),
+            roots_by_rule: by_rule(&|f| f.is_error() && f.caused_by().is_none()),
+            warnings_by_rule: by_rule(&|f| f.severity() == rules::Severity::Warning),
+            ..Overview::default()
+        };
+        for cluster in &outcome.model.clusters {
+            if !selected.is_empty() && !selected.contains(&cluster.name) {
+                continue;
+            }
+            for tier in cluster.tiers.values() {
+                let name = format!("{}/{}", cluster.name, cluster.tier_label(&tier.id));
+                match &tier.state {
+                    TierState::RenderFailed(_) => {
+                        o.unbuilt.push(format!("{name} ({})", tier.defined_at));
+                    }
+                    TierState::NotChecked(reason) => {
+                        o.unchecked
+                            .push(format!("{name} ({}): {reason}", tier.defined_at));
+                    }
+                    _ => {
+                        if let Some(reason) = tier.partial_reason() {
+                            o.unchecked
+                                .push(format!("{name} ({}): {reason}", tier.defined_at));
+                        }
+                    }
+                }
+            }
+        }
+        o
+    }
+
+    /// Root-cause errors.
+    pub fn roots(&self) -> usize {
+        self.errors - self.consequences
+    }
+
+    /// No finding, and every Kustomization built and checked.
+    pub fn is_clean(&self) -> bool {
+        self.errors == 0
+            && self.warnings == 0
+            && self.unbuilt.is_empty()
+            && self.unchecked.is_empty()
+    }
 }
 
 /// What a report needs beside the outcome.
@@ -89,6 +178,7 @@ pub fn render(
             text
         }
         Format::Human => human::render(outcome, options.clusters, options.elapsed),
+        Format::Markdown => markdown::render(outcome, options.clusters),
     })
 }
 

@@ -953,3 +953,70 @@ fn junit_reports_are_xml_whose_counts_add_up() {
     }
     assert!(failures_seen > 20, "{failures_seen}");
 }
+
+/// Issue 27: the human report and the Markdown one (pull-request comments,
+/// job summaries) start with the summary: root causes and consequences,
+/// the rules to fix first, the tiers not checked.
+#[test]
+fn reports_start_with_the_summary() {
+    let repo = fixture("incidents/external-snapshotter-remote-base/repo");
+    let run = |format: &str| {
+        let out = conformance(&[
+            "check",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let human = run("human");
+    let mut lines = human.lines();
+    assert_eq!(lines.next(), Some("summary: 2 errors, 0 warnings"));
+    assert_eq!(
+        lines.next(),
+        Some("  errors to fix first, by rule: remote-base 2")
+    );
+    assert_eq!(lines.next(), Some("  not checked:"));
+    assert!(lines.next().unwrap().starts_with(
+        "    prod/platform (clusters/prod/tiers.yaml:1): only its local part was checked"
+    ));
+    assert!(
+        human
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("checked 1 cluster")
+    );
+    let markdown = run("markdown");
+    assert!(
+        markdown.starts_with("### ❌ conformance: 2 errors, 0 warnings\n"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("\n**Errors**\n"), "{markdown}");
+    assert!(
+        markdown.contains("- **remote-base** `prod/platform`"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("<summary>Not checked (1)</summary>"),
+        "{markdown}"
+    );
+    // A clean run says so in one line.
+    let out = conformance(&[
+        "check",
+        "--repo",
+        fixture("reference-platform").to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        markdown.starts_with("### ✅ conformance: 0 errors, 0 warnings\n"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("**Errors**"));
+}
