@@ -27,6 +27,8 @@ pub struct CheckOptions {
     /// Directories to check as clusters' entries (`--entry DIR`), beside
     /// those conformance.yaml declares.
     pub entries: Vec<String>,
+    /// A conformance.yaml to read instead of the repository's (`--config`).
+    pub config: Option<PathBuf>,
 }
 
 /// The result of a run.
@@ -87,6 +89,7 @@ pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
             renderer: options.renderer,
             remote: options.remote,
             entries: options.entries.clone(),
+            config: options.config.clone(),
         },
     )?;
     check_session(session, options)

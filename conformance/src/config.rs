@@ -216,6 +216,25 @@ impl Config {
         Config::parse(&text, rule_ids)
     }
 
+    /// Reads a conformance.yaml given by path (`--config FILE`); every
+    /// problem is reported at that file.
+    pub fn load_file(path: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|err| ConfigError {
+            file: name.clone(),
+            line: 0,
+            message: format!("cannot read it: {err}"),
+            more: Vec::new(),
+        })?;
+        Config::parse(&text, rule_ids).map_err(|mut err| {
+            err.file = name.clone();
+            for more in &mut err.more {
+                more.file = name.clone();
+            }
+            err
+        })
+    }
+
     /// Parses and validates.
     pub fn parse(text: &str, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         if text.trim().is_empty() {

@@ -41,6 +41,7 @@
 //!     base: None,
 //!     remote: None,
 //!     entries: vec![],
+//!     config: None,
 //! })?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule(), finding.cluster(), finding.message());

@@ -54,6 +54,10 @@ struct RepoArgs {
     /// a fleet repository syncs, with no Flux Kustomization of its own.
     #[arg(long = "entry", value_name = "DIR")]
     entries: Vec<String>,
+    /// Read this conformance.yaml instead of the one at the repository
+    /// root (a CI job keeping its settings outside the repository).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 impl RepoArgs {
@@ -65,6 +69,7 @@ impl RepoArgs {
                 renderer: self.renderer.map(Choice::from),
                 remote: self.remote(),
                 entries: self.entries.clone(),
+                config: self.config.clone(),
             },
         )
     }
@@ -296,6 +301,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 renderer: repo.renderer.map(Choice::from),
                 remote: repo.remote(),
                 entries: repo.entries.clone(),
+                config: repo.config.clone(),
                 base: base
                     .map(conformance::base::Base::Rev)
                     .or(base_dir.map(conformance::base::Base::Dir)),

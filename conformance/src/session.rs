@@ -29,6 +29,9 @@ pub struct Overrides {
     /// Directories to check as clusters' entries (`--entry DIR`), as
     /// `clusters.<name>.entry` declares them.
     pub entries: Vec<String>,
+    /// A conformance.yaml to read instead of the repository's
+    /// (`--config FILE`).
+    pub config: Option<std::path::PathBuf>,
 }
 
 /// Why a run could not produce findings (exit status 2).
@@ -141,6 +144,7 @@ impl Session {
                 renderer,
                 remote,
                 entries: Vec::new(),
+                config: None,
             },
         )
     }
@@ -148,7 +152,10 @@ impl Session {
     /// As [`Session::open`], with what the command line overrides.
     pub fn open_overriding(repo: &Path, overrides: &Overrides) -> Result<Session, SessionError> {
         let renderer = overrides.renderer;
-        let mut config = Config::load(repo, &rules::is_rule_id)?;
+        let mut config = match &overrides.config {
+            Some(file) => Config::load_file(file, &rules::is_rule_id)?,
+            None => Config::load(repo, &rules::is_rule_id)?,
+        };
         if let Some(remote) = overrides.remote {
             config.remote = remote;
         }

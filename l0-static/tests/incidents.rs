@@ -197,6 +197,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
             base: base_of(dir),
             remote: None,
             entries: vec![],
+            config: None,
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -214,6 +215,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         base: base_of(dir),
         remote: None,
         entries: vec![],
+        config: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -272,6 +274,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
         base: base_of(dir),
         remote: None,
         entries: Vec::new(),
+        config: None,
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -338,6 +341,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
         base: repo.parent().and_then(base_of),
         remote: None,
         entries: vec![],
+        config: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         base: target_base(),
         remote: None,
         entries: Vec::new(),
+        config: None,
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

@@ -954,6 +954,45 @@ fn junit_reports_are_xml_whose_counts_add_up() {
     assert!(failures_seen > 20, "{failures_seen}");
 }
 
+/// `--config FILE` reads a conformance.yaml kept outside the repository;
+/// its problems are reported at that file.
+#[test]
+fn a_configuration_outside_the_repository_is_read_with_config() {
+    let repo = fixture("incidents/dependson-typo/repo");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ci-conformance.yaml");
+    std::fs::write(
+        &config,
+        "waivers:\n  - rule: dependency-missing\n    reason: tracked in FLUX-12\n    expires: 2099-01-01\n  - rule: unresolved-reference\n    reason: tracked in FLUX-12\n    expires: 2099-01-01\n",
+    )
+    .unwrap();
+    let check = |config: &Path| {
+        conformance(&[
+            "check",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+    };
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["summary"]["waived"], 2);
+    std::fs::write(&config, "renderer: native\nparity:\n  groupz: []\n").unwrap();
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}:3", config.display())) && err.contains("groupz"),
+        "{err}"
+    );
+    let out = check(&dir.path().join("missing.yaml"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.yaml"), "{}", stderr(&out));
+}
+
 /// Issue 27: the human report and the Markdown one (pull-request comments,
 /// job summaries) start with the summary: root causes and consequences,
 /// the rules to fix first, the tiers not checked.

@@ -274,6 +274,7 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
         base: None,
         remote: None,
         entries: vec![],
+        config: None,
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
@@ -421,6 +422,7 @@ fn malformed_inputs_never_panic() {
             base: None,
             remote: None,
             entries: vec![],
+            config: None,
         });
         match outcome {
             // Each of these fails kustomize's own build too: a render-failed

@@ -184,6 +184,7 @@ fn prune_transient_only_when_a_window_exists() {
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
             remote: None,
             entries: vec![],
+            config: None,
         })
         .unwrap();
         let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();

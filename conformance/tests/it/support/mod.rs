@@ -78,6 +78,7 @@ pub fn run(root: &Path) -> Outcome {
         base: None,
         remote: None,
         entries: vec![],
+        config: None,
     })
     .unwrap()
 }
@@ -106,6 +107,7 @@ pub fn run_with_entries(
         base: None,
         remote: None,
         entries: entries.iter().map(|e| e.to_string()).collect(),
+        config: None,
     })
 }
 
