@@ -15,12 +15,15 @@
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
-//! * `layers`: the engine's imports only point down.
+//! * `layers`: the engine's imports only point down;
+//! * `action`: the GitHub Action's scripts (install, comment, verdict),
+//!   run with stand-ins for curl, git, cargo and gh.
 //!
 //! `support` holds the helpers that write small repositories. The corpus
 //! and differential tests are separate, harness-less targets
 //! (`tests/corpus.rs`, `tests/differential.rs`).
 
+mod action;
 mod anchors;
 mod cli;
 mod cold_start;
