@@ -842,6 +842,37 @@ mod tests {
     }
 
     #[test]
+    fn released_documents_are_parsed_again_the_same() {
+        let mut index = RepoIndex::from_memory(&[
+            (
+                "a.yaml",
+                "kind: FluxInstance\nspec:\n  distribution:\n    version: 2.x\n",
+            ),
+            ("b.yaml", "a: 1\n---\nb: [2]\n"),
+            ("bad.yaml", "a: [\n"),
+        ]);
+        let before: Vec<String> = index
+            .all_files()
+            .map(|(rel, f)| format!("{rel} {:?}", f.docs()))
+            .collect();
+        index.release_documents();
+        let a = index.file("a.yaml").unwrap();
+        let b = index.file("b.yaml").unwrap();
+        // Released: a search reads only the files that can match.
+        assert!(a.may_contain("distribution"));
+        assert!(!b.may_contain("distribution"));
+        assert!(b.may_contain("b: ["));
+        assert!(!b.may_contain("FluxInstance"));
+        let after: Vec<String> = index
+            .all_files()
+            .map(|(rel, f)| format!("{rel} {:?}", f.docs()))
+            .collect();
+        assert_eq!(before, after);
+        // Loaded again, every search reads them.
+        assert!(index.file("b.yaml").unwrap().may_contain("distribution"));
+    }
+
+    #[test]
     fn normalize_clamps_at_root() {
         assert_eq!(
             normalize("", "./clusters/prod/"),

@@ -288,3 +288,56 @@ fn set_lines(node: &mut Node, line: u32) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_fast_path_leaves_to_the_full_loader() {
+        // Tags, merge keys, duplicate and complex keys, errors.
+        for text in [
+            "a: !!str 1\n",
+            "base: &b {x: 1}\nc:\n  <<: *b\n",
+            "a: 1\na: 2\n",
+            "? [a]\n: 1\n",
+            "a: [unclosed\n",
+            "a: .inf\n",
+        ] {
+            assert!(parse(text).is_none(), "{text}");
+        }
+        // Near a budget: many aliases, many anchors, many documents.
+        let aliases: String = std::iter::once("a: &x 1\n".to_string())
+            .chain((0..ALIASES + 1).map(|i| format!("k{i}: *x\n")))
+            .collect();
+        assert!(parse(&aliases).is_none());
+        let anchors: String = (0..ANCHORS + 1)
+            .map(|i| format!("k{i}: &a{i} v\n"))
+            .collect();
+        assert!(parse(&anchors).is_none());
+        let documents = "---\n".repeat(MAX_DOCUMENTS);
+        assert!(parse(&documents).is_none());
+        let documents = "---\na: 1\n".repeat(MAX_DOCUMENTS - 1);
+        assert_eq!(parse(&documents).map(|d| d.len()), Some(MAX_DOCUMENTS - 1));
+        // A large mapping is checked for duplicates by hash, not by scan.
+        let keys: String = (0..10_000).map(|i| format!("k{i}: v\n")).collect();
+        assert_eq!(parse(&keys).map(|d| d[0].as_map().len()), Some(10_000));
+        let dup = format!("{keys}k5000: again\n");
+        assert!(parse(&dup).is_none());
+    }
+
+    #[test]
+    fn an_alias_is_the_anchored_value_at_the_alias_line() {
+        let docs = parse("a: &x\n  b: 1\nc: *x\n").unwrap();
+        let c = docs[0].get("c").unwrap();
+        assert_eq!(c.line, 3);
+        assert_eq!(
+            c.get("b").map(|b| (b.line, b.value.clone())),
+            Some((3, Value::Int(1)))
+        );
+        assert_eq!(
+            docs[0].get("a").and_then(|a| a.get("b")).map(|b| b.line),
+            Some(2)
+        );
+    }
+}
