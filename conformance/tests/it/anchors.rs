@@ -599,3 +599,45 @@ fn an_assumed_flux_version_makes_removed_apis_warnings_grouped_by_api_version() 
         "{err}"
     );
 }
+
+/// Issue 27: a namespace finding points at the field at fault,
+/// `metadata.namespace`, where the object's file writes it; a namespace
+/// kustomize sets (`namespace:` in a kustomization) is not in the file, and
+/// the finding points at the object.
+#[test]
+fn a_missing_namespace_points_at_the_namespace_field_when_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("apps", "flux-system", "./apps", ""),
+            ks("set", "flux-system", "./set", "")
+        ),
+    );
+    write(
+        root,
+        "apps/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: a\n  namespace: nowhere\ndata:\n  k: v\n",
+    );
+    write(
+        root,
+        "set/kustomization.yaml",
+        "namespace: elsewhere\nresources: [cm.yaml]\n",
+    );
+    write(
+        root,
+        "set/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  labels:\n    app: b\n",
+    );
+    let outcome = run(root);
+    let missing = of(&outcome, "namespace-missing");
+    let at: Vec<String> = missing
+        .iter()
+        .map(|f| f.at().unwrap().to_string())
+        .collect();
+    assert_eq!(at, ["apps/cm.yaml:7", "set/cm.yaml:1"], "{}", all(&outcome));
+}

@@ -642,6 +642,21 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                 .unwrap_or_else(|| tier.defined_at.file.clone());
             Some(Span::new(file, u.reference.line))
         }
+        // The field at fault: the object's `metadata.namespace`, where it
+        // is written in the object's own file; a namespace kustomize or
+        // Flux set (`namespace:`, `targetNamespace`) is not written there:
+        // the object's start, then.
+        Need::Namespace(u) => u
+            .object
+            .source
+            .as_ref()
+            .map(|source| {
+                let line = written_namespace_line(&u.object.body)
+                    .filter(|line| *line >= source.line)
+                    .unwrap_or(source.line);
+                Span::new(source.file.clone(), line)
+            })
+            .or_else(|| Some(tier.defined_at.clone())),
         _ => need
             .object()
             .and_then(|o| o.source.clone())
@@ -704,4 +719,18 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
         f = f.severity(super::Severity::Warning);
     }
     f.build()
+}
+
+/// The line of `metadata.namespace` when it was written in the object's
+/// file: a set namespace is appended after the keys that were written (and
+/// carries the mapping's line), a written one has its own line or comes
+/// first.
+fn written_namespace_line(body: &crate::yaml::Node) -> Option<u32> {
+    let metadata = body.get("metadata")?;
+    let entries = metadata.as_map();
+    let (at, (_, ns)) = entries
+        .iter()
+        .enumerate()
+        .find(|(_, (k, _))| k == "namespace")?;
+    (ns.line > 0 && (at == 0 || ns.line > metadata.line)).then_some(ns.line)
 }
