@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use super::Coverage;
+use super::{Coverage, plural};
 use crate::check::Outcome;
 use crate::model::Span;
 use crate::rules::{Finding, Severity};
@@ -309,16 +309,8 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
         String::new()
     };
     format!(
-        "checked {} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{}) with {}: {} error{}{roots}, {} warning{}{waived} in {:.2}s",
-        c.clusters,
-        plural(c.clusters),
-        c.kustomizations,
-        plural(c.kustomizations),
-        c.rendered,
-        c.failed,
-        c.not_checked,
-        c.objects,
-        plural(c.objects),
+        "checked {} with {}: {} error{}{roots}, {} warning{}{waived} in {:.2}s",
+        c.describe(),
         outcome.renderer,
         errors,
         plural(errors),
@@ -326,8 +318,4 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
         plural(warnings),
         elapsed.as_secs_f64()
     )
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

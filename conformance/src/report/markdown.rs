@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use super::plural;
 use crate::check::Outcome;
 use crate::rules::{Finding, Severity};
 
@@ -35,16 +36,8 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
     out.push('\n');
     let _ = writeln!(
         out,
-        "{} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked), {} object{}{}.",
-        c.clusters,
-        plural(c.clusters),
-        c.kustomizations,
-        plural(c.kustomizations),
-        c.rendered,
-        c.failed,
-        c.not_checked,
-        c.objects,
-        plural(c.objects),
+        "Checked {}{}.",
+        c.describe(),
         if consequences > 0 {
             format!(
                 "; {} of the errors are consequences of the {} root cause{} below, fixed with them",
@@ -156,10 +149,6 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
         .replace('|', "\\|")
         .replace('\n', " ")
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

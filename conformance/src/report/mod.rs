@@ -286,6 +286,11 @@ pub fn group_size(members: &[&Finding]) -> String {
 
 /// A kind in the plural, as the API server names its resource (`Policy`
 /// → `Policies`, `Ingress` → `Ingresses`, `Endpoints` stays).
+/// The plural ending of a count: `""` for one, `"s"` otherwise.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 fn plural_kind(kind: &str) -> String {
     let lower = kind.to_ascii_lowercase();
     if lower.ends_with("endpoints") {
@@ -349,6 +354,23 @@ impl Coverage {
             }
         }
         c
+    }
+
+    /// `1 cluster, 79 Kustomizations (79 rendered, 0 failed, 0 not
+    /// checked; 519 objects)`: what every report says was checked.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{})",
+            self.clusters,
+            plural(self.clusters),
+            self.kustomizations,
+            plural(self.kustomizations),
+            self.rendered,
+            self.failed,
+            self.not_checked,
+            self.objects,
+            plural(self.objects)
+        )
     }
 }
 
