@@ -783,7 +783,7 @@ fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span
                 })
             })
             .unwrap_or(0);
-        set_lines(body, line);
+        body.set_lines(line);
         return Some(Span::new(rel, line));
     }
     let line = match docs.find(&rel, &group, kind.as_deref(), name.as_deref()) {
@@ -792,7 +792,7 @@ fn take_origin(body: &mut Node, dir: &str, docs: &mut SourceDocs) -> Option<Span
             doc.line
         }
         None => {
-            set_lines(body, 0);
+            body.set_lines(0);
             0
         }
     };
@@ -883,23 +883,13 @@ impl<'a> SourceDocs<'a> {
     }
 }
 
-/// Gives every node the same line.
-fn set_lines(node: &mut Node, line: u32) {
-    node.line = line;
-    match &mut node.value {
-        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| set_lines(v, line)),
-        Value::Seq(items) => items.iter_mut().for_each(|v| set_lines(v, line)),
-        _ => {}
-    }
-}
-
 /// Gives every node of a rendered object the line of the same node in its
 /// source document (matched by key, and by index in sequences); a node the
 /// build added takes its parent's line. The build's output has no useful
 /// lines of its own.
 fn adopt_lines(rendered: &mut Node, source: &Node) {
     rendered.line = source.line;
-    let inherit = set_lines;
+    let inherit = Node::set_lines;
     match (&mut rendered.value, &source.value) {
         (Value::Map(entries), Value::Map(src_entries)) => {
             // Keys are looked up by hash once a mapping is large (a

@@ -146,10 +146,7 @@ impl File {
             Source::Disk(path, rel) => {
                 yaml::read_documents(path).map_err(|err| relative_error(err, rel))
             }
-            Source::Text(text, rel) => yaml::parse_text(text).map_err(|source| LoadError::Yaml {
-                path: rel.clone(),
-                source,
-            }),
+            Source::Text(text, rel) => parse_file(text, rel),
         })
     }
 
@@ -315,13 +312,7 @@ impl RepoIndex {
             .map(|rel| {
                 let path = root.join(rel);
                 let (docs, marks) = match yaml::read_text_within_budget(&path) {
-                    Ok(text) => (
-                        yaml::parse_text(&text).map_err(|source| LoadError::Yaml {
-                            path: rel.clone(),
-                            source,
-                        }),
-                        marks(&text),
-                    ),
+                    Ok(text) => (parse_file(&text, rel), marks(&text)),
                     Err(err) => (Err(relative_error(err, rel)), 0),
                 };
                 (
@@ -383,14 +374,10 @@ impl RepoIndex {
             texts.insert(rel.clone(), text.to_string());
             let name = rel.rsplit('/').next().unwrap_or(&rel);
             if is_manifest_name(name) {
-                let docs = yaml::parse_text(text).map_err(|source| LoadError::Yaml {
-                    path: rel.clone(),
-                    source,
-                });
                 loaded.insert(
                     rel.clone(),
                     File::loaded(
-                        docs,
+                        parse_file(text, &rel),
                         Source::Text(text.to_string(), rel.clone()),
                         marks(text),
                     ),
@@ -563,6 +550,15 @@ impl RepoIndex {
     pub fn kustomization_file(&self, dir: &str) -> Option<String> {
         self.artifact().kustomization_file(dir)
     }
+}
+
+/// A file's text parsed as the loader does, its errors named by its path
+/// in the repository.
+fn parse_file(text: &str, rel: &str) -> Result<Vec<Node>, LoadError> {
+    yaml::parse_text(text).map_err(|source| LoadError::Yaml {
+        path: rel.to_string(),
+        source,
+    })
 }
 
 /// Error messages name files relative to the repository root.

@@ -16,99 +16,102 @@ pub const LINES: usize = 150;
 /// The report.
 pub fn render(outcome: &Outcome, selected: &[String]) -> String {
     let mut out = String::new();
-    let c = super::Coverage::of(outcome, selected);
-    let errors = outcome.errors();
-    let warnings = outcome.warnings();
-    let consequences = outcome.consequences();
-    let verdict = if errors > 0 {
+    let o = super::Overview::of(outcome, selected);
+    let verdict = if o.errors > 0 {
         "❌"
-    } else if warnings > 0 {
+    } else if o.warnings > 0 {
         "⚠️"
     } else {
         "✅"
     };
     let _ = writeln!(
         out,
-        "### {verdict} conformance: {errors} error{}, {warnings} warning{}",
-        plural(errors),
-        plural(warnings)
+        "### {verdict} conformance: {} error{}, {} warning{}",
+        o.errors,
+        plural(o.errors),
+        o.warnings,
+        plural(o.warnings)
     );
     out.push('\n');
     let _ = writeln!(
         out,
         "Checked {}{}.",
-        c.describe(),
-        if consequences > 0 {
+        super::Coverage::of(outcome, selected).describe(),
+        if o.consequences > 0 {
             format!(
                 "; {} of the errors are consequences of the {} root cause{} below, fixed with them",
-                consequences,
-                errors - consequences,
-                plural(errors - consequences)
+                o.consequences,
+                o.roots(),
+                plural(o.roots())
             )
         } else {
             String::new()
         }
     );
-    let overview = super::Overview::of(outcome, selected);
-    if !overview.unbuilt.is_empty() {
+    if !o.unbuilt.is_empty() {
         out.push_str("\n**Kustomizations that do not build** (their objects are not checked; on a cold start nothing that depends on them starts):\n\n");
-        for line in &overview.unbuilt {
+        for line in &o.unbuilt {
             let _ = writeln!(out, "- `{line}`");
         }
     }
+    // One line per root cause or group, in report order, with how many
+    // findings follow from it.
     let following = super::Following::of(&outcome.findings);
-    let mut listed = 0;
-    let mut left = 0;
-    let mut section = |title: &str, wanted: Severity, out: &mut String| {
-        let mut lines = Vec::new();
-        for item in super::items(&outcome.findings) {
-            let (first, count, text) = match &item {
-                super::Item::One(f) => (*f, 1, f.message().to_string()),
+    let lines: Vec<(Severity, String)> = super::items(&outcome.findings)
+        .into_iter()
+        .filter_map(|item| {
+            let (members, text) = match &item {
+                super::Item::One(f) => (vec![*f], f.message().to_string()),
                 super::Item::Group { cause, members } => (
-                    members[0],
-                    members.len(),
+                    members.clone(),
                     format!("{}: {}", super::group_size(members), cause.text),
                 ),
             };
-            if first.severity() != wanted || first.waived().is_some() {
-                continue;
+            let first: &Finding = members[0];
+            if first.waived().is_some() {
+                return None;
             }
-            let roots: Vec<&Finding> = match &item {
-                super::Item::One(f) => vec![*f],
-                super::Item::Group { members, .. } => members.clone(),
-            };
-            let also = following.of_roots(&roots).len();
             let at = first.at().map(|a| format!(" — `{a}`")).unwrap_or_default();
-            let also = if also > 0 {
-                format!(" (+{also} consequence{})", plural(also))
-            } else {
-                String::new()
+            let also = match following.of_roots(&members).len() {
+                0 => String::new(),
+                n => format!(" (+{n} consequence{})", plural(n)),
             };
-            let _ = count;
-            lines.push(format!(
-                "- **{}** `{}/{}`: {}{at}{also}",
-                first.rule(),
-                first.cluster(),
-                first.kustomization(),
-                escape(&text)
-            ));
-        }
-        if lines.is_empty() {
-            return;
+            Some((
+                first.severity(),
+                format!(
+                    "- **{}** `{}/{}`: {}{at}{also}",
+                    first.rule(),
+                    first.cluster(),
+                    first.kustomization(),
+                    escape(&text)
+                ),
+            ))
+        })
+        .collect();
+    let mut listed = 0;
+    let mut left = 0;
+    for (title, wanted) in [("Errors", Severity::Error), ("Warnings", Severity::Warning)] {
+        let section: Vec<&String> = lines
+            .iter()
+            .filter(|(s, _)| *s == wanted)
+            .map(|(_, line)| line)
+            .collect();
+        if section.is_empty() {
+            continue;
         }
         let folded = wanted == Severity::Warning;
         if folded {
             let _ = writeln!(
                 out,
                 "\n<details><summary>{title} ({})</summary>\n",
-                lines.len()
+                section.len()
             );
         } else {
             let _ = writeln!(out, "\n**{title}**\n");
         }
-        for line in lines {
+        for line in section {
             if listed < LINES {
-                out.push_str(&line);
+                out.push_str(line);
                 out.push('\n');
                 listed += 1;
             } else {
@@ -118,23 +121,20 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
         if folded {
             out.push_str("\n</details>\n");
         }
-    };
-    section("Errors", Severity::Error, &mut out);
-    section("Warnings", Severity::Warning, &mut out);
+    }
     if left > 0 {
         let _ = writeln!(
             out,
             "\n… and {left} more, in the full report (`--format human`, JSON, SARIF)."
         );
     }
-    let unchecked = &overview.unchecked;
-    if !unchecked.is_empty() {
+    if !o.unchecked.is_empty() {
         let _ = writeln!(
             out,
             "\n<details><summary>Not checked ({})</summary>\n",
-            unchecked.len()
+            o.unchecked.len()
         );
-        for line in unchecked {
+        for line in &o.unchecked {
             let _ = writeln!(out, "- {}", escape(line));
         }
         out.push_str("\n</details>\n");

@@ -14,7 +14,7 @@
 
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
-use super::{MAX_DEPTH, MAX_DOCUMENTS, MAX_EVENTS, MAX_NODES, Node, Value, scalar};
+use super::{MAX_DEPTH, MAX_DOCUMENTS, MAX_EVENTS, MAX_NODES, Node, Value, key_text, scalar};
 
 /// Deeper than this, the full loader decides (it reports the nesting
 /// budget at [`MAX_DEPTH`]).
@@ -125,7 +125,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                 // The value where the alias stands: every node of it has
                 // the alias's line, as the full loader's spans do.
                 let mut node = node.clone();
-                set_lines(&mut node, line);
+                node.set_lines(line);
                 node
             }
             Event::SequenceStart(_, _, Some(_)) | Event::MappingStart(_, _, Some(_)) => {
@@ -199,7 +199,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
             }) => match key.take() {
                 Some(k) => entries.push((k, done)),
                 None => {
-                    let k = key_text(done)?;
+                    let k = key_text(done.value)?;
                     if k == "<<" || duplicate(entries, seen, &k) {
                         return None;
                     }
@@ -243,19 +243,6 @@ impl Anchors {
     }
 }
 
-/// A mapping key as the loader keeps it: a scalar's text as resolved
-/// (`true`, `493` for `0755`, `null`); `None` for a collection.
-fn key_text(node: Node) -> Option<String> {
-    Some(match node.value {
-        Value::String(s) => s,
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Null => "null".to_string(),
-        Value::Seq(_) | Value::Map(_) => return None,
-    })
-}
-
 /// Whether `key` is already in the mapping (a hash collision counts as a
 /// duplicate: the full loader then decides).
 fn duplicate(
@@ -277,16 +264,6 @@ fn duplicate(
     };
     let set = seen.get_or_insert_with(|| entries.iter().map(|(k, _)| hash(k)).collect());
     !set.insert(hash(key))
-}
-
-/// Gives a node and everything in it the line `line`.
-fn set_lines(node: &mut Node, line: u32) {
-    node.line = line;
-    match &mut node.value {
-        Value::Seq(items) => items.iter_mut().for_each(|n| set_lines(n, line)),
-        Value::Map(entries) => entries.iter_mut().for_each(|(_, n)| set_lines(n, line)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -191,6 +191,16 @@ impl Node {
         &mut entries[index].1
     }
 
+    /// Gives the node and everything in it the line `line`.
+    pub fn set_lines(&mut self, line: u32) {
+        self.line = line;
+        match &mut self.value {
+            Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| v.set_lines(line)),
+            Value::Seq(items) => items.iter_mut().for_each(|v| v.set_lines(line)),
+            _ => {}
+        }
+    }
+
     /// Removes `key` from a mapping node, returning it.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         if let Value::Map(entries) = &mut self.value {
@@ -809,19 +819,23 @@ struct Key(String);
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let text = match value {
-            Value::String(s) => s,
-            Value::Bool(b) => b.to_string(),
-            Value::Int(i) => i.to_string(),
-            Value::Float(f) => f.to_string(),
-            Value::Null => "null".to_string(),
-            Value::Seq(_) | Value::Map(_) => {
-                return Err(de::Error::custom("complex mapping keys are not supported"));
-            }
-        };
-        Ok(Key(text))
+        key_text(Value::deserialize(deserializer)?)
+            .map(Key)
+            .ok_or_else(|| de::Error::custom("complex mapping keys are not supported"))
     }
+}
+
+/// A mapping key as the loader keeps it: a scalar's text as resolved
+/// (`true`, `493` for `0755`, `null`); `None` for a collection.
+fn key_text(value: Value) -> Option<String> {
+    Some(match value {
+        Value::String(s) => s,
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Null => "null".to_string(),
+        Value::Seq(_) | Value::Map(_) => return None,
+    })
 }
 
 #[cfg(test)]

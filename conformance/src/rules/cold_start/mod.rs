@@ -722,9 +722,10 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
 }
 
 /// The line of `metadata.namespace` when it was written in the object's
-/// file: a set namespace is appended after the keys that were written (and
-/// carries the mapping's line), a written one has its own line or comes
-/// first.
+/// file: a namespace the build set is appended after the keys that were
+/// written and carries its mapping's line (`render::flux::adopt_lines`: a
+/// node the build added takes its parent's), a written one has its own
+/// line or comes first.
 fn written_namespace_line(body: &crate::yaml::Node) -> Option<u32> {
     let metadata = body.get("metadata")?;
     let entries = metadata.as_map();
