@@ -107,7 +107,10 @@ fn type_error(err: &serde_saphyr::Error) -> ConfigError {
         Some(cut) => &first[..cut],
         None => first,
     };
-    ConfigError::new(line, message.to_string())
+    // Advice about options of the parser, which users cannot set (as the
+    // YAML loader drops it too).
+    let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    ConfigError::new(line, message)
 }
 
 /// The file once per top-level section, and once per item of a top-level
@@ -526,6 +529,17 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("unknown rule"), "{err}");
+    }
+
+    #[test]
+    fn a_duplicate_key_is_named_without_the_parsers_advice() {
+        let err = Config::parse(
+            "renderer: native\nrenderer: kustomize\n",
+            &crate::rules::is_rule_id,
+        )
+        .unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+        assert_eq!(err.message, "duplicate mapping key: renderer", "{err}");
     }
 
     #[test]
