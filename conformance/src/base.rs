@@ -44,43 +44,45 @@ impl Base {
                 })
             }
             Base::Rev(rev) => {
-                let git = |args: &[&str]| -> Result<String, BaseError> {
-                    let out = Command::new("git")
-                        .arg("-C")
-                        .arg(repo)
+                // The revision comes from the command line; it still never
+                // reaches git where it could be read as an option.
+                crate::exec::check_revision(rev).map_err(|e| BaseError(e.to_string()))?;
+                let git = |dir: &Path, args: &[&str]| -> Result<Vec<u8>, BaseError> {
+                    let out = crate::exec::git(dir, crate::exec::Transports::Network)
                         .args(args)
                         .output()
                         .map_err(|e| BaseError(format!("cannot run git: {e}")))?;
                     if !out.status.success() {
                         return Err(BaseError(format!(
                             "git {}: {}",
-                            args.join(" "),
+                            args.first().copied().unwrap_or_default(),
                             String::from_utf8_lossy(&out.stderr).trim()
                         )));
                     }
-                    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+                    Ok(out.stdout)
                 };
-                let top = git(&["rev-parse", "--show-toplevel"])?;
-                let prefix = git(&["rev-parse", "--show-prefix"])?;
-                git(&["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?;
+                let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).trim().to_string();
+                let top = text(git(repo, &["rev-parse", "--show-toplevel"])?);
+                let prefix = text(git(repo, &["rev-parse", "--show-prefix"])?);
+                let commit = text(git(
+                    repo,
+                    &[
+                        "rev-parse",
+                        "--verify",
+                        "--end-of-options",
+                        &format!("{rev}^{{commit}}"),
+                    ],
+                )?);
                 let dir = tempfile::Builder::new()
                     .prefix("conformance-base-")
                     .tempdir()
                     .map_err(|e| BaseError(e.to_string()))?;
-                let archive = Command::new("git")
-                    .arg("-C")
-                    .arg(&top)
-                    .args(["archive", "--format=tar", rev])
-                    .output()
-                    .map_err(|e| BaseError(format!("cannot run git archive: {e}")))?;
-                if !archive.status.success() {
-                    return Err(BaseError(
-                        String::from_utf8_lossy(&archive.stderr).trim().to_string(),
-                    ));
-                }
+                let archive = git(
+                    Path::new(&top),
+                    &["archive", "--format=tar", "--end-of-options", &commit],
+                )?;
                 let mut tar = Command::new("tar")
-                    .arg("-x")
-                    .arg("-C")
+                    .args(["-x", "--no-same-owner", "-f", "-", "-C"])
                     .arg(dir.path())
                     .stdin(std::process::Stdio::piped())
                     .spawn()
@@ -92,7 +94,7 @@ impl Base {
                         .as_mut()
                         .ok_or_else(|| BaseError("tar has no stdin".into()))?;
                     stdin
-                        .write_all(&archive.stdout)
+                        .write_all(&archive)
                         .map_err(|e| BaseError(e.to_string()))?;
                 }
                 let status = tar.wait().map_err(|e| BaseError(e.to_string()))?;

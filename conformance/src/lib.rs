@@ -56,6 +56,7 @@ pub mod config;
 pub mod config_error;
 pub mod convergence;
 pub mod discover;
+pub mod exec;
 pub mod fuzzing;
 pub mod graph;
 pub mod l1;

@@ -7,7 +7,6 @@
 //! network (k3s's CoreDNS cannot resolve Docker's container names).
 
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::{Context as _, anyhow, bail};
 use testcontainers::core::{CmdWaitFor, ContainerPort, ExecCommand, WaitFor};
@@ -127,10 +126,13 @@ impl GitServer {
         branch: &str,
         tag: Option<&str>,
     ) -> anyhow::Result<()> {
+        // The branch and tag are the checked repository's: never options.
+        conformance::exec::check_ref(branch)?;
+        if let Some(t) = tag {
+            conformance::exec::check_ref(t)?;
+        }
         let git = |args: &[&str]| -> anyhow::Result<()> {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(dir)
+            let out = conformance::exec::git(dir, conformance::exec::Transports::Network)
                 .args([
                     "-c",
                     "user.name=conformance-l1",
@@ -162,7 +164,7 @@ impl GitServer {
             "conformance L1: the served tree",
         ])?;
         if let Some(t) = tag {
-            git(&["tag", t])?;
+            git(&["tag", "--end-of-options", t])?;
         }
         let remote = format!(
             "{}/{USER}/{repo}.git",
@@ -173,6 +175,7 @@ impl GitServer {
             "push",
             "--quiet",
             "--force",
+            "--",
             &remote,
             &format!("HEAD:refs/heads/{branch}"),
         ])?;
@@ -181,6 +184,7 @@ impl GitServer {
                 "push",
                 "--quiet",
                 "--force",
+                "--",
                 &remote,
                 &format!("refs/tags/{t}"),
             ])?;

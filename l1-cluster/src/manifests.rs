@@ -109,6 +109,9 @@ fn download(url: &str) -> Result<Vec<u8>, String> {
     let out = Command::new("curl")
         .args(["--fail", "--silent", "--show-error", "--location"])
         .args(["--retry", "3", "--max-time", "300", "--proto", "=https"])
+        // `--url` takes the next word as the address even when it starts
+        // with `-`: conformance.yaml cannot hand curl an option.
+        .arg("--url")
         .arg(url)
         .output()
         .map_err(|e| format!("cannot run curl to download {url}: {e}"))?;

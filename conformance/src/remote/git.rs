@@ -5,13 +5,16 @@
 //! --recursive` unless `?submodules=false`; each command within the
 //! reference's timeout. kustomize shells out to git too, so credentials,
 //! proxies and `insteadOf` rules apply as they would to it; git is never
-//! allowed to prompt.
+//! allowed to prompt, and runs under [`crate::exec::git`]'s limits (clean
+//! environment, https/http/ssh only, no hooks, every repository value
+//! after `--`).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::spec::GitSpec;
+use crate::exec::Transports;
 
 /// Why a git command failed.
 #[derive(Debug)]
@@ -25,53 +28,47 @@ pub struct GitError {
 }
 
 /// Clones `spec` into `dir` (which must not exist) and returns the commit
-/// checked out.
-pub fn clone(spec: &GitSpec, dir: &Path) -> Result<String, GitError> {
+/// checked out. The address and ref have passed [`GitSpec::check`], which
+/// gave `transports`; each reaches git after `--`, in a clean environment
+/// ([`crate::exec::git`]).
+pub fn clone(spec: &GitSpec, dir: &Path, transports: Transports) -> Result<String, GitError> {
     std::fs::create_dir_all(dir).map_err(|e| GitError {
         message: format!("cannot create {}: {e}", dir.display()),
         definitive: false,
     })?;
     let reference = spec.reference.as_deref().unwrap_or("HEAD");
-    run(dir, &["init", "--quiet"], spec.timeout)?;
-    run(dir, &["remote", "add", "origin", &spec.clone], spec.timeout)?;
-    run(
-        dir,
-        &["fetch", "--quiet", "--depth=1", &spec.clone, reference],
-        spec.timeout,
-    )?;
-    run(
-        dir,
-        &[
-            "-c",
-            "advice.detachedHead=false",
-            "checkout",
-            "--quiet",
-            "FETCH_HEAD",
-        ],
-        spec.timeout,
-    )?;
+    let git = |args: &[&str]| run(dir, transports, args, spec.timeout);
+    // No template: no hooks copied from anywhere.
+    git(&["init", "--quiet", "--template="])?;
+    git(&["remote", "add", "--", "origin", &spec.clone])?;
+    git(&[
+        "fetch",
+        "--quiet",
+        "--depth=1",
+        "--no-recurse-submodules",
+        "--upload-pack=git-upload-pack",
+        "--",
+        &spec.clone,
+        reference,
+    ])?;
+    git(&["checkout", "--quiet", "FETCH_HEAD", "--"])?;
     if spec.submodules {
-        run(
-            dir,
-            &["submodule", "update", "--quiet", "--init", "--recursive"],
-            spec.timeout,
-        )?;
+        git(&["submodule", "update", "--quiet", "--init", "--recursive"])?;
     }
-    let head = run(dir, &["rev-parse", "HEAD"], spec.timeout)?;
+    let head = git(&["rev-parse", "--verify", "HEAD"])?;
     Ok(head.trim().to_string())
 }
 
 /// Runs one git command in `dir`, killed at the deadline; its stdout.
-fn run(dir: &Path, args: &[&str], timeout: Duration) -> Result<String, GitError> {
+fn run(
+    dir: &Path,
+    transports: Transports,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<String, GitError> {
     let shown = format!("git {}", args.join(" "));
-    let mut child = Command::new("git")
+    let mut child = crate::exec::git(dir, transports)
         .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "")
-        .env("SSH_ASKPASS", "")
-        .env("GIT_SSH_COMMAND", ssh_command())
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -134,15 +131,6 @@ fn one_line(said: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
     }
-}
-
-/// ssh never asks: a host key or passphrase prompt would hang until the
-/// timeout.
-fn ssh_command() -> String {
-    std::env::var("GIT_SSH_COMMAND")
-        .ok()
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| "ssh -o BatchMode=yes".to_string())
 }
 
 fn drain<R: std::io::Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<String> {

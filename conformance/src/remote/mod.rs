@@ -134,6 +134,22 @@ impl Fetcher {
         })
     }
 
+    /// Whether a program that fetches for itself (an external kustomize)
+    /// may be handed `reference`, and with which git transports: the
+    /// checks [`Fetcher::base`] makes before it runs git. An address that
+    /// is not a git reference (a plain URL) needs no git.
+    pub fn admit(&self, reference: &str) -> Result<Option<crate::exec::Transports>, Failure> {
+        let Ok(spec) = spec::git_spec(reference.trim()) else {
+            return Ok(None);
+        };
+        spec.check(self.cache.root())
+            .map(Some)
+            .map_err(|refused| Failure {
+                definitive: matches!(refused, crate::exec::Refused::Ref(..)),
+                message: refused.to_string(),
+            })
+    }
+
     fn once(&self, key: String, fetch: impl FnOnce() -> Outcome) -> Outcome {
         let cell = {
             let mut memo = match self.memo.lock() {
@@ -252,8 +268,16 @@ impl Fetcher {
         let name = if is_commit && self.cache.tree_path(&format!("{wanted}{suffix}")).is_dir() {
             format!("{}{suffix}", wanted.to_ascii_lowercase())
         } else {
+            // Only what passes the checks reaches git. A ref git would
+            // read as an option, or that is no ref name, fails Flux's
+            // fetch too; an address this machine will not fetch says
+            // nothing about the cluster.
+            let transports = spec.check(self.cache.root()).map_err(|refused| Failure {
+                definitive: matches!(refused, crate::exec::Refused::Ref(..)),
+                message: format!("cloning {}: {refused}", crate::exec::printable(&shown)),
+            })?;
             let scratch = self.cache.scratch().map_err(unknown)?;
-            match git::clone(spec, &scratch) {
+            match git::clone(spec, &scratch, transports) {
                 Ok(commit) => {
                     let _ = std::fs::remove_dir_all(scratch.join(".git"));
                     let name = format!("{commit}{suffix}");

@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use crate::exec::{Refused, Transports};
+
 /// kustomize's default for `?timeout=`: the limit on each git command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(27);
 
@@ -24,6 +26,84 @@ pub struct GitSpec {
     pub timeout: Duration,
     /// `?submodules=` (default true).
     pub submodules: bool,
+}
+
+impl GitSpec {
+    /// Whether git may be given this address and ref, and with which
+    /// transports: the ref is a ref name that cannot be read as an option
+    /// ([`crate::exec::check_ref`]); the address is `https://`, `http://`,
+    /// `ssh://` or `user@host:` with a host that starts with a letter, a
+    /// digit or `[`, without spaces or control characters; a `file://`
+    /// address only inside `cache` (where the test harness puts the
+    /// repositories it serves: a repository cannot choose the cache).
+    pub fn check(&self, cache: &std::path::Path) -> Result<Transports, Refused> {
+        if let Some(reference) = &self.reference {
+            crate::exec::check_ref(reference)?;
+        }
+        let refuse = |why: &str| {
+            Err(Refused::Address(
+                crate::exec::printable(&self.clone),
+                why.to_string(),
+            ))
+        };
+        if self
+            .clone
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace())
+        {
+            return refuse("it holds a space or a control character");
+        }
+        if let Some(path) = self.clone.strip_prefix(FILE) {
+            if !crate::exec::inside(std::ffi::OsStr::new(path), cache) {
+                return refuse(
+                    "a file:// repository is read only inside the remote cache directory; a repository must not make this tool read the machine's own repositories",
+                );
+            }
+            return Ok(Transports::NetworkAndLocal);
+        }
+        let rest = ["https://", "http://", "ssh://"]
+            .iter()
+            .find_map(|s| self.clone.strip_prefix(s));
+        let host = match rest {
+            Some(rest) => {
+                let authority = rest.split('/').next().unwrap_or("");
+                authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+            }
+            // `user@host:path`, as split_host builds it.
+            None => match self.clone.split_once('@') {
+                Some((user, rest)) if !user.is_empty() && rest.contains(':') => {
+                    rest.split(':').next().unwrap_or("")
+                }
+                _ => {
+                    return refuse(
+                        "only https://, http://, ssh:// and user@host: addresses are fetched",
+                    );
+                }
+            },
+        };
+        if !host
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '[')
+        {
+            return refuse("the host must start with a letter, a digit or '['");
+        }
+        let bare = host
+            .trim_start_matches('[')
+            .split([']', ':'])
+            .next()
+            .unwrap_or("");
+        let ip = host
+            .trim_start_matches('[')
+            .split(']')
+            .next()
+            .and_then(|h| h.parse().ok())
+            .or_else(|| bare.parse().ok());
+        if let Some(why) = ip.and_then(super::http::forbidden) {
+            return refuse(&format!("the host is {why}"));
+        }
+        Ok(Transports::Network)
+    }
 }
 
 /// Parses a git-like address as kustomize does; `Err` (with kustomize's

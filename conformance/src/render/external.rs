@@ -80,9 +80,11 @@ impl Kustomize for External {
                 crate::render::Error::from(format!("cannot lay out {file}: {err}"))
             })?;
         }
-        let output = Command::new(&self.program)
-            .args(&self.args)
-            .arg(root.join(dir))
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).arg(root.join(dir));
+        crate::exec::harden_kustomize(&mut command, tree.git);
+        let output = command
+            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|err| {
                 crate::render::Error::from(format!(

@@ -103,8 +103,12 @@ pub fn build(
         if kustomize.reads_mounts() {
             fetch.run(fetcher, &mut tree, &mut reach, path)?;
         } else if !reach.remotes.is_empty() {
-            // An external kustomize fetches them itself.
-            fetch.by_backend = true;
+            // An external kustomize fetches them itself, with git under
+            // the same limits as ours, and only what passes our checks.
+            if let Some(transports) = fetch.admit(fetcher, &reach.remotes)? {
+                fetch.by_backend = true;
+                tree.git = Some(transports);
+            }
         }
     }
     // What is not fetched is left out. A backend that can leave it out
@@ -274,6 +278,39 @@ impl Fetching {
             fetched: self.fetched,
             failures: self.failures,
         }))
+    }
+
+    /// The transports an external program needs for `remotes`; `None`
+    /// when one of them may not be handed to git for a reason that says
+    /// nothing about Flux (it is then left out, and listed as not
+    /// fetched); the build's failure when Flux's fetch would fail too.
+    fn admit(
+        &mut self,
+        fetcher: &crate::remote::Fetcher,
+        remotes: &[(Span, String)],
+    ) -> Result<Option<crate::exec::Transports>, BuildError> {
+        let mut transports = crate::exec::Transports::Network;
+        for (at, reference) in remotes {
+            match fetcher.admit(reference) {
+                Ok(Some(t @ crate::exec::Transports::NetworkAndLocal)) => transports = t,
+                Ok(_) => {}
+                Err(failure) if failure.definitive => {
+                    return Err(BuildError::Failed(RenderFailure {
+                        message: format!(
+                            "remote base {}: {}",
+                            crate::exec::printable(reference),
+                            failure.message
+                        ),
+                        at: Some(at.clone()),
+                    }));
+                }
+                Err(failure) => {
+                    self.failures.push((reference.clone(), failure.message));
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(transports))
     }
 
     fn run(

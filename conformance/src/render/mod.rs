@@ -46,6 +46,10 @@ pub struct Tree<'a> {
     /// ([`crate::remote::MOUNT_PREFIX`]); a reference to one resolves to
     /// its root, and references inside it stay inside it.
     pub mounts: Vec<std::sync::Arc<crate::remote::Mount>>,
+    /// The git transports an external program may clone remote bases with
+    /// ([`crate::exec::harden_kustomize`]); `None`: none at all (offline,
+    /// or the backend reads [`Tree::mounts`]).
+    pub git: Option<crate::exec::Transports>,
 }
 
 impl<'a> Tree<'a> {
@@ -56,6 +60,7 @@ impl<'a> Tree<'a> {
             written: BTreeMap::new(),
             skip_remote: false,
             mounts: Vec::new(),
+            git: None,
         }
     }
 

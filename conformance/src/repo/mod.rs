@@ -603,19 +603,14 @@ fn git_listing(root: &Path) -> Listing {
     if !inside {
         return Listing::NotGit;
     }
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
+    let output = crate::exec::git(root, crate::exec::Transports::Network)
         .args([
-            "-c",
-            "core.quotePath=off",
             "ls-files",
             "-z",
             "--cached",
             "--others",
             "--exclude-standard",
         ])
-        .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .output();
     match output {

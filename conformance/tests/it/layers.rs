@@ -10,12 +10,13 @@ const LEAVES: &[(&str, &[&str])] = &[
     ("yaml", &[]),
     ("builtin", &[]),
     ("config_error", &[]),
-    ("repo", &["yaml", "progress"]),
+    ("exec", &[]),
+    ("repo", &["yaml", "progress", "exec"]),
     ("versions", &["repo"]),
     ("model", &["builtin", "yaml"]),
     ("stats", &[]),
     ("progress", &[]),
-    ("remote", &["repo", "yaml"]),
+    ("remote", &["repo", "yaml", "exec"]),
 ];
 
 fn src() -> PathBuf {

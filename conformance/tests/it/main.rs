@@ -13,6 +13,7 @@
 //! * `envsubst_props`: property tests of postBuild substitution;
 //! * `fuzz_seeds`: the fuzz targets replayed on their committed seeds;
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
+//! * `hostile_remote`: no repository content makes git run a program;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
 //! * `layers`: the engine's imports only point down;
@@ -31,6 +32,7 @@ mod discovery;
 mod envsubst_props;
 mod fuzz_seeds;
 mod helmrelease;
+mod hostile_remote;
 mod l1_plan;
 mod layers;
 mod provenance;

@@ -128,6 +128,12 @@ fn base_repo(dir: &Path) -> String {
     commit
 }
 
+/// Where a test serves its git repositories: `file://` addresses are only
+/// fetched inside the cache directory (a repository cannot choose it).
+fn served(cache: &tempfile::TempDir) -> tempfile::TempDir {
+    tempfile::tempdir_in(cache.path()).unwrap()
+}
+
 fn deployment(name: &str) -> String {
     format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n"
@@ -224,10 +230,10 @@ fn an_http_file_is_fetched_built_and_placed_where_it_is_named() {
 
 #[test]
 fn a_git_base_is_cloned_at_its_ref_and_reads_inside_its_repository() {
-    let remote = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let remote = served(&cache);
     let commit = base_repo(&remote.path().join("base"));
     let repo = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
     let reference = format!("file://{}/base//deploy?ref=v1", remote.path().display());
     repo_with(repo.path(), &[&reference, "local.yaml"]);
 
@@ -282,10 +288,10 @@ fn a_git_base_is_cloned_at_its_ref_and_reads_inside_its_repository() {
 
 #[test]
 fn a_ref_the_remote_does_not_have_fails_the_tier_as_flux_would() {
-    let remote = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let remote = served(&cache);
     base_repo(&remote.path().join("base"));
     let repo = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
     let reference = format!("file://{}/base//deploy?ref=v9", remote.path().display());
     repo_with(repo.path(), &[&reference]);
     let model = discover(repo.path(), cache.path(), true);
@@ -393,7 +399,8 @@ fn each_address_is_fetched_once_per_run() {
 
 #[test]
 fn a_remote_base_cannot_read_outside_its_repository() {
-    let remote = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let remote = served(&cache);
     let dir = remote.path().join("base");
     base_repo(&dir);
     write(
@@ -404,7 +411,6 @@ fn a_remote_base_cannot_read_outside_its_repository() {
     git(&dir, &["commit", "-qam", "escape"]);
     git(&dir, &["tag", "escape"]);
     let repo = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
     let reference = format!("file://{}/base//deploy?ref=escape", remote.path().display());
     repo_with(repo.path(), &[&reference]);
     let model = discover(repo.path(), cache.path(), true);
@@ -473,7 +479,8 @@ fn remote_bases_naming_remotes_and_remote_generator_inputs_are_fetched_too() {
     let server = Server::start();
     server.serve("/crds.yaml", 200, CRD_FILE);
     server.serve("/settings.env", 200, "LOG_LEVEL=debug\n");
-    let remote = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let remote = served(&cache);
     let dir = remote.path().join("base");
     base_repo(&dir);
     write(
@@ -487,7 +494,6 @@ fn remote_bases_naming_remotes_and_remote_generator_inputs_are_fetched_too() {
     git(&dir, &["commit", "-qam", "nested"]);
     git(&dir, &["tag", "nested"]);
     let repo = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
     let reference = format!("file://{}/base//deploy?ref=nested", remote.path().display());
     repo_with(repo.path(), &[&reference]);
     write(
@@ -557,10 +563,10 @@ fn closed_port() -> u16 {
 /// it fetched (so remote-base still reports every base).
 #[test]
 fn a_tier_that_cannot_build_without_an_unfetched_base_says_why_and_keeps_the_rest() {
-    let remote = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let remote = served(&cache);
     base_repo(&remote.path().join("base"));
     let repo = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
     let git_base = format!("file://{}/base//deploy?ref=v1", remote.path().display());
     let unreachable = format!("http://127.0.0.1:{}/crds.yaml", closed_port());
     repo_with(repo.path(), &[&git_base, &unreachable]);
