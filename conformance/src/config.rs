@@ -206,16 +206,107 @@ fn sections(text: &str) -> Vec<String> {
     out
 }
 
+/// Why a path of conformance.yaml does not stay inside the repository:
+/// absolute, or climbing out with `..`.
+pub fn outside_problem(path: &str) -> Option<&'static str> {
+    if path.starts_with('/') {
+        return Some("is absolute; paths in conformance.yaml are relative to the repository root");
+    }
+    crate::repo::normalize("", path)
+        .1
+        .then_some("climbs out of the repository")
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// A configuration file's text, within the loader's budget for one file,
+/// as UTF-8.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let limit = crate::yaml::MAX_FILE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|err| format!("cannot read it: {err}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "it is larger than {limit} bytes, the loader's budget for one file"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|err| {
+        format!(
+            "it is not UTF-8 text (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        )
+    })
+}
+
 impl Config {
     /// Reads `conformance.yaml` from the repository root; the default when
     /// there is none.
+    ///
+    /// Only a regular file inside the repository is read: a symlink whose
+    /// target is outside it (or is not a regular file), a directory, a
+    /// FIFO or a device is refused with the reason, and nothing of what
+    /// it points to is read or quoted (`--config FILE` reads one kept
+    /// elsewhere, on purpose).
     pub fn load(repo: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         let path = repo.join(FILE_NAME);
-        if !path.is_file() {
-            return Ok(Config::default());
+        let refuse = |why: String| Err(ConfigError::new(0, why));
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default());
+            }
+            Err(err) => return refuse(format!("cannot read it: {err}")),
+        };
+        if meta.file_type().is_symlink() {
+            let inside = std::fs::canonicalize(repo).ok().and_then(|root| {
+                let target = std::fs::canonicalize(&path).ok()?;
+                target.starts_with(&root).then_some(target)
+            });
+            let Some(target) = inside else {
+                return refuse(format!(
+                    "{FILE_NAME} is a symlink that leads outside the repository (or nowhere); it is not read. Keep the file in the repository, or name it with --config FILE"
+                ));
+            };
+            let meta = std::fs::metadata(&target)
+                .map_err(|err| ConfigError::new(0, format!("cannot read it: {err}")))?;
+            if !meta.is_file() {
+                return refuse(format!(
+                    "{FILE_NAME} is a symlink to {}, not a regular file",
+                    file_kind(&meta.file_type())
+                ));
+            }
+        } else if !meta.is_file() {
+            return refuse(format!(
+                "{FILE_NAME} is {}, not a regular file",
+                file_kind(&meta.file_type())
+            ));
         }
-        let text =
-            std::fs::read_to_string(&path).map_err(|err| ConfigError::new(0, err.to_string()))?;
+        let text = read_bounded(&path).map_err(|why| ConfigError::new(0, why))?;
         Config::parse(&text, rule_ids)
     }
 
@@ -223,12 +314,22 @@ impl Config {
     /// problem is reported at that file.
     pub fn load_file(path: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| ConfigError {
+        let fail = |message: String| ConfigError {
             file: name.clone(),
             line: 0,
-            message: format!("cannot read it: {err}"),
+            message,
             more: Vec::new(),
-        })?;
+        };
+        // Followed on purpose: the caller named it. Still never a FIFO
+        // (which would block) or a directory.
+        let meta = std::fs::metadata(path).map_err(|err| fail(format!("cannot read it: {err}")))?;
+        if !meta.is_file() {
+            return Err(fail(format!(
+                "it is {}, not a regular file",
+                file_kind(&meta.file_type())
+            )));
+        }
+        let text = read_bounded(path).map_err(fail)?;
         Config::parse(&text, rule_ids).map_err(|mut err| {
             err.file = name.clone();
             for more in &mut err.more {
@@ -305,6 +406,16 @@ impl Config {
         crate::provenance::distribution::validate(&self.clusters, &mut problems);
         crate::postbuild::injected::validate(&self.substitution.injected, &mut problems);
         crate::l1::validate(&self.l1, &mut problems);
+        let paths = self
+            .sources
+            .iter()
+            .map(|s| ("sources: path", &s.path))
+            .chain(self.kubernetes.iter().map(|k| ("kubernetes.file", &k.file)));
+        for (field, path) in paths {
+            if let Some(why) = outside_problem(&path.value) {
+                problems.push(error_at(path, format!("{field} `{}` {why}", path.value)));
+            }
+        }
         problems.sort_by_key(|p| p.line);
         let mut problems = problems.into_iter();
         match problems.next() {
@@ -339,8 +450,9 @@ impl Config {
                 _ => path.clone(),
             };
             let here = serde_saphyr::Location::UNKNOWN;
+            // As written: an error names it the way the user typed it.
             self.clusters.entry(name).or_default().entry =
-                Some(serde_saphyr::Spanned::new(path, here, here));
+                Some(serde_saphyr::Spanned::new(dir.clone(), here, here));
         }
     }
 
@@ -354,7 +466,7 @@ impl Config {
                     kind: s.kind.clone(),
                     name: s.name.clone(),
                     namespace: s.namespace.clone(),
-                    dir: crate::repo::normalize("", &s.path).0,
+                    dir: crate::repo::normalize("", &s.path.value).0,
                 })
                 .collect(),
         );

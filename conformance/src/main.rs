@@ -319,7 +319,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             // anything is printed.
             for (format, path) in &output {
                 let text = report::render(*format, &outcome, &report_options)?;
-                write_report(path, &text)?;
+                report::output::write(path, &text)?;
             }
             let text = report::render(format, &outcome, &report_options)?;
             print(&text)?;
@@ -517,25 +517,6 @@ fn parse_output(arg: &str) -> Result<(report::Format, PathBuf), String> {
         return Err(format!("`{arg}`: no path after `=`"));
     }
     Ok((format, PathBuf::from(path)))
-}
-
-/// Writes a report file whole or not at all: into a temporary file beside
-/// it, then renamed over it, so a failed run never leaves half a report
-/// (or half of the previous one).
-fn write_report(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write the report {}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.flush())
-        .with_context(|| format!("cannot write the report {}", path.display()))?;
-    file.persist(path)
-        .with_context(|| format!("cannot write the report {}", path.display()))?;
-    Ok(())
 }
 
 fn print(text: &str) -> anyhow::Result<()> {

@@ -174,7 +174,7 @@ impl Session {
         let started = std::time::Instant::now();
         let mut index = RepoIndex::load(repo)?;
         stat("index", started);
-        declared_entries_exist(repo, &index, &config)?;
+        declared_paths_exist(repo, &index, &config)?;
         let catalog = config.catalog();
         let (model, bootstrap) = load_model(repo, &index, renderer.as_ref(), &config, &catalog)?;
         // The rendered objects are copies: the parsed files are no longer
@@ -385,7 +385,7 @@ pub fn load_model(
 /// Every declared entry (`clusters.<name>.entry`, `--entry`) is a
 /// directory of the repository: one that is not would be built as an empty
 /// tier and checked as nothing.
-fn declared_entries_exist(
+fn declared_paths_exist(
     repo: &Path,
     index: &RepoIndex,
     config: &Config,
@@ -393,7 +393,7 @@ fn declared_entries_exist(
     for (name, facts) in &config.clusters {
         let Some(entry) = &facts.entry else { continue };
         let (path, escapes) = crate::repo::normalize("", &entry.value);
-        if !escapes && index.is_dir(&path) {
+        if !escapes && !entry.value.starts_with('/') && index.is_dir(&path) {
             continue;
         }
         return Err(if entry.referenced.line() == 0 {
@@ -411,7 +411,67 @@ fn declared_entries_exist(
             ))
         });
     }
-    Ok(())
+    let mut problems = Vec::new();
+    for source in &config.sources {
+        if let Err(why) = repository_path(index, &source.path.value, Want::Dir) {
+            problems.push(crate::config::error_at(
+                &source.path,
+                format!("sources: path `{}` {why}", source.path.value),
+            ));
+        }
+    }
+    if let Some(file) = &config.kubernetes {
+        if let Err(why) = repository_path(index, &file.file.value, Want::File) {
+            problems.push(crate::config::error_at(
+                &file.file,
+                format!("kubernetes.file `{}` {why}", file.file.value),
+            ));
+        }
+    }
+    problems.sort_by_key(|p| p.line);
+    let mut problems = problems.into_iter();
+    match problems.next() {
+        None => Ok(()),
+        Some(mut first) => {
+            first.more = problems.collect();
+            Err(SessionError::Config(first))
+        }
+    }
+}
+
+/// What a path of conformance.yaml must name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    File,
+    Dir,
+}
+
+/// Why `path` (from conformance.yaml) is not a regular file or directory
+/// of the repository: absolute, climbing out, missing, a symlink, or the
+/// other kind. Nothing outside the repository is looked at.
+fn repository_path(index: &RepoIndex, path: &str, want: Want) -> Result<(), &'static str> {
+    if let Some(why) = crate::config::outside_problem(path) {
+        return Err(why);
+    }
+    let rel = crate::repo::normalize("", path).0;
+    if rel.is_empty() {
+        return if want == Want::Dir {
+            Ok(())
+        } else {
+            Err("is not a regular file")
+        };
+    }
+    match index.kind(&rel) {
+        None => Err("does not exist in the repository"),
+        Some(crate::repo::Kind::Symlink) => {
+            Err("is a symlink; it is not followed (name the file it points to)")
+        }
+        Some(crate::repo::Kind::Dir) if want == Want::Dir => Ok(()),
+        Some(crate::repo::Kind::File) if want == Want::File => Ok(()),
+        Some(crate::repo::Kind::Unreadable(_)) => Err("cannot be read"),
+        Some(_) if want == Want::Dir => Err("is not a directory"),
+        Some(_) => Err("is not a regular file"),
+    }
 }
 
 /// Why a repository has no cluster: no Flux Kustomization at all, or only

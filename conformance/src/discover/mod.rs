@@ -60,7 +60,7 @@ pub struct SourceMapping {
     #[serde(default)]
     pub namespace: Option<String>,
     /// The repository directory the artifact is built from (`kubernetes`).
-    pub path: String,
+    pub path: serde_saphyr::Spanned<String>,
 }
 
 /// `repository` in conformance.yaml: the URL (or URLs, for a repository

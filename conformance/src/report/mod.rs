@@ -11,6 +11,7 @@ pub mod human;
 pub mod json;
 pub mod manifests;
 pub mod markdown;
+pub mod output;
 pub mod substitutions;
 
 use std::collections::BTreeMap;

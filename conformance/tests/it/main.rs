@@ -13,6 +13,8 @@
 //! * `envsubst_props`: property tests of postBuild substitution;
 //! * `fuzz_seeds`: the fuzz targets replayed on their committed seeds;
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
+//! * `hostile_input`: configuration and report paths a repository or a
+//!   command line gets wrong or turns against the machine;
 //! * `hostile_remote`: no repository content makes git run a program;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
@@ -32,6 +34,7 @@ mod discovery;
 mod envsubst_props;
 mod fuzz_seeds;
 mod helmrelease;
+mod hostile_input;
 mod hostile_remote;
 mod l1_plan;
 mod layers;

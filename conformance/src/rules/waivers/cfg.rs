@@ -66,6 +66,12 @@ pub struct Date {
 impl Date {
     /// Reads a `YYYY-MM-DD` date; `None` when it is not one.
     pub fn parse(text: &str) -> Option<Date> {
+        // Exactly four, two and two digits: `99999999-01-01` is a typo,
+        // not a waiver for ever.
+        let shape = text.trim().split('-').map(str::len).collect::<Vec<_>>();
+        if shape != [4, 2, 2] || !text.trim().bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+            return None;
+        }
         let mut parts = text.trim().split('-');
         let year = parts.next()?.parse().ok()?;
         let month = parts.next()?.parse().ok()?;
