@@ -502,14 +502,26 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
                 .read(&file)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
-            for (key, value) in first.as_map() {
-                match super::paths::canonical_field(key) {
-                    Some(field) => doc.set(field, value.clone()),
-                    None => {
-                        let line = key_line(&text, key).unwrap_or(value.line);
-                        dropped.push((Span::new(file.clone(), line), key.clone()));
-                    }
-                }
+            // sigs.k8s.io/yaml.Unmarshal into types.Kustomization: unknown
+            // fields (at any depth) are dropped, scalars become the strings
+            // their fields want, other mismatches fail.
+            let (decoded, lost) = super::types::loose(&first, &super::types::KUSTOMIZATION)
+                .map_err(|e| {
+                    BuildError::Failed(RenderFailure {
+                        message: format!("{file}:{}: {}", e.line, e.message),
+                        at: Some(Span::new(file.clone(), e.line)),
+                    })
+                })?;
+            for lost in lost {
+                let line = if lost.path.contains(['.', '[']) {
+                    lost.line
+                } else {
+                    key_line(&text, &lost.path).unwrap_or(lost.line)
+                };
+                dropped.push((Span::new(file.clone(), line), lost.path));
+            }
+            for (key, value) in decoded.as_map() {
+                doc.set(key, value.clone());
             }
             let resources = doc.get("resources").is_some_and(|r| !r.as_seq().is_empty());
             if !resources {
@@ -569,6 +581,11 @@ fn flux_kustomization(artifact: &Artifact, path: &str, spec: &Node) -> Result<Wr
             }
             if let Some(target) = p.get("target") {
                 out.set("target", target.clone());
+            }
+            // The API server prunes what the CRD's schema does not name
+            // (a misspelt selector field), as the loose decode drops it.
+            if let Ok((pruned, _)) = super::types::loose(&out, &super::types::PATCH) {
+                out = pruned;
             }
             // A patch the Flux Kustomization's file spells out has a line
             // below `spec:`; one a parent's patch added took its parent's
@@ -998,11 +1015,10 @@ fn precheck(tree: &Tree, reach: &Reach) -> Result<(), BuildError> {
             at: Some(at.clone()),
         }));
     }
-    if let Some(at) = reach.cycles.first() {
+    if let Some((at, dir)) = reach.cycles.first() {
         return Err(failed(RenderFailure {
             message: format!(
-                "cyclic kustomization reference: {} includes itself",
-                at.file
+                "cyclic kustomization reference: {dir} includes itself (kustomize: cycle detected: candidate root {dir} contains visited root)"
             ),
             at: Some(at.clone()),
         }));

@@ -18,6 +18,7 @@ pub mod flux;
 pub mod native;
 pub mod paths;
 pub mod reach;
+pub mod types;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -132,8 +133,8 @@ impl<'a> Tree<'a> {
     /// The text of a file (UTF-8).
     pub fn read_text(&self, rel: &str) -> Result<String, crate::render::Error> {
         let bytes = self.read(rel).map_err(|m| m.describe(rel))?;
-        String::from_utf8(bytes.into_owned())
-            .map_err(|_| crate::render::Error::from(format!("{rel} is not valid UTF-8")))
+        crate::yaml::goyaml::decode(bytes.into_owned())
+            .map_err(|why| crate::render::Error::from(format!("{rel}: {why}")))
     }
 
     /// The YAML documents of a file.

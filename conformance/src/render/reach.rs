@@ -26,8 +26,9 @@ pub struct Reach {
     pub remote_inputs: Vec<(Span, String)>,
     /// References that climb out of the repository.
     pub escapes: Vec<(Span, String)>,
-    /// Directories whose kustomization file refers back to an ancestor.
-    pub cycles: Vec<Span>,
+    /// References back to a directory the build is already inside: where
+    /// the reference is written, and the directory.
+    pub cycles: Vec<(Span, String)>,
     /// Every directory the build enters.
     pub dirs: BTreeSet<String>,
     /// Files read by configMapGenerator/secretGenerator (`files`, `envs`,
@@ -45,13 +46,17 @@ pub fn reach(artifact: &crate::repo::Artifact, dir: &str) -> Reach {
 pub fn reach_tree(tree: &Tree, dir: &str) -> Reach {
     let mut out = Reach::default();
     let mut stack = Vec::new();
-    reach_dir(tree, dir, &mut out, &mut stack);
+    reach_dir(tree, dir, None, &mut out, &mut stack);
     out
 }
 
-fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
+/// `via`: the reference that led here (the top directory has none).
+fn reach_dir(tree: &Tree, dir: &str, via: Option<&Span>, out: &mut Reach, stack: &mut Vec<String>) {
     if stack.iter().any(|d| d == dir) {
-        out.cycles.push(Span::new(dir.to_string(), 0));
+        let at = via
+            .cloned()
+            .unwrap_or_else(|| Span::new(dir.to_string(), 0));
+        out.cycles.push((at, dir.to_string()));
         return;
     }
     // A directory reached twice (a diamond of bases) is read once: what it
@@ -66,7 +71,7 @@ fn reach_dir(tree: &Tree, dir: &str, out: &mut Reach, stack: &mut Vec<String>) {
         None => {
             for entry in generated_resources_in(tree, dir) {
                 if tree.is_dir(&entry) {
-                    reach_dir(tree, &entry, out, stack);
+                    reach_dir(tree, &entry, None, out, stack);
                 } else {
                     out.resources.insert(entry.clone());
                     out.reads.insert(entry);
@@ -191,7 +196,7 @@ fn reach_kustomization(
             continue;
         };
         if what != Ref::File && tree.is_dir(&target) {
-            reach_dir(tree, &target, out, stack);
+            reach_dir(tree, &target, Some(&at), out, stack);
         } else if tree.is_file(&target) {
             if is_resource {
                 out.resources.insert(target.clone());

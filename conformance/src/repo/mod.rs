@@ -523,7 +523,9 @@ impl RepoIndex {
                 bytes: meta.len(),
             });
         }
-        std::fs::read_to_string(&real).map_err(io)
+        let bytes = std::fs::read(&real).map_err(io)?;
+        yaml::goyaml::decode(bytes)
+            .map_err(|why| io(std::io::Error::new(std::io::ErrorKind::InvalidData, why)))
     }
 
     /// Frees every file's parsed documents once the model is built (the
@@ -658,7 +660,7 @@ fn from_listing(root: &Path, files: &[String], out: &mut BTreeMap<String, Kind>)
         } else if meta.is_file() {
             Kind::File
         } else {
-            continue;
+            Kind::Unreadable(special(&meta.file_type()))
         };
         let mut dir = rel.as_str();
         while let Some((parent, _)) = dir.rsplit_once('/') {
@@ -705,8 +707,31 @@ fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>, max: usize) {
             walk(root, &child, out, max);
         } else if file_type.is_file() {
             out.insert(child, Kind::File);
+        } else {
+            // Never opened (a FIFO would block the run), but named when a
+            // build reads it.
+            out.insert(child, Kind::Unreadable(special(&file_type)));
         }
     }
+}
+
+/// What a path that is neither a file, a directory nor a symlink is.
+fn special(kind: &std::fs::FileType) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "it is a FIFO, not a regular file".into();
+        }
+        if kind.is_socket() {
+            return "it is a socket, not a regular file".into();
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "it is a device, not a regular file".into();
+        }
+    }
+    let _ = kind;
+    "it is not a regular file".into()
 }
 
 /// The most YAML one run reads (every manifest file of the tree, in all):

@@ -554,28 +554,45 @@ pub fn replacements(
                     .unwrap_or_default()
                 {
                     let fp = fp.as_scalar_string().unwrap_or_default();
-                    let new_value = match (&delim, index) {
-                        (Some(d), Some(i)) => {
-                            let current = get_path(&r.node, &fp)
-                                .and_then(Node::as_scalar_string)
-                                .unwrap_or_default();
-                            // kustomize (replacement setFieldValue): a
-                            // negative index prepends, one past the parts
-                            // appends, any other replaces that part.
-                            let mut parts: Vec<String> =
-                                current.split(d.as_str()).map(str::to_string).collect();
-                            let v = value.as_scalar_string().unwrap_or_default();
-                            match usize::try_from(i) {
-                                Err(_) => parts.insert(0, v),
-                                Ok(i) if i >= parts.len() => parts.push(v),
-                                Ok(i) => parts[i] = v,
+                    let source = value.as_scalar_string().unwrap_or_default();
+                    let mut set = |node: &mut Node| -> Result<(), String> {
+                        match (&delim, index) {
+                            (Some(d), Some(i)) => {
+                                if matches!(node.value, Value::Map(_) | Value::Seq(_)) {
+                                    return Err(
+                                        "delimiter option can only be used with scalar nodes"
+                                            .into(),
+                                    );
+                                }
+                                // kustomize (replacement setFieldValue): a
+                                // negative index prepends, one past the
+                                // parts appends, any other replaces that
+                                // part.
+                                let current = node.as_scalar_string().unwrap_or_default();
+                                let mut parts: Vec<String> =
+                                    current.split(d.as_str()).map(str::to_string).collect();
+                                match usize::try_from(i) {
+                                    Err(_) => parts.insert(0, source.clone()),
+                                    Ok(i) if i >= parts.len() => parts.push(source.clone()),
+                                    Ok(i) => parts[i] = source.clone(),
+                                }
+                                *node = Node::new(Value::String(parts.join(d)));
                             }
-                            Node::new(Value::String(parts.join(d)))
+                            _ => *node = value.clone(),
                         }
-                        _ => value.clone(),
+                        Ok(())
                     };
-                    set_path(&mut r.node, &fp, new_value, create)
-                        .map_err(|e| Error::from(format!("{at}: {e}")))?;
+                    let found = set_targets(&mut r.node, &segments(&fp), create, &mut set)
+                        .map_err(|e| {
+                            Error::from(format!(
+                                "{at}: unable to find field \"{fp}\" in replacement target: {e}"
+                            ))
+                        })?;
+                    if found == 0 {
+                        return Err(Error::from(format!(
+                            "{at}: unable to find field \"{fp}\" in replacement target"
+                        )));
+                    }
                 }
             }
         }
@@ -657,50 +674,123 @@ fn step<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
     node.get(seg)
 }
 
-fn set_path(node: &mut Node, path: &str, value: Node, create: bool) -> Result<(), Error> {
-    let segs = segments(path);
-    set_segments(node, &segs, value, create)
-}
-
-fn set_segments(cur: &mut Node, segs: &[String], value: Node, create: bool) -> Result<(), Error> {
+/// kyaml's `PathMatcher` over a replacement target: `set` is called on
+/// every node `segs` names (creating what is missing when `create`), and
+/// the count is returned; 0 is kustomize's "unable to find field". A
+/// segment is a field, an index (`0`: only an existing element, or the
+/// one just past the end when creating), a `[field=regex]` or
+/// `[=regex]` element match (Go regular expressions, unanchored, as
+/// kyaml's `visitElem`), or `*`. The wrong kind of node for a segment is
+/// kyaml's error, as is an index past the end. A path that continues into
+/// a scalar names structured data inside it (kustomize 5.8): not modelled,
+/// it is left as it is.
+fn set_targets(
+    cur: &mut Node,
+    segs: &[String],
+    create: bool,
+    set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+) -> Result<usize, String> {
     let Some((seg, rest)) = segs.split_first() else {
-        *cur = value;
-        return Ok(());
+        set(cur)?;
+        return Ok(1);
     };
-    if let Some(sel) = seg.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-        let (k, v) = sel
-            .split_once('=')
-            .ok_or_else(|| Error::from(format!("bad selector {seg}")))?;
-        if let Value::Seq(items) = &mut cur.value
-            && let Some(item) = items
-                .iter_mut()
-                .find(|i| i.str_at(&[k]).as_deref() == Some(v))
-        {
-            return set_segments(item, rest, value, create);
+    let fresh = |next: Option<&String>| match next {
+        Some(n) if is_index(n) || n.starts_with('[') || n == "*" => {
+            Node::new(Value::Seq(Vec::new()))
         }
-        return Ok(());
-    }
-    if let (Ok(i), Value::Seq(items)) = (seg.parse::<usize>(), &mut cur.value) {
-        return match items.get_mut(i) {
-            Some(item) => set_segments(item, rest, value, create),
-            None => Ok(()),
+        Some(_) => Node::new(Value::Map(Vec::new())),
+        None => Node::new(Value::Null),
+    };
+    let kind = |node: &Node| match node.value {
+        Value::Map(_) => "MappingNode",
+        Value::Seq(_) => "SequenceNode",
+        _ => "ScalarNode",
+    };
+    if is_index(seg) || seg.starts_with('[') || seg == "*" {
+        let found = kind(cur);
+        let Value::Seq(items) = &mut cur.value else {
+            return Err(format!(
+                "wrong node kind: expected SequenceNode but got {found}"
+            ));
         };
+        if is_index(seg) {
+            let i: usize = seg
+                .parse()
+                .map_err(|_| format!("index {seg} is out of range"))?;
+            if create && items.len() == i {
+                items.push(fresh(rest.first()));
+            }
+            let len = items.len();
+            let item = items
+                .get_mut(i)
+                .ok_or_else(|| format!("index {i} specified but only {len} elements found"))?;
+            return set_targets(item, rest, create, set);
+        }
+        if seg == "*" {
+            let mut n = 0;
+            for item in items.iter_mut() {
+                n += set_targets(item, rest, create, set)?;
+            }
+            return Ok(n);
+        }
+        let inner = &seg[1..seg.len() - 1];
+        let (field, pattern) = inner.split_once('=').ok_or_else(|| {
+            "list path element must contain fieldName=fieldValue for element to match".to_string()
+        })?;
+        let matcher = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+        let picks = |item: &Node| {
+            let text = if field.is_empty() {
+                item.as_scalar_string()
+            } else {
+                item.get(field).and_then(Node::as_scalar_string)
+            };
+            text.is_some_and(|t| matcher.is_match(t.trim()))
+        };
+        let mut n = 0;
+        let mut any = false;
+        for item in items.iter_mut().filter(|item| picks(item)) {
+            any = true;
+            n += set_targets(item, rest, create, set)?;
+        }
+        if !any && create {
+            let scalar = Node::new(Value::String(pattern.to_string()));
+            let mut item = if field.is_empty() {
+                scalar
+            } else {
+                Node::new(Value::Map(vec![(field.to_string(), scalar)]))
+            };
+            n += set_targets(&mut item, rest, create, set)?;
+            items.push(item);
+        }
+        return Ok(n);
     }
+    let found = kind(cur);
     if !cur.is_map() {
-        return Ok(());
+        return Err(format!(
+            "wrong node kind: expected MappingNode but got {found}"
+        ));
     }
     if cur.get(seg).is_none() {
         if !create {
-            return Ok(());
+            return Ok(0);
         }
-        cur.set(seg, Node::new(Value::Map(Vec::new())));
+        cur.set(seg, fresh(rest.first()));
     }
-    if let Value::Map(entries) = &mut cur.value
-        && let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == seg)
-    {
-        return set_segments(child, rest, value, create);
+    let Value::Map(entries) = &mut cur.value else {
+        return Ok(0);
+    };
+    let Some((_, child)) = entries.iter_mut().find(|(k, _)| k == seg) else {
+        return Ok(0);
+    };
+    if !rest.is_empty() && !matches!(child.value, Value::Map(_) | Value::Seq(_) | Value::Null) {
+        return Ok(1);
     }
-    Ok(())
+    set_targets(child, rest, create, set)
+}
+
+/// kyaml's `IsIdxNumber`: a non-negative integer.
+fn is_index(seg: &str) -> bool {
+    seg.parse::<i64>().is_ok_and(|i| i >= 0)
 }
 
 #[cfg(test)]

@@ -138,6 +138,16 @@ impl Kustomization {
                 ));
             }
         }
+        // kustomize decodes every kustomization strictly into its Go
+        // types: an unknown field at any depth, or a value of the wrong
+        // JSON type, fails the build.
+        crate::render::types::strict(doc, &crate::render::types::KUSTOMIZATION).map_err(|e| {
+            Error::at(
+                file,
+                if e.line > 0 { e.line } else { doc.line },
+                format!("invalid Kustomization: {}", e.message),
+            )
+        })?;
         let at = |n: &Node| format!("{file}:{}", n.line);
         for (written, value) in doc.as_map() {
             let Some(key) = canonical_field(written) else {

@@ -65,7 +65,13 @@ pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Resul
 
 /// One `patches` entry (`patch` or `path`, optional `target`, `options`).
 pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
-    let text = match (entry.str_at(&["patch"]), entry.str_at(&["path"])) {
+    // PatchTransformer.Config trims `patch` first: an empty or blank one
+    // is no patch at all ("must specify one of patch and path", with a
+    // target or without). An empty *file* is another matter: it parses
+    // as no strategic-merge patch and the entry does nothing (kustomize
+    // 5.8, which kustomize-controller 1.9 pins; 5.5 wanted a target).
+    let inline = entry.str_at(&["patch"]).filter(|p| !p.trim().is_empty());
+    let text = match (inline, entry.str_at(&["path"])) {
         (Some(_), Some(_)) => {
             return Err(format!(
                 "{}: patch and path can't be set at the same time",
