@@ -210,8 +210,8 @@ impl<'a> Artifact<'a> {
                     }),
                     other => DocError::Missing(other),
                 })?;
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| DocError::Load(format!("{rel}: not valid UTF-8"), None))?;
+                let text = yaml::goyaml::decode(bytes)
+                    .map_err(|why| DocError::Load(format!("{rel}: {why}"), None))?;
                 let docs = yaml::parse_text(&text).map_err(|e| {
                     DocError::of(&LoadError::Yaml {
                         path: rel.to_string(),

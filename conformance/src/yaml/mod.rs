@@ -8,6 +8,7 @@
 //! instead of an exhausted machine.
 
 mod events;
+pub mod goyaml;
 mod scalar;
 
 use std::fmt;
@@ -266,19 +267,29 @@ impl Node {
 /// the scanner only fails there on a token of the document (never inside a
 /// quoted or block scalar).
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    let original = text;
     let mut text = std::borrow::Cow::Borrowed(text);
-    // Each round splits at least one alias, so the rounds are bounded by
-    // the aliases the text holds.
+    // Each round splits at least one alias, or turns the leading tabs of
+    // one line into spaces, so the rounds are bounded by the text.
     loop {
         match parse_documents_once(&text) {
             Err(err) if !err.budget => {
                 // The scanner stops on the alias's line, or just after it.
-                let fixed = split_alias_keys(&text, err.line)
-                    .or_else(|| split_alias_keys(&text, err.line.saturating_sub(1)));
+                let fixed = if err.message.contains("tabs disallowed") {
+                    goyaml::untab_line(&text, err.line)
+                } else {
+                    split_alias_keys(&text, err.line)
+                        .or_else(|| split_alias_keys(&text, err.line.saturating_sub(1)))
+                };
                 match fixed {
                     Some(fixed) => text = std::borrow::Cow::Owned(fixed),
                     None => return Err(err),
                 }
+            }
+            Ok(docs) => {
+                // What go-yaml refuses and this parser read.
+                goyaml::check(original, &text)?;
+                return Ok(docs);
             }
             other => return other,
         }
@@ -457,9 +468,13 @@ pub fn read_text_within_budget(path: &Path) -> Result<String, LoadError> {
             bytes: meta.len(),
         });
     }
-    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
+    })?;
+    goyaml::decode(bytes).map_err(|why| LoadError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
     })
 }
 
