@@ -51,7 +51,10 @@ CronJob, policy/v1beta1 and autoscaling/v2beta1 in 1.25, …): the cluster's min
 dropping it from its CRD (v2.7 dropped every v1beta1 and helm v2beta1, v2.8 source and kustomize v1beta2 and helm \
 v2beta2, v2.9 notification and image v1beta2): the release comes from gotk-components.yaml (its CRDs, its '# Flux \
 Version:' header) or a FluxInstance's distribution.version; `flux migrate -f .` (Flux v2.7.1 and later) rewrites the \
-files. Any other CRD in the repository: versions it does not list, or lists with served: false. A range (2.x, \
+files. Any other CRD in the repository: versions it does not list, or lists with served: false. A built-in kind in a \
+version no Kubernetes serves (a typo like apps/v9, or apiVersion: 1) fails the same way: an error when the version \
+is not shaped like one or the cluster's minor is known, a warning when the cluster may be newer than the 1.30 to \
+1.37 this tool knows. A range (2.x, \
 latest) is judged against the newest release it admits. A version the repository does not show at all is assumed to \
 be the newest release, and then a removed API is a warning, not an error, naming the line of conformance.yaml that \
 declares the real one (clusters.<name>.flux, clusters.<name>.kubernetes). Objects of one API version share one \
@@ -288,7 +291,40 @@ fn status(
         }
         return None;
     }
-    let r = row(kubernetes_rows())?;
+    let known = row(kubernetes_rows());
+    // A built-in kind in a version no release of the table serves (a typo,
+    // `apps/v9`, `apiVersion: 1`): the API server has no such kind.
+    let never = if known.is_none() {
+        let builtin = crate::builtin::builtin();
+        let versions: Vec<&str> = builtin
+            .iter()
+            .filter(|b| b.group == id.group && b.kind == id.kind)
+            .map(|b| b.version.as_str())
+            .collect();
+        if versions.is_empty() || versions.contains(&id.version.as_str()) {
+            return None;
+        }
+        let served = |v: &&str| {
+            builtin
+                .iter()
+                .find(|b| b.group == id.group && b.kind == id.kind && b.version == *v)
+                .is_some_and(|b| b.minors.1 == distribution::NEWEST.1)
+        };
+        let current = versions
+            .iter()
+            .find(|v| served(v))
+            .or(versions.first())
+            .copied();
+        Some(current.map_or_else(String::new, |v| {
+            if id.group.is_empty() {
+                v.to_string()
+            } else {
+                format!("{}/{v}", id.group)
+            }
+        }))
+    } else {
+        None
+    };
     let cluster = &a.cluster.name;
     let (minor, by, at, assumed) = match kube {
         Some(k) => (
@@ -312,6 +348,37 @@ fn status(
             )),
         ),
     };
+    if let Some(replacement) = never {
+        // A version that is not shaped like one (`1`, `v1.0`) is served by
+        // no Kubernetes at all, whatever the cluster runs. Otherwise, a
+        // cluster newer than the table may serve one it does not know.
+        let shaped = regex::Regex::new(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
+            .is_ok_and(|re| re.is_match(&id.version));
+        let assumed = if shaped { assumed } else { None };
+        let assumed = assumed.or_else(|| {
+            (shaped && minor > distribution::NEWEST).then(|| {
+                format!(
+                    "this tool knows Kubernetes up to {}: if {} serves this version, waive the finding",
+                    minor_text(distribution::NEWEST),
+                    minor_text(minor)
+                )
+            })
+        });
+        return Some(ApiStatus::Removed {
+            by,
+            since: format!(
+                "never served: no Kubernetes from 1.{} to 1.{} has {} in this version",
+                distribution::OLDEST.1,
+                distribution::NEWEST.1,
+                id.kind
+            ),
+            replacement,
+            flux: false,
+            at,
+            assumed,
+        });
+    }
+    let r = known?;
     let reached = |s: &Option<String>| {
         s.as_deref()
             .and_then(table_minor)
@@ -468,8 +535,13 @@ fn finding(
             }
             (
                 format!(
-                    "{subject} {uses} {api}, which {by} no longer serves ({})",
-                    if since.starts_with('v') || since.contains('.') {
+                    "{subject} {uses} {api}, which {by} {} ({})",
+                    if since.starts_with("never") {
+                        "does not serve"
+                    } else {
+                        "no longer serves"
+                    },
+                    if since.starts_with('v') || since.contains('.') && !since.starts_with("never") {
                         format!("removed in {since}")
                     } else {
                         since.clone()
