@@ -270,7 +270,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             conformance::progress::clear();
-            eprintln!("conformance: {err:#}");
+            eprintln!(
+                "conformance: {}",
+                conformance::report::text_safe(&format!("{err:#}"))
+            );
             ExitCode::from(2)
         }
     };
@@ -341,9 +344,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 report::manifests::build(found, &analysis.order.sequence, kustomization.as_deref())
                     .map_err(|e| anyhow::anyhow!(e))?;
             print(&text)?;
-            // A tier that does not build fails the command, as in `check`.
+            // A tier that does not build, or was not built, fails the command.
             for line in &broken {
-                eprintln!("conformance build: {line}");
+                eprintln!("conformance build: {}", report::text_safe(line));
             }
             Ok(if broken.is_empty() {
                 ExitCode::SUCCESS
@@ -369,14 +372,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let base_model = session.base_model(&base)?;
             let changes = report::manifests::diff(&base_model, &session.model, &clusters);
             let text = match format {
-                DiffFormat::Human => report::manifests::diff_human(&changes),
+                DiffFormat::Human => {
+                    report::text_safe(&report::manifests::diff_human(&changes)).into_owned()
+                }
                 DiffFormat::Json => {
                     let mut t =
                         serde_json::to_string_pretty(&report::manifests::diff_json(&changes))?;
                     t.push('\n');
                     t
                 }
-                DiffFormat::Markdown => report::manifests::diff_markdown(&changes),
+                DiffFormat::Markdown => {
+                    report::text_safe(&report::manifests::diff_markdown(&changes)).into_owned()
+                }
             };
             print(&text)?;
             // A head tier that does not build fails the command: its objects
@@ -396,7 +403,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut text = TierGraph::of(found).canonical();
             text.push_str(&conformance::graph::notes(found));
             text.push_str(&session.analysis(found).never_ready_notes());
-            print(&text)?;
+            print_text(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Crds {
@@ -406,7 +413,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let session = repo.open()?;
             let found = session.cluster(&cluster)?;
-            print(&report::crds::render_with(&session.analysis(found), wide))?;
+            print_text(&report::crds::render_with(&session.analysis(found), wide))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Substitutions {
@@ -421,7 +428,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if selected.is_empty() {
                 selected = session.model.clusters.iter().collect();
             }
-            print(&report::substitutions::render(&selected))?;
+            print_text(&report::substitutions::render(&selected))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::L1Plan { repo, cluster } => {
@@ -441,7 +448,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let plan = conformance::l1::plan(&analysis, &session.config.l1, &session.catalog);
             let image =
                 conformance::l1::k3s_image(&session.config.l1, session.config.kubernetes_of(&name));
-            print(&format!(
+            print_text(&format!(
                 "{}\nApply mode (L1_MODE=apply): the harness applies tiers itself\n{}",
                 conformance::l1::predict::render(&prediction),
                 conformance::l1::render(&plan, &image)
@@ -517,6 +524,12 @@ fn parse_output(arg: &str) -> Result<(report::Format, PathBuf), String> {
         return Err(format!("`{arg}`: no path after `=`"));
     }
     Ok((format, PathBuf::from(path)))
+}
+
+/// Writes text meant for people to stdout, with what a terminal would obey
+/// escaped ([`report::text_safe`]).
+fn print_text(text: &str) -> anyhow::Result<()> {
+    print(&report::text_safe(text))
 }
 
 fn print(text: &str) -> anyhow::Result<()> {

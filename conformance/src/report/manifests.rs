@@ -117,6 +117,12 @@ pub fn build(
             }
             TierState::NotChecked(reason) => {
                 let _ = writeln!(out, "# not built: {reason}");
+                // What was not built is missing from the output: never a
+                // silent 0 (a budget, a missing source, a failed parent).
+                broken.push(format!(
+                    "Kustomization {} was not built: {reason}",
+                    cluster.tier_label(&tier.id)
+                ));
             }
         }
     }

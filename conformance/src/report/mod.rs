@@ -171,16 +171,45 @@ pub fn render(
             text.push('\n');
             text
         }
-        Format::Github => ci::github(outcome),
-        Format::Junit => ci::junit(outcome, options.clusters),
+        Format::Github => text_safe(&ci::github(outcome)).into_owned(),
+        Format::Junit => text_safe(&ci::junit(outcome, options.clusters)).into_owned(),
         Format::Sarif => {
             let mut text = serde_json::to_string_pretty(&ci::sarif(outcome, options.doc_url))?;
             text.push('\n');
             text
         }
-        Format::Human => human::render(outcome, options.clusters, options.elapsed),
-        Format::Markdown => markdown::render(outcome, options.clusters),
+        Format::Human => {
+            text_safe(&human::render(outcome, options.clusters, options.elapsed)).into_owned()
+        }
+        Format::Markdown => text_safe(&markdown::render(outcome, options.clusters)).into_owned(),
     })
+}
+
+/// `text` safe to print or to embed in a report: every control character
+/// but the line break and the tab (an escape sequence a terminal would
+/// obey, a character XML 1.0 cannot carry), and the bidirectional
+/// overrides that reorder what a reader sees, written as `\xNN` or
+/// `\u{NNNN}`. Repository text (a name, a message quoting a file) reaches
+/// every text report; JSON and SARIF escape it themselves.
+pub fn text_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+        } else if (c as u32) <= 0xff {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The findings in report order, those sharing a cause folded into one
