@@ -274,6 +274,10 @@ impl Config {
     /// elsewhere, on purpose).
     pub fn load(repo: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         let path = repo.join(FILE_NAME);
+        if !repo.is_dir() {
+            // The session says what is wrong with the repository itself.
+            return Ok(Config::default());
+        }
         let refuse = |why: String| Err(ConfigError::new(0, why));
         let meta = match std::fs::symlink_metadata(&path) {
             Ok(meta) => meta,

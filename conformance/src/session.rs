@@ -420,13 +420,13 @@ fn declared_paths_exist(
             ));
         }
     }
-    if let Some(file) = &config.kubernetes {
-        if let Err(why) = repository_path(index, &file.file.value, Want::File) {
-            problems.push(crate::config::error_at(
-                &file.file,
-                format!("kubernetes.file `{}` {why}", file.file.value),
-            ));
-        }
+    if let Some(file) = &config.kubernetes
+        && let Err(why) = repository_path(index, &file.file.value, Want::File)
+    {
+        problems.push(crate::config::error_at(
+            &file.file,
+            format!("kubernetes.file `{}` {why}", file.file.value),
+        ));
     }
     problems.sort_by_key(|p| p.line);
     let mut problems = problems.into_iter();
