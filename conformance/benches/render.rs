@@ -14,6 +14,10 @@
 //!    dependsOn chain 1,000, 2,000 and 4,000 deep. Each must grow linearly
 //!    (or n·log n), in time and memory.
 //!
+//! 4. Hostile sizes (issue 45): one tier of 75,000 to 300,000 objects that
+//!    each have a finding; 1,000 to 10,000 Kustomizations rendering one
+//!    object; a bootstrap script of up to 40 MiB.
+//!
 //! Each case runs `BENCH_RUNS` times (default 3); the median is reported.
 
 #![allow(clippy::unwrap_used)] // a benchmark that cannot write its fixture should stop
@@ -424,6 +428,54 @@ fn many_files(root: &Path, n: usize) {
     }
 }
 
+/// One tier of `n` ConfigMaps without a namespace, 20,000 per file: every
+/// object has a finding (issue 45: the findings stay bounded).
+fn many_findings(root: &Path, n: usize) {
+    many_files(root, n);
+    for start in (0..n).step_by(20_000) {
+        let file = root.join(format!("apps/cms-{start:07}.yaml"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("  namespace: default\n", "")).unwrap();
+    }
+}
+
+/// `n` Kustomizations that all build the same path: one object rendered by
+/// every one of them (issue 45: one finding, not one per owner per owner).
+fn shared_object(root: &Path, n: usize) {
+    let tiers: String = (0..n)
+        .map(|i| tier(&format!("t{i:05}"), "./shared", None))
+        .collect();
+    cluster(root, &tiers);
+    std::fs::create_dir_all(root.join("shared")).unwrap();
+    std::fs::write(
+        root.join("shared/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: default\ndata:\n  a: b\n",
+    )
+    .unwrap();
+}
+
+/// A bootstrap script whose here-document is about `kib` KiB (issue 45: the
+/// shell reader has a budget, as the YAML reader does).
+fn heredoc_script(root: &Path, kib: usize) {
+    cluster(root, &tier("apps", "./apps", None));
+    std::fs::create_dir_all(root.join("apps")).unwrap();
+    std::fs::write(
+        root.join("apps/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\n",
+    )
+    .unwrap();
+    let mut text = String::from(
+        "#!/bin/bash\nset -e\ncat <<EOF | kubectl apply -f -\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n  namespace: default\ndata:\n",
+    );
+    for i in 0..kib * 1024 / 64 {
+        text.push_str(&format!(
+            "  key{i:08}: value {i:08} with some text to fill the line\n"
+        ));
+    }
+    text.push_str("EOF\n");
+    std::fs::write(root.join("bootstrap.sh"), text).unwrap();
+}
+
 /// `n` Kustomizations in one dependsOn loop.
 fn cycle(root: &Path, n: usize) {
     let mut tiers = String::new();
@@ -539,7 +591,7 @@ fn main() {
         );
     }
     type Make = fn(&Path, usize);
-    let cases: [(&str, Make, [usize; 3]); 8] = [
+    let cases: [(&str, Make, [usize; 3]); 11] = [
         ("one object of {} MiB", big_object, [2, 4, 8]),
         (
             "one ConfigMap of {} keys",
@@ -567,6 +619,21 @@ fn main() {
             "{} independent Kustomizations",
             independent,
             [1_000, 3_000, 10_000],
+        ),
+        (
+            "one tier of {} objects, each with a finding",
+            many_findings,
+            [75_000, 150_000, 300_000],
+        ),
+        (
+            "{} Kustomizations rendering one object",
+            shared_object,
+            [1_000, 4_000, 10_000],
+        ),
+        (
+            "a bootstrap script of {} KiB (a here-document)",
+            heredoc_script,
+            [256, 1_024, 40_000],
         ),
     ];
     for (label, make, sizes) in cases {

@@ -16,10 +16,11 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     // looked at; then every finding, grouped.
     let mut out = overview(outcome, selected);
     let following = super::Following::of(&outcome.findings);
+    let mut snippets = Snippets::new(&outcome.model.repo);
     for item in super::items(&outcome.findings) {
         let roots = match &item {
             super::Item::One(finding) => {
-                out.push_str(&finding_block(finding, &outcome.model.repo));
+                out.push_str(&finding_block_with(finding, &mut snippets));
                 vec![*finding]
             }
             super::Item::Group { cause, members } => {
@@ -143,6 +144,12 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
 /// One finding as a block: header, location with snippet, the second
 /// locations (each with its snippet), why, fix, and any detail (a diff).
 pub fn finding_block(f: &Finding, repo: &Path) -> String {
+    finding_block_with(f, &mut Snippets::new(repo))
+}
+
+/// [`finding_block`], reading each file's lines once for all the blocks of
+/// a report (a file named by many findings is not read once per finding).
+fn finding_block_with(f: &Finding, snippets: &mut Snippets) -> String {
     let mut out = String::new();
     let severity = match (f.severity(), f.waived()) {
         (_, Some(_)) => "waived",
@@ -159,14 +166,14 @@ pub fn finding_block(f: &Finding, repo: &Path) -> String {
     );
     if let Some(at) = f.at() {
         let _ = writeln!(out, "  --> {at}");
-        out.push_str(&snippet(repo, at));
+        out.push_str(&snippets.of(at));
     }
     if let Some(object) = f.object() {
         let _ = writeln!(out, "  = object: {object}");
     }
     for (span, label) in f.related() {
         let _ = writeln!(out, "  ::: {label}: {span}");
-        out.push_str(&snippet(repo, span));
+        out.push_str(&snippets.of(span));
     }
     if let Some(w) = f.waived() {
         let _ = writeln!(
@@ -242,19 +249,50 @@ pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String 
 }
 
 /// The line at `span` with its number, or nothing when it cannot be read.
-fn snippet(repo: &Path, span: &Span) -> String {
-    if span.line == 0 {
-        return String::new();
+/// The lines of the files findings point at, each file read once.
+struct Snippets<'r> {
+    repo: &'r Path,
+    /// File → its text and where each line starts (`None`: unreadable).
+    files: std::collections::HashMap<String, Option<(String, Vec<usize>)>>,
+}
+
+impl<'r> Snippets<'r> {
+    fn new(repo: &'r Path) -> Snippets<'r> {
+        Snippets {
+            repo,
+            files: std::collections::HashMap::new(),
+        }
     }
-    let Ok(text) = std::fs::read_to_string(repo.join(&span.file)) else {
-        return String::new();
-    };
-    let Some(line) = text.lines().nth(span.line as usize - 1) else {
-        return String::new();
-    };
-    let number = span.line.to_string();
-    let pad = " ".repeat(number.len());
-    format!("{pad} |\n{number} | {line}\n{pad} |\n")
+
+    /// The line a span points at, framed; empty when there is none.
+    fn of(&mut self, span: &Span) -> String {
+        if span.line == 0 {
+            return String::new();
+        }
+        let repo = self.repo;
+        let file = self.files.entry(span.file.clone()).or_insert_with(|| {
+            let text = std::fs::read_to_string(repo.join(&span.file)).ok()?;
+            let starts = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            Some((text, starts))
+        });
+        let Some((text, starts)) = file else {
+            return String::new();
+        };
+        let index = span.line as usize - 1;
+        let Some(&start) = starts.get(index) else {
+            return String::new();
+        };
+        if start >= text.len() && index > 0 {
+            return String::new();
+        }
+        let end = starts.get(index + 1).map_or(text.len(), |e| e - 1);
+        let line = text[start..end].trim_end_matches('\r');
+        let number = span.line.to_string();
+        let pad = " ".repeat(number.len());
+        format!("{pad} |\n{number} | {line}\n{pad} |\n")
+    }
 }
 
 /// Which clusters graph-parity compared, when there is more than one

@@ -31,7 +31,8 @@ parents both render the same Flux Kustomization. Keep each object in exactly one
 ${...} in a tier with postBuild are skipped: substitution decides their final name. A copy annotated \
 kustomize.toolkit.fluxcd.io/ssa: IfNotPresent (applied only when absent) or Ignore (never applied) takes nothing \
 over (kustomize-controller sets the IfNotPresentSelector and ExclusionSelector of fluxcd/pkg/ssa's \
-ResourceManager.ApplyAllStaged from that annotation): a pair with at most one copy applied for real is not reported."
+ResourceManager.ApplyAllStaged from that annotation): a pair with at most one copy applied for real is not reported. \
+An object is one finding, however many Kustomizations render it: it names the first eight and counts the rest."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
@@ -93,22 +94,74 @@ ResourceManager.ApplyAllStaged from that annotation): a pair with at most one co
                 if applied.len() < 2 {
                     continue;
                 }
-                let (first_tier, first) = found[0];
-                let object = first.id.to_string();
-                for (tier, copy) in found.iter().filter(|(t, _)| t.id != first_tier.id) {
-                    let label = cluster.tier_label(&tier.id);
-                    out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
-                            "{object} is rendered by {} Kustomizations: {}",
-                            tiers.len(),
-                            tiers.join(", ")
-                        )).object(object.clone()).at(copy.source.clone().or_else(|| Some(tier.defined_at.clone()))).related_all(vec![(
-                            first.source.clone().unwrap_or_else(|| first_tier.defined_at.clone()),
-                            format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
-                        )]).why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies").fix(format!("keep {object} in exactly one of {}", tiers.join(", "))).build());
-                }
+                out.push(self.finding(cluster, found, &tiers));
             }
         }
         out
+    }
+}
+
+/// How many Kustomizations and places a finding names; the rest are
+/// counted (an object 4,000 tiers render is one finding of bounded size).
+const NAMED: usize = 8;
+
+impl DuplicateObject {
+    /// One finding for an object several tiers render: reported at the
+    /// first copy outside the first tier, naming the others.
+    fn finding(
+        &self,
+        cluster: &crate::model::Cluster,
+        found: &[(&Tier, &Object)],
+        tiers: &[String],
+    ) -> Finding {
+        let (first_tier, first) = found[0];
+        let object = first.id.to_string();
+        let (tier, copy) = found
+            .iter()
+            .find(|(t, _)| t.id != first_tier.id)
+            .copied()
+            .unwrap_or(found[0]);
+        let label = cluster.tier_label(&tier.id);
+        let mut named: Vec<String> = tiers.iter().take(NAMED).cloned().collect();
+        if tiers.len() > NAMED {
+            named.push(format!("and {} more", tiers.len() - NAMED));
+        }
+        let mut related = vec![(
+            first
+                .source
+                .clone()
+                .unwrap_or_else(|| first_tier.defined_at.clone()),
+            format!("also rendered by {}", cluster.tier_label(&first_tier.id)),
+        )];
+        let mut seen: std::collections::BTreeSet<&crate::model::TierId> =
+            [&first_tier.id, &tier.id].into_iter().collect();
+        for (other, o) in found {
+            if related.len() >= NAMED {
+                break;
+            }
+            if seen.insert(&other.id) {
+                related.push((
+                    o.source.clone().unwrap_or_else(|| other.defined_at.clone()),
+                    format!("also rendered by {}", cluster.tier_label(&other.id)),
+                ));
+            }
+        }
+        let named = named.join(", ");
+        Finding::new(
+            self,
+            cluster.name.clone(),
+            label,
+            format!(
+                "{object} is rendered by {} Kustomizations: {named}",
+                tiers.len()
+            ),
+        )
+        .object(object.clone())
+        .at(copy.source.clone().or_else(|| Some(tier.defined_at.clone())))
+        .related_all(related)
+        .why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies")
+        .fix(format!("keep {object} in exactly one of {named}"))
+        .build()
     }
 }
 

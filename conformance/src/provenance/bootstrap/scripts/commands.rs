@@ -18,6 +18,19 @@ pub(super) fn scan(
     vars: &BTreeMap<String, String>,
     out: &mut Scripts,
 ) {
+    // As the YAML reader has its budget: a script this large (a generated
+    // installer, an embedded archive) is not read at all, and says so.
+    if text.len() > super::MAX_SCRIPT_BYTES {
+        out.notes.push((
+            Span::new(rel, 0),
+            format!(
+                "not read: {rel} is {} bytes, over the budget of {} bytes for a bootstrap script; what it installs is unknown",
+                text.len(),
+                super::MAX_SCRIPT_BYTES
+            ),
+        ));
+        return;
+    }
     let applies = text.contains("kubectl apply") || text.contains("kubectl create");
     let units = units(rel, text);
     let loops = loop_values(text);

@@ -12,6 +12,9 @@ use crate::repo::{Kind, RepoIndex};
 /// "value"`.
 pub(super) fn variables(text: &str) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::new();
+    if text.len() > super::MAX_SCRIPT_BYTES {
+        return vars; // not read (scan says so)
+    }
     // `NAME=$( … )` anywhere in a line (`if ! rendered=$(…); then`).
     for line in text.lines() {
         let mut rest = line;

@@ -238,6 +238,12 @@ pub fn is_script(rel: &str) -> bool {
         || (rel.contains(".taskfiles/") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
 }
 
+/// The largest script (or Taskfile command, documented block) read: the
+/// shell reader's budget, as the YAML reader has one. Real bootstrap
+/// scripts are a few kilobytes; a larger text is not read, and a note says
+/// so.
+pub(super) const MAX_SCRIPT_BYTES: usize = 1024 * 1024;
+
 /// Reads every script of the repository, and, when `documented`, the
 /// shell blocks of its Markdown files.
 pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
