@@ -289,3 +289,64 @@ fn a_report_keeps_a_file_s_mode_and_never_replaces_what_is_not_a_regular_file() 
             .is_symlink()
     );
 }
+
+/// Text a repository controls (a `dependsOn` name, a file name) holding an
+/// escape sequence, a carriage return, a NUL-adjacent control and a
+/// bidirectional override.
+const HOSTILE: &str = "evil\u{1b}[31mred\u{7}\r\u{202e}txt";
+
+#[test]
+fn every_format_stays_valid_and_safe_with_hostile_text() {
+    let repo = repository();
+    write(
+        repo.path(),
+        "clusters/prod/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            &format!(
+                "  dependsOn:\n    - name: {}\n",
+                serde_json::to_string(HOSTILE).unwrap()
+            ),
+        ),
+    );
+    let raw = |s: &str| {
+        s.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+    };
+    for format in ["human", "json", "junit", "sarif", "github", "markdown"] {
+        let out = check(repo.path(), &["--format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}: {}", text(&out));
+        let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+        match format {
+            "json" | "sarif" => {
+                let doc: serde_json::Value = serde_json::from_str(&stdout)
+                    .unwrap_or_else(|e| panic!("{format} is not JSON: {e}"));
+                assert!(
+                    doc.to_string().contains("evil"),
+                    "{format}: the name is reported"
+                );
+            }
+            "junit" => {
+                roxmltree::Document::parse(&stdout)
+                    .unwrap_or_else(|e| panic!("JUnit is not well-formed XML: {e}\n{stdout}"));
+            }
+            _ => {}
+        }
+        if format != "json" && format != "sarif" {
+            assert!(
+                !raw(&stdout),
+                "{format} passes raw control characters:\n{stdout:?}"
+            );
+            assert!(
+                stdout.contains("evil\\x1b[31mred"),
+                "{format} shows them escaped:\n{stdout}"
+            );
+        }
+        assert!(
+            !raw(&String::from_utf8_lossy(&out.stderr)),
+            "{format}: stderr"
+        );
+    }
+}

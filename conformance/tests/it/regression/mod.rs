@@ -46,4 +46,5 @@ const SOPS_ENV: &str = "PASSWORD=ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str
 mod discovery;
 mod flux_build;
 mod input;
+mod refused;
 mod rules;
