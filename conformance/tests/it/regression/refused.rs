@@ -34,6 +34,9 @@ fn kubectl_refuses(dir: &Path) -> Option<Option<String>> {
     Some((!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
+/// A case: what it is, its files, what we say, what kubectl says.
+type Case<'a> = (&'a str, Vec<(&'a str, String)>, &'a str, &'a str);
+
 fn replacement(field_path: &str) -> String {
     format!(
         "resources: [cm.yaml, deployment.yaml]\nreplacements:\n  - source: {{kind: ConfigMap, name: cm, fieldPath: data.a}}\n    targets:\n      - select: {{kind: Deployment}}\n        fieldPaths: [\"{field_path}\"]\n"
@@ -44,7 +47,7 @@ fn replacement(field_path: &str) -> String {
 fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
     let tab_line = format!("{CONFIGMAP}\t\n");
     let tab_comment = CONFIGMAP.replace("data:\n", "data:\n\t  # a comment\n");
-    let cases: Vec<(&str, Vec<(&str, String)>, &str, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "a replacement index past the end",
             vec![("kustomization.yaml", replacement("spec.template.spec.containers.0.args.5"))],
