@@ -4,31 +4,31 @@
 use std::path::PathBuf;
 
 use crate::model::Model;
-use crate::render::Choice;
 use crate::rules::{self, Finding};
-pub use crate::session::SessionError;
+pub use crate::session::{RunOptions, SessionError};
 use crate::session::{Session, stat};
 
-/// What a check covers.
+/// What a check covers: the run, and what `check` adds to it.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
-    /// The repository root to check.
-    pub repo: PathBuf,
+    /// The repository and what the command line says over its
+    /// conformance.yaml.
+    pub run: RunOptions,
     /// Report only these clusters (all when empty). Rules still see every
     /// cluster, so parity is judged against the whole repository.
     pub clusters: Vec<String>,
-    /// The renderer; `None`: conformance.yaml's `renderer`, else native.
-    pub renderer: Option<Choice>,
     /// The previous revision, for rules that compare (prune-transient).
     pub base: Option<crate::base::Base>,
-    /// Whether remote bases are fetched; `None`: conformance.yaml's
-    /// `remote`, else offline.
-    pub remote: Option<crate::remote::Setting>,
-    /// Directories to check as clusters' entries (`--entry DIR`), beside
-    /// those conformance.yaml declares.
-    pub entries: Vec<String>,
-    /// A conformance.yaml to read instead of the repository's (`--config`).
-    pub config: Option<PathBuf>,
+}
+
+impl CheckOptions {
+    /// Every cluster of the repository at `repo`, as conformance.yaml says.
+    pub fn at(repo: impl Into<PathBuf>) -> CheckOptions {
+        CheckOptions {
+            run: RunOptions::at(repo),
+            ..CheckOptions::default()
+        }
+    }
 }
 
 /// The result of a run.
@@ -83,16 +83,7 @@ impl Outcome {
 /// Opens a session, checks conformance.yaml against discovery, and runs
 /// every rule.
 pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
-    let session = Session::open_overriding(
-        &options.repo,
-        &crate::session::Overrides {
-            renderer: options.renderer,
-            remote: options.remote,
-            entries: options.entries.clone(),
-            config: options.config.clone(),
-        },
-    )?;
-    check_session(session, options)
+    check_session(Session::open(&options.run)?, options)
 }
 
 /// As [`check`], on an open session.

@@ -34,15 +34,7 @@
 //! ```no_run
 //! use conformance::check::{check, CheckOptions};
 //!
-//! let outcome = check(&CheckOptions {
-//!     repo: "fixtures/reference-platform".into(),
-//!     clusters: vec![],
-//!     renderer: None,
-//!     base: None,
-//!     remote: None,
-//!     entries: vec![],
-//!     config: None,
-//! })?;
+//! let outcome = check(&CheckOptions::at("fixtures/reference-platform"))?;
 //! for finding in &outcome.findings {
 //!     println!("{} {}: {}", finding.rule(), finding.cluster(), finding.message());
 //! }

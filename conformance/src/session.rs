@@ -18,20 +18,52 @@ use crate::render::{Choice, Kustomize};
 use crate::repo::{RepoError, RepoIndex};
 use crate::rules;
 
-/// What the command line says over conformance.yaml.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// The renderer (`--renderer`); `None`: conformance.yaml's, else native.
+/// What every run is given, whichever subcommand runs it: the repository
+/// and what the command line says over its conformance.yaml. The CLI
+/// flattens it into every subcommand that reads a repository; the library
+/// builds it with [`RunOptions::at`].
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunOptions {
+    /// The repository root: the checkout of the GitRepository Flux syncs
+    /// (spec.path of every Flux Kustomization is relative to it).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// How kustomize builds run: native (built in, default), kustomize (the
+    /// kustomize or kubectl program), auto (native, and the program for what
+    /// native does not support). Overrides `renderer` in conformance.yaml.
+    #[arg(long, value_enum)]
     pub renderer: Option<Choice>,
-    /// Whether remote bases are fetched (`--fetch-remote`); `None`:
-    /// conformance.yaml's `remote`, else offline.
-    pub remote: Option<crate::remote::Setting>,
-    /// Directories to check as clusters' entries (`--entry DIR`), as
-    /// `clusters.<name>.entry` declares them.
+    /// Fetch remote kustomize bases (URLs, git references) as Flux would, so
+    /// their tiers are checked whole; cached in $CONFORMANCE_CACHE_DIR (else
+    /// ~/.cache/conformance). Overrides `remote` in conformance.yaml.
+    #[arg(long)]
+    pub fetch_remote: bool,
+    /// Check this directory as a cluster's entry, as `clusters.<name>.entry`
+    /// in conformance.yaml declares one (repeatable): for a repository that
+    /// a fleet repository syncs, with no Flux Kustomization of its own.
+    #[arg(long = "entry", value_name = "DIR")]
     pub entries: Vec<String>,
-    /// A conformance.yaml to read instead of the repository's
-    /// (`--config FILE`).
-    pub config: Option<std::path::PathBuf>,
+    /// Read this conformance.yaml instead of the one at the repository
+    /// root (a CI job keeping its settings outside the repository).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// The options of a run on `repo`, everything else as conformance.yaml
+    /// says.
+    pub fn at(repo: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            repo: repo.into(),
+            ..RunOptions::default()
+        }
+    }
+
+    /// With this renderer, whatever conformance.yaml says.
+    pub fn renderer(mut self, renderer: Choice) -> RunOptions {
+        self.renderer = Some(renderer);
+        self
+    }
 }
 
 /// Why a run could not produce findings (exit status 2).
@@ -125,47 +157,28 @@ pub struct Session {
 }
 
 impl Session {
-    /// Reads conformance.yaml, picks the renderer (`renderer`, else the
+    /// Opens a run: reads conformance.yaml (or `--config`), applies the
+    /// command line over it, picks the renderer (`--renderer`, else the
     /// configuration's, else native), indexes, discovers and renders.
-    pub fn open(repo: &Path, renderer: Option<Choice>) -> Result<Session, SessionError> {
-        Session::open_with(repo, renderer, None)
-    }
-
-    /// As [`Session::open`], with `remote` (`--fetch-remote`) overriding the
-    /// configuration's `remote`.
-    pub fn open_with(
-        repo: &Path,
-        renderer: Option<Choice>,
-        remote: Option<crate::remote::Setting>,
-    ) -> Result<Session, SessionError> {
-        Session::open_overriding(
-            repo,
-            &Overrides {
-                renderer,
-                remote,
-                entries: Vec::new(),
-                config: None,
-            },
-        )
-    }
-
-    /// As [`Session::open`], with what the command line overrides.
-    pub fn open_overriding(repo: &Path, overrides: &Overrides) -> Result<Session, SessionError> {
-        let renderer = overrides.renderer;
-        let mut config = match &overrides.config {
+    pub fn open(options: &RunOptions) -> Result<Session, SessionError> {
+        let mut config = match &options.config {
             Some(file) => Config::load_file(file, &rules::is_rule_id)?,
-            None => Config::load(repo, &rules::is_rule_id)?,
+            None => Config::load(&options.repo, &rules::is_rule_id)?,
         };
-        if let Some(remote) = overrides.remote {
-            config.remote = remote;
+        if options.fetch_remote {
+            config.remote = crate::remote::Setting::Fetch;
         }
-        config.declare_entries(&overrides.entries);
-        let backend = renderer.or(config.renderer).unwrap_or_default().backend()?;
-        Session::with_renderer(repo, config, backend)
+        config.declare_entries(&options.entries);
+        let backend = options
+            .renderer
+            .or(config.renderer)
+            .unwrap_or_default()
+            .backend()?;
+        Session::with_renderer(&options.repo, config, backend)
     }
 
     /// As [`Session::open`], with a configuration and a renderer at hand.
-    pub fn with_renderer(
+    fn with_renderer(
         repo: &Path,
         config: Config,
         renderer: Box<dyn Kustomize>,

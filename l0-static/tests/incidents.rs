@@ -191,13 +191,9 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         let want = std::fs::read_to_string(&error_file)
             .map_err(|err| format!("{}: {err}", error_file.display()))?;
         return match check(&CheckOptions {
-            repo: dir.join("repo"),
+            run: conformance::session::RunOptions::at(dir.join("repo")),
             clusters: Vec::new(),
-            renderer: None,
             base: base_of(dir),
-            remote: None,
-            entries: vec![],
-            config: None,
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -209,13 +205,9 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         };
     }
     let outcome = check(&CheckOptions {
-        repo: dir.join("repo"),
+        run: conformance::session::RunOptions::at(dir.join("repo")),
         clusters: Vec::new(),
-        renderer: None,
         base: base_of(dir),
-        remote: None,
-        entries: vec![],
-        config: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -268,13 +260,9 @@ fn report(dir: &Path) -> Result<(), Failed> {
         return Ok(()); // no report: the run itself fails (checked by ::expected)
     }
     let options = CheckOptions {
-        repo: dir.join("repo"),
+        run: conformance::session::RunOptions::at(dir.join("repo")),
         clusters: Vec::new(),
-        renderer: None,
         base: base_of(dir),
-        remote: None,
-        entries: Vec::new(),
-        config: None,
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -335,13 +323,9 @@ fn snapshot(path: &Path, text: &str) -> Result<(), String> {
 
 fn assert_clean(repo: &Path) -> Result<(), Failed> {
     let outcome = check(&CheckOptions {
-        repo: repo.to_path_buf(),
+        run: conformance::session::RunOptions::at(repo.to_path_buf()),
         clusters: Vec::new(),
-        renderer: None,
         base: repo.parent().and_then(base_of),
-        remote: None,
-        entries: vec![],
-        config: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

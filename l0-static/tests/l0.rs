@@ -12,13 +12,9 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let repo = target_repo();
     let options = CheckOptions {
-        repo: repo.clone(),
+        run: conformance::session::RunOptions::at(repo.clone()),
         clusters: Vec::new(),
-        renderer: None,
         base: target_base(),
-        remote: None,
-        entries: Vec::new(),
-        config: None,
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

@@ -410,7 +410,9 @@ mod tests {
     fn the_reference_platform_offers_cdi_with_its_gate() {
         let repo =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reference-platform");
-        let session = conformance::session::Session::open(&repo, None).expect("session");
+        let session =
+            conformance::session::Session::open(&conformance::session::RunOptions::at(&repo))
+                .expect("session");
         let cluster = session.cluster("prod").expect("prod");
         let trigger = cluster
             .tiers

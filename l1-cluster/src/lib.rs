@@ -175,7 +175,9 @@ pub async fn flux_mode(
     runtime: &Runtime,
     timing: Timing,
 ) -> anyhow::Result<FluxReport> {
-    let original = Session::open(repo, Some(Choice::Native)).map_err(|e| anyhow!("{e}"))?;
+    let original =
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))
+            .map_err(|e| anyhow!("{e}"))?;
     let name = cluster_name(&original)?;
     let cluster0 = original
         .cluster(&name)
@@ -231,7 +233,7 @@ pub async fn flux_mode(
             let served = serve::serve(repo, dir.path(), cluster0, &changes).map_err(|e| anyhow!(e))?;
             report.notes.extend(served.notes.iter().cloned());
             git.push(dir.path(), "repo", &branch, served.tag.as_deref())?;
-            let session = Session::open(dir.path(), Some(Choice::Native)).map_err(|e| anyhow!("the served tree: {e}"))?;
+            let session = Session::open(&conformance::session::RunOptions::at(dir.path()).renderer(Choice::Native)).map_err(|e| anyhow!("the served tree: {e}"))?;
             let served_cluster = session.cluster(&name).map_err(|e| anyhow!("the served tree: {e}"))?;
             let prediction: Prediction = predict(served_cluster, &session.catalog, &session.index, &session.bootstrap);
             report.prediction_outside = prediction.outside.clone();

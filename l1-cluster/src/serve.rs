@@ -697,7 +697,9 @@ spec:
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n",
         );
         write(".git/HEAD", "ref: refs/heads/main\n");
-        let session = conformance::session::Session::open(root, None).expect("session");
+        let session =
+            conformance::session::Session::open(&conformance::session::RunOptions::at(root))
+                .expect("session");
         let cluster = &session.model.clusters[0];
         let out = tempfile::tempdir().expect("out");
         let changes = Changes {
@@ -735,7 +737,9 @@ spec:
             "{text}"
         );
         // The served tree is a repository the model reads the same way.
-        let again = conformance::session::Session::open(out.path(), None).expect("served session");
+        let again =
+            conformance::session::Session::open(&conformance::session::RunOptions::at(out.path()))
+                .expect("served session");
         assert_eq!(again.model.clusters[0].tiers.len(), cluster.tiers.len());
     }
 }

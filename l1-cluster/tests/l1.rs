@@ -53,7 +53,8 @@ fn repo() -> PathBuf {
 type Results = BTreeMap<String, Result<(), (bool, String)>>;
 
 fn apply_plan(repo: &Path) -> anyhow::Result<(Plan, (String, String))> {
-    let session = Session::open(repo, Some(Choice::Native))?;
+    let session =
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))?;
     let name = cluster_name(&session)?;
     let cluster = session
         .cluster(&name)
@@ -67,7 +68,8 @@ fn apply_plan(repo: &Path) -> anyhow::Result<(Plan, (String, String))> {
 
 /// The Flux mode's trial names, from the repository as it is.
 fn flux_trials(repo: &Path) -> anyhow::Result<(String, Vec<String>)> {
-    let session = Session::open(repo, Some(Choice::Native))?;
+    let session =
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))?;
     let name = cluster_name(&session)?;
     let cluster = session
         .cluster(&name)
@@ -149,7 +151,9 @@ fn run_flux(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, S
 
 fn run_apply(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, String> {
     // The plan of the tree with l1.manifests' published files in place.
-    let original = Session::open(repo, Some(Choice::Native)).map_err(|e| e.to_string())?;
+    let original =
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))
+            .map_err(|e| e.to_string())?;
     let fetched = manifests::fetch_all(&original.config.l1.manifests, &manifests::cache_dir())?;
     let replace: Vec<(String, Vec<u8>, String)> = fetched
         .iter()

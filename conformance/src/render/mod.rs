@@ -236,18 +236,34 @@ pub fn build_directory(
     kustomize.build(&Tree::new(&artifact), dir)
 }
 
-/// Which backend renders.
+/// Which backend renders (`renderer:` in conformance.yaml, `--renderer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Choice {
-    /// The external kustomize or kubectl program.
-    Kustomize,
     /// The built-in renderer (the default).
     #[default]
     Native,
+    /// The external kustomize or kubectl program.
+    Kustomize,
     /// Native, and the external program for kustomizations that use
     /// something the native renderer does not implement.
     Auto,
+}
+
+/// `--renderer native|kustomize|auto` (by hand: the derive would list each
+/// value's documentation in `--help`, which the CLI contract fixes).
+impl clap::ValueEnum for Choice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Choice::Native, Choice::Kustomize, Choice::Auto]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(match self {
+            Choice::Native => "native",
+            Choice::Kustomize => "kustomize",
+            Choice::Auto => "auto",
+        }))
+    }
 }
 
 impl Choice {

@@ -11,7 +11,9 @@ use conformance::render::Choice;
 use conformance::session::Session;
 
 fn plan(repo: &Path, cluster: &str) -> l1::Plan {
-    let session = Session::open(repo, Some(Choice::Native)).unwrap();
+    let session =
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))
+            .unwrap();
     let c = session.cluster(cluster).unwrap();
     l1::plan(&session.analysis(c), &session.config.l1, &session.catalog)
 }

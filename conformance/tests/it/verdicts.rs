@@ -37,7 +37,9 @@ fn check_crds_and_l1_plan_agree_on_every_fixture() {
     let mut problems = Vec::new();
     let mut tiers_seen = 0;
     for repo in repositories() {
-        let Ok(session) = Session::open(&repo, Some(Choice::Native)) else {
+        let Ok(session) =
+            Session::open(&conformance::session::RunOptions::at(&repo).renderer(Choice::Native))
+        else {
             continue; // fixtures that do not load (bad input) have no verdicts
         };
         let outcome = run(&repo);

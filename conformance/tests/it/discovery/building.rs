@@ -268,13 +268,10 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
         "{message}"
     );
     let auto = check(&CheckOptions {
-        repo: root.to_path_buf(),
+        run: conformance::session::RunOptions::at(root.to_path_buf())
+            .renderer(conformance::render::Choice::Auto),
         clusters: vec![],
-        renderer: Some(conformance::render::Choice::Auto),
         base: None,
-        remote: None,
-        entries: vec![],
-        config: None,
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
@@ -416,13 +413,9 @@ fn malformed_inputs_never_panic() {
             &format!("resources: [cm.yaml]\n{k}"),
         );
         let outcome = check(&CheckOptions {
-            repo: root.to_path_buf(),
+            run: conformance::session::RunOptions::at(root.to_path_buf()),
             clusters: vec![],
-            renderer: None,
             base: None,
-            remote: None,
-            entries: vec![],
-            config: None,
         });
         match outcome {
             // Each of these fails kustomize's own build too: a render-failed

@@ -17,7 +17,8 @@ fn a_helmfile_that_installs_the_chart_first_makes_its_crs_fine() {
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
     // `conformance crds` shows where.
-    let session = conformance::session::Session::open(root, None).unwrap();
+    let session =
+        conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
     let cluster = &session.model.clusters[0];
     let text = conformance::report::crds::render(&session.analysis(cluster));
     assert!(
@@ -499,7 +500,8 @@ fn the_flux_version_of_a_helmfile_flux_instance_release_and_a_script() {
         "bootstrap/flux-instance.yaml",
         "instance:\n  distribution:\n    version: 2.7.2\n",
     );
-    let session = conformance::session::Session::open(root, None).unwrap();
+    let session =
+        conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
     let analysis = session.analysis(&session.model.clusters[0]);
     let installed = analysis.installed.as_ref().expect("a version");
     assert_eq!(installed.written, "2.7.2");
@@ -510,7 +512,8 @@ fn the_flux_version_of_a_helmfile_flux_instance_release_and_a_script() {
         "scripts/bootstrap.sh",
         "#!/bin/sh\nflux install \\\n  --version=v2.4.0 --components-extra=image-reflector-controller\n",
     );
-    let session = conformance::session::Session::open(root, None).unwrap();
+    let session =
+        conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
     let analysis = session.analysis(&session.model.clusters[0]);
     let installed = analysis.installed.as_ref().expect("a version");
     assert_eq!(installed.written, "v2.4.0");
@@ -619,7 +622,8 @@ fn documented_steps_count_where_they_are_written_unless_switched_off() {
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
-    let session = conformance::session::Session::open(root, None).unwrap();
+    let session =
+        conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
     let item = session
         .bootstrap
         .items
@@ -678,7 +682,8 @@ fn a_parsed_script_applies_here_documents_and_what_its_functions_are_called_with
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
-    let session = conformance::session::Session::open(root, None).unwrap();
+    let session =
+        conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
     let at: Vec<(u32, &str)> = session
         .bootstrap
         .items

@@ -324,9 +324,10 @@ fn a_four_thousand_deep_dependson_chain_is_ordered() {
     }
     write(root, "clusters/prod/tiers.yaml", &tiers);
     write(root, "apps/cm.yaml", &configmap("a"));
-    let session =
-        conformance::session::Session::open(root, Some(conformance::render::Choice::Native))
-            .unwrap();
+    let session = conformance::session::Session::open(
+        &conformance::session::RunOptions::at(root).renderer(conformance::render::Choice::Native),
+    )
+    .unwrap();
     let cluster = &session.model.clusters[0];
     let analysis = session.analysis(cluster);
     let last = conformance::model::TierId::new("flux-system", "t3999");

@@ -178,13 +178,9 @@ fn prune_transient_only_when_a_window_exists() {
         let head = tempfile::tempdir().unwrap();
         build(head.path(), "new", old_depends_on_new, annotation);
         let outcome = conformance::check::check(&conformance::check::CheckOptions {
-            repo: head.path().to_path_buf(),
+            run: conformance::session::RunOptions::at(head.path().to_path_buf()),
             clusters: vec![],
-            renderer: None,
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
-            remote: None,
-            entries: vec![],
-            config: None,
         })
         .unwrap();
         let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();

@@ -72,13 +72,9 @@ pub fn cluster_names(outcome: &Outcome) -> Vec<&str> {
 
 pub fn run(root: &Path) -> Outcome {
     check(&CheckOptions {
-        repo: root.to_path_buf(),
+        run: conformance::session::RunOptions::at(root.to_path_buf()),
         clusters: vec![],
-        renderer: None,
         base: None,
-        remote: None,
-        entries: vec![],
-        config: None,
     })
     .unwrap()
 }
@@ -101,13 +97,12 @@ pub fn run_with_entries(
     entries: &[&str],
 ) -> Result<Outcome, conformance::check::SessionError> {
     check(&CheckOptions {
-        repo: root.to_path_buf(),
+        run: conformance::session::RunOptions {
+            entries: entries.iter().map(|e| e.to_string()).collect(),
+            ..conformance::session::RunOptions::at(root.to_path_buf())
+        },
         clusters: vec![],
-        renderer: None,
         base: None,
-        remote: None,
-        entries: entries.iter().map(|e| e.to_string()).collect(),
-        config: None,
     })
 }
 

@@ -1,0 +1,64 @@
+//! The subcommands, one file each: its arguments (clap) and `run`, which
+//! opens one [`conformance::session::Session`] from the flattened
+//! [`RunOptions`](conformance::session::RunOptions) and prints what it
+//! found. What they share lives here: the cluster arguments and stdout.
+
+pub mod build;
+pub mod check;
+pub mod config;
+pub mod crds;
+pub mod diff;
+pub mod explain;
+pub mod graph;
+pub mod l1_plan;
+pub mod substitutions;
+
+use std::io::Write as _;
+
+use conformance::report;
+
+/// One cluster, for the subcommands that show a single cluster.
+#[derive(Debug, clap::Args)]
+pub struct ClusterArg {
+    /// The cluster (as discovered: the shortest unique tail of its entry path).
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub cluster: String,
+}
+
+/// The clusters a subcommand reports (all when none is named).
+#[derive(Debug, clap::Args)]
+pub struct ClusterFilter {
+    /// Only this cluster (repeatable; all when absent). Rules still see every
+    /// cluster, so parity is judged against the whole repository.
+    #[arg(long = "cluster", value_name = "NAME")]
+    pub clusters: Vec<String>,
+}
+
+/// The previous revision a subcommand compares with: `--base REV` or
+/// `--base-dir DIR`.
+pub fn base(
+    rev: Option<String>,
+    dir: Option<std::path::PathBuf>,
+) -> Option<conformance::base::Base> {
+    rev.map(conformance::base::Base::Rev)
+        .or(dir.map(conformance::base::Base::Dir))
+}
+
+/// Writes text meant for people to stdout, with what a terminal would obey
+/// escaped ([`report::text_safe`]).
+pub fn print_text(text: &str) -> anyhow::Result<()> {
+    print(&report::text_safe(text))
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    conformance::progress::clear();
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
