@@ -24,28 +24,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => found.severity().as_str().to_string(),
     };
     print(&format!(
-        "{} ({severity})\n\n{}\n\nExample: {}\n\n{}\n",
+        "{} ({severity})\n\n{}\n\nExample: {}\n\n{}",
         found.id(),
         found.summary(),
         found.example(),
-        wrap(found.explain(), 80)
+        found.explain()
     ))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line_len = 0;
-    for word in text.split_whitespace() {
-        if line_len > 0 && line_len + 1 + word.len() > width {
-            out.push('\n');
-            line_len = 0;
-        } else if line_len > 0 {
-            out.push(' ');
-            line_len += 1;
-        }
-        out.push_str(word);
-        line_len += word.len();
-    }
-    out
 }

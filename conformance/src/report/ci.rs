@@ -267,6 +267,17 @@ fn xml(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// The "What it catches" paragraph of a rule's documentation, on one line.
+fn catches(doc: &str) -> String {
+    let body = doc
+        .strip_prefix("## What it catches")
+        .unwrap_or(doc)
+        .split("\n## ")
+        .next()
+        .unwrap_or_default();
+    body.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The SARIF tool descriptor, with `informationUri` when the
 /// documentation's address is known.
 fn driver(rules: Vec<Value>, doc: Option<&str>) -> Value {
@@ -295,8 +306,13 @@ pub fn sarif(outcome: &Outcome, doc_url: Option<&str>) -> Value {
             let mut d = json!({
                 "id": r.id(),
                 "shortDescription": {"text": r.summary()},
-                "fullDescription": {"text": r.explain()},
-                "help": {"text": format!("{}\n\nExample: {}", r.explain(), r.example())},
+                "fullDescription": {"text": catches(r.explain())},
+                // The whole documentation, as markdown for viewers that
+                // render it (GitHub code scanning does) and as text.
+                "help": {
+                    "text": format!("{}\n\nExample: {}", r.explain(), r.example()),
+                    "markdown": r.explain(),
+                },
                 "defaultConfiguration": {"level": r.severity().as_str()},
             });
             if let Some(doc) = doc {

@@ -19,16 +19,6 @@ impl Rule for BudgetExceeded {
     fn example(&self) -> &'static str {
         "apps/cms.yaml:300000: exceeds the budget of 50000 documents in one file, so Kustomization apps is not checked"
     }
-    fn explain(&self) -> &'static str {
-        "This tool reads every file with fixed budgets (64 MiB per file, 50,000 documents per file, 256 levels of \
-nesting, aliases that expand to no more than a bounded multiple of the file: a YAML alias bomb), so that no input \
-can make a run take unbounded time or memory. kustomize-controller has no such limits of its own (its decoders, \
-sigs.k8s.io/yaml and kyaml's kio.ByteReader, read what fits in the pod's memory), so an over-budget file says \
-nothing about whether Flux can apply the tier: it says this check could not look. The tier is listed as not checked \
-and this finding is an error, so a CI gate never passes a cluster whose tiers nothing checked. Split the file (a \
-kustomization lists several), remove the alias expansion, or, if the file is generated data, move it out of the \
-paths Flux builds."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for cluster in &cx.model.clusters {

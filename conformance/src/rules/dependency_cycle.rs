@@ -68,26 +68,6 @@ impl Rule for DependencyCycle {
     fn example(&self) -> &'static str {
         "dependency cycle: platform → platform-config → platform (members: platform, platform-config)"
     }
-    fn explain(&self) -> &'static str {
-        "A Kustomization is applied only when all of its dependsOn entries are Ready (checkDependencies). A \
-Kustomization with wait: true is Ready only when every object it applied is healthy (checkHealth), including the \
-child Kustomizations it applies, which kstatus reads as Current only once they are Ready at their generation; \
-healthChecks naming a Kustomization do the same. So a child that depends on its own waiting parent waits for the \
-parent while the parent waits for the child (checkHealth drops only the Kustomization itself from the set). In a \
-A Kustomization applies the Kustomizations its build renders, so such a child is not even created until its \
-parent has applied; a parent that dependsOn a Kustomization it applies itself (directly or through children) \
-never starts, because the child it waits for is never created (Reconcile returns on checkDependencies before \
-the build that would create it). In a \
-cycle of such edges each member waits for another, none becomes Ready, and everything downstream waits too. Flux \
-reports this only as 'dependency not ready' and health-check timeouts, never as a cycle; kustomize-controller's \
-dependency.Sort logs 'circular dependency detected' and then drops source events for the whole set. The finding \
-names the members of the strongly connected component and one loop through it (→ dependsOn, ⇢ waits for, under \
-wait: true or healthChecks, ⇠ is applied by); it is reported on each member (each never becomes Ready), grouped under the one cycle \
-in the human report, and a long cycle is named by its first and last steps so the report grows with the cycle, \
-not with its square. A dependsOn entry with a readyExpr is left out: the \
-expression replaces the Ready check. Break the loop by removing the edge that points back up (a tier should depend \
-only on tiers it needs applied first), or, for a wait edge, give the parent healthChecks that leave the child out."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for analysis in &cx.analyses {

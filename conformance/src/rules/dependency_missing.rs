@@ -20,17 +20,6 @@ impl Rule for DependencyMissing {
     fn example(&self) -> &'static str {
         "apps-vms dependsOn platform-config-cdx, but the cluster has no such Kustomization (did you mean platform-config-cdi?)"
     }
-    fn explain(&self) -> &'static str {
-        "Flux only applies a Kustomization once every dependsOn entry exists and is Ready at the current revision. \
-An entry without namespace means the dependent's own namespace (after kustomize's namespace transformer), so a \
-dependency living in another namespace needs `namespace:` in the entry. An entry that matches nothing leaves the \
-dependent in 'dependency not ready' forever: it never applies, and neither does anything that depends on it. The \
-finding suggests the closest existing name and says when the name exists in another namespace. If some tier of \
-the cluster failed to build or was not checked, the missing Kustomization may be defined there; the finding says so. \
-When the cluster renders Flux Operator ResourceSets (which generate Kustomizations from templates and inputs, not \
-expanded here), the finding is a warning naming them: one of them may generate the dependency. Modelled on \
-kustomize-controller's checkDependencies ('dependency … not found')."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
         let mut out = Vec::new();

@@ -20,15 +20,6 @@ impl Rule for DependencySuspended {
     fn example(&self) -> &'static str {
         "apps depends on databases, which is suspended (spec.suspend: true): on a cold start apps never starts, and neither do the 3 Kustomizations after it"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller does nothing for a suspended Kustomization: Reconcile returns before reading the \
-source, so on a cold cluster it applies nothing, never becomes Ready, and the Kustomizations it would apply never \
-exist. checkDependencies ignores spec.suspend and only looks at the dependency's Ready condition, so a dependent \
-waits for ever (requeued every --requeue-dependency, 30s), and so does everything after it. On a running cluster the \
-suspended tier keeps its last Ready status, which hides the problem until the cluster is rebuilt. The finding is on \
-each dependent (a tier inside the suspended subtree is judged as if resumed: that is how its owner will run it); \
-conformance graph marks the suspended tier. Resume it, or remove the dependsOn if the dependent does not need it."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {

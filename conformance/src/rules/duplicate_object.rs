@@ -21,19 +21,6 @@ impl Rule for DuplicateObject {
     fn example(&self) -> &'static str {
         "StorageProfile/longhorn-vm is rendered by 2 Kustomizations: platform-config, platform-config-cdi"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller labels everything a Kustomization applies with that Kustomization's name and, with \
-prune: true, deletes objects that carry its label but left its output. When two Kustomizations of one cluster render \
-the same object (same API group, kind, namespace and name), each reconcile takes the object over: fields flip between \
-the two versions, the ownership label moves, and when one of them stops rendering it, its prune can delete the copy \
-the other still wants. It usually happens half-way through moving an object from one tier to another, or when two \
-parents both render the same Flux Kustomization. Keep each object in exactly one tier. Names that still contain \
-${...} in a tier with postBuild are skipped: substitution decides their final name. A copy annotated \
-kustomize.toolkit.fluxcd.io/ssa: IfNotPresent (applied only when absent) or Ignore (never applied) takes nothing \
-over (kustomize-controller sets the IfNotPresentSelector and ExclusionSelector of fluxcd/pkg/ssa's \
-ResourceManager.ApplyAllStaged from that annotation): a pair with at most one copy applied for real is not reported. \
-An object is one finding, however many Kustomizations render it: it names the first eight and counts the rest."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
         let mut out = Vec::new();

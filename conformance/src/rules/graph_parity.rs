@@ -121,22 +121,6 @@ impl Rule for GraphParity {
     fn example(&self) -> &'static str {
         "prod: apps-vms dependsOn platform-config-cdi in dev but not in prod"
     }
-    fn explain(&self) -> &'static str {
-        "Promotion from dev to prod is only a rehearsal if both clusters reconcile the same graph: the same \
-Kustomizations, the same dependsOn edges, and the same wait/prune gating. A missing edge in prod means prod applies \
-a tier before what it needs is healthy, a race that dev never shows. Without parity.groups in conformance.yaml, \
-clusters are grouped when they are overlays of one another: at least half of the Kustomizations of the two (by \
-namespace and name, over the union) are the same; each is compared with the most similar cluster before it by name, \
-and clusters that share little (a home cluster and a backup NAS) are not compared. In such a group only the \
-Kustomizations both clusters have are compared (a tier one environment runs and the other does not is usually \
-intended); the human report says which groups were formed. With parity.groups, each group's first cluster by name is the baseline and \
-the graphs must match whole, missing Kustomizations included. The comparison uses the canonical graph text that `conformance \
-graph --cluster NAME` prints (paths are left out: overlays legitimately differ per cluster). A name that stands for \
-two different Kustomizations (a path that differs beyond the segments naming each cluster: its name and its entry \
-directory's own segments) is not compared. Each finding shows a \
-unified diff of the Kustomization's lines in both graphs. Make the graphs identical, or, for clusters that are not \
-meant to match, declare parity groups in conformance.yaml."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
         let formed = groups(cx.settings.parity, model);

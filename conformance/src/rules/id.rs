@@ -26,6 +26,15 @@ macro_rules! rule_ids {
                 }
             }
 
+            /// The rule's documentation, `rules/docs/<id>.md` (What it
+            /// catches, Why Flux fails, Example, Fix): a rule without one
+            /// does not compile.
+            pub const fn doc(self) -> &'static str {
+                match self {
+                    $(RuleId::$variant => include_str!(concat!("docs/", $id, ".md")),)*
+                }
+            }
+
             /// The rule id written `text`, if there is one.
             pub fn parse(text: &str) -> Option<RuleId> {
                 match text {

@@ -63,8 +63,12 @@ pub trait Rule: Sync {
     fn summary(&self) -> &'static str;
     /// One line showing a case it catches.
     fn example(&self) -> &'static str;
-    /// A paragraph: the Flux behaviour behind the rule and how to fix a finding.
-    fn explain(&self) -> &'static str;
+    /// The rule's documentation (`conformance explain`): the sections
+    /// What it catches, Why Flux fails (the controller function it models),
+    /// Example and Fix, from `rules/docs/<id>.md` ([`RuleId::doc`]).
+    fn explain(&self) -> &'static str {
+        self.id().doc()
+    }
     /// Runs the rule over the context: its findings.
     fn check(&self, cx: &Context) -> Vec<Finding>;
 }

@@ -20,18 +20,6 @@ impl Rule for NamespaceUnspecified {
     fn example(&self) -> &'static str {
         "Deployment/web in apps has no namespace, and apps sets no targetNamespace: 'namespace not specified'"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller applies with server-side apply through fluxcd/pkg ssa, which has no default \
-namespace: ResourceManager.ApplyAllStaged dry-runs every object of a stage, and a namespaced object without \
-metadata.namespace fails it with 'namespace not specified' (ssa/errors), so the stage, and every later stage of \
-the tier, is not applied and the Kustomization never becomes Ready. kubectl would have put it in `default`; Flux \
-does not. Objects get a namespace from their own metadata, from the kustomization's `namespace:` field, or from \
-the Flux Kustomization's spec.targetNamespace (which kustomize-controller writes into the kustomization as \
-`namespace:`). Cluster-scoped kinds need none: their scope comes from Kubernetes' built-in table, the CRD when it \
-is in git, or the catalog's cluster-scoped kinds (ClusterIssuer, ClusterSecretStore, ...); a kind whose scope \
-nothing tells is not judged. Set metadata.namespace, `namespace:` in the kustomization, or spec.targetNamespace. \
-The objects of one Kustomization share one finding, which names the first eight and counts the rest."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {

@@ -59,21 +59,6 @@ impl Rule for PruneTransient {
     fn example(&self) -> &'static str {
         "StorageProfile/longhorn-vm moves from platform-config (prune: true) to platform-config-cdi: deleted when platform-config reconciles, recreated when platform-config-cdi applies"
     }
-    fn explain(&self) -> &'static str {
-        "With prune: true, kustomize-controller deletes every object that carries the Kustomization's ownership \
-labels but left its output. Moving an object from tier A to tier B therefore deletes it when A reconciles the new \
-revision before B has applied it (nothing orders A after B) and recreates it only when B applies: a window in which \
-controllers act on its absence. There is no window when A depends on B (B applies first and takes the ownership \
-labels over, so A's prune no longer sees the object; ssa's deletion skips objects whose owner labels name another \
-Kustomization), or when the object is annotated kustomize.toolkit.fluxcd.io/prune: disabled, reconcile: disabled or \
-ssa: ignore (ssa DeleteAll skips them). \
-For a CDI StorageProfile that window let CDI recreate the profile with inferred defaults, and DataVolumes created in \
-it were stamped RWO for good. The check compares the rendered tree with a previous revision (--base REV, a git \
-revision of the repository, or --base-dir DIR; CONFORMANCE_BASE for l0-static) and reports every object whose \
-owning Kustomization changed while the old one prunes. Safe move: merge with prune: false on the old tier, verify the \
-kustomize.toolkit.fluxcd.io/name label moved to the new tier, then restore prune: true; make sure the old tier is \
-Ready before merging."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let Some(base) = cx.base else {
             return Vec::new();

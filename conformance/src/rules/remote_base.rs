@@ -23,29 +23,6 @@ impl Rule for RemoteBase {
     fn example(&self) -> &'static str {
         "platform/external-snapshotter/kustomization.yaml:6: remote base github.com/kubernetes-csi/external-snapshotter/client/config/crd?ref=v8.2.0"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller builds a Kustomization from its source artifact, but a `resources`, `components` or \
-patch entry that is a URL or a git reference (https://…, github.com/…, git@…, ?ref=…) makes kustomize fetch it over \
-the network on every reconcile. When the remote is slow the fetch exceeds the build timeout, the build fails \
-('kustomize build failed'), and the tier (and everything that depends on it) stalls until the remote recovers; the \
-result can also change under you when a ref moves. Every remote reference in any \
-kustomization file reachable from the tier is reported at its file and line. With `--fetch-remote` (or `remote: \
-fetch` in conformance.yaml) the references are fetched first, as kustomize's loader would (`KustTarget.\
-accumulateResources`: an http(s) address is tried as one file, then as a git repository, cloned the way \
-`ClonerUsingGitExec` does), into a content-addressed cache, and the whole tier is checked; a remote that answers \
-that the content is not there (HTTP 4xx, \"couldn't find remote ref\") fails the tier as it fails Flux's build \
-(render-failed), while no network or a timeout only leaves the remote part unknown. Without it, the tier's local \
-part is built without them and checked (flux::build with Tree::skip_remote); what the remote part adds is unknown, so the tier counts as \
-not fully known wherever a conclusion is drawn from absence (a CRD, Namespace or Kustomization nothing else \
-provides may come from it). When the local part does not build on its own (a patch aimed at a remote object), the \
-tier is left unbuilt (not reported as render-failed). A configMapGenerator or secretGenerator input that is an http(s) URL is \
-fetched by kustomize's file loader (`FileLoader.Load`) the same way: a warning, and the tier is built with that input \
-empty, so the rest of it is still checked. A git reference (a remote kustomization, cloned with its history on every \
-build) is an error; a plain HTTP(S) URL of one file is a warning (one small GET, but still a network dependency of \
-every build). Vendor the remote content into the repository (build it once with `kubectl \
-kustomize` and commit the output, keeping an images transformer to pin versions), or serve it as a Flux source \
-(GitRepository/OCIRepository) with its own Kustomization."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for cluster in &cx.model.clusters {

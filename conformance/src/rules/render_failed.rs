@@ -19,16 +19,6 @@ impl Rule for RenderFailed {
     fn example(&self) -> &'static str {
         "apps/vms/unifi/20-datavolume.yaml:7: did not find expected key; so Kustomization apps-vms cannot build"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller builds spec.path of every Kustomization (relative to the source root) with \
-kustomize, load restrictions off and plugins disabled. A directory without kustomization.yaml gets a generated one \
-listing every .yaml/.yml file below it, and every document in those files must be a Kubernetes object with kind and \
-metadata.name. After the build, every object needs apiVersion, kind and metadata.name. If any of this fails the \
-Kustomization is not Ready and nothing in it is applied, and every Kustomization that dependsOn it waits forever. \
-The finding points at the file and line that broke the build when it can (YAML errors are found before kustomize \
-runs) and otherwise quotes kustomize's message. Remote bases are refused here because this check never touches the \
-network, and because Flux fetches them on every reconcile. Fix the file, or the path, and re-run."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let model = cx.model;
         let mut out = Vec::new();

@@ -28,22 +28,6 @@ impl Rule for SchemaViolation {
     fn example(&self) -> &'static str {
         "Deployment/apps/web in apps: spec.template.spec.containers[0].env[0].value: expected string, got integer 8080"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller applies every object with server-side apply (fluxcd/pkg ssa ApplyAllStaged), which \
-converts it to the kind's typed schema first: a value of the wrong type (a number where a string goes, an env var's \
-value: 8080), a missing required field, a value outside an enum or a pattern fails the dry-run, the stage aborts, and \
-the tier never becomes Ready. Built-in kinds are checked against the Kubernetes OpenAPI of the cluster's minor \
-(embedded for 1.30 to 1.37, from the kubernetes-validate package's conversion of each release's OpenAPI), where a \
-field the schema does not declare is rejected ('field not declared in schema'). Custom resources are checked against \
-the openAPIV3Schema of their CRD when the repository has it (Flux's own kinds through gotk-components.yaml): types, \
-required, enums, patterns, lengths, bounds, int-or-string, preserve-unknown-fields; an undeclared field there is \
-pruned by the API server, so it is a warning (the setting is silently lost). Flux's own kinds without their CRDs in the \
-repository are checked against Flux v2.9's CRDs, bundled (schema/flux-crds, from each controller's config/crd/bases): \
-`wait: \"yes\"`, `suspend: 1`, `postBuild: []` or `decryption.provider: rot13` fail the apply of the tier that holds the \
-Kustomization. A cluster-scoped object's metadata.namespace is not checked: the API server clears it (rest.BeforeCreate \
-in k8s.io/apiserver). Values still holding ${VAR} are left to \
-the substitution rules. Each finding points at the value's line and at the schema's line in the CRD."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {

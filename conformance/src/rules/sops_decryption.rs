@@ -21,17 +21,6 @@ impl Rule for SopsDecryption {
     fn example(&self) -> &'static str {
         "Secret/apps/paperless in apps-wave-2 is SOPS-encrypted, but apps-wave-2 has no spec.decryption"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller decrypts only in a Kustomization with spec.decryption (provider: sops and a \
-secretRef holding the keys), and only what its decryptor handles (internal/decryptor/decryptor.go): \
-DecryptResource decrypts an object with sops.mac (unless annotated kustomize.toolkit.fluxcd.io/decrypt: disabled), \
-and DecryptSources, before the build, decrypts the files a secretGenerator reads (files, envs) and patch files - \
-never a configMapGenerator's inputs. Without spec.decryption an encrypted Secret still carries its sops field and \
-Flux rejects the whole Kustomization, so nothing in the tier is applied; an encrypted secretGenerator input becomes \
-a Secret full of ciphertext. An encrypted configMapGenerator input becomes a ConfigMap of ciphertext even with \
-spec.decryption, which the workload then reads as its configuration. Add spec.decryption to the tier, or move the \
-file to a tier that has it; generate encrypted inputs with a secretGenerator. Values are never printed."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for cluster in &cx.model.clusters {

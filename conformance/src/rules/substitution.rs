@@ -46,24 +46,6 @@ impl Rule for SubstitutionHazard {
     fn example(&self) -> &'static str {
         "apps-vms: ${VM_STORAGE_CLAS} in DataVolume/vms/unifi-root is defined nowhere; strict substitution fails the whole tier"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller substitutes ${VAR} expressions in every object of a Kustomization with \
-spec.postBuild (SubstituteVariables in fluxcd/pkg kustomize_varsub.go, with fluxcd/pkg envsubst), from \
-postBuild.substitute and the substituteFrom ConfigMaps and Secrets (later entries win, inline substitute wins over \
-all). A variable with neither a definition nor a default (${VAR:=default}, ${VAR:-default}) fails the build in \
-strict mode (the StrictPostBuildSubstitutions feature gate, on by default from kustomize-controller 1.9 / Flux 2.9: \
-the tier is not applied, everything after it waits), and becomes the empty string with older controllers (a \
-warning: the object ships with an empty value, which may be meant). Which applies is read from the Flux the \
-cluster installs (its gotk-components.yaml, or a FluxInstance's distribution version; unpinned ranges are judged \
-against the newest release); substitution.strict in conformance.yaml overrides it. Flux's envsubst rejects some \
-bash forms outright (${VAR-x}, ${VAR+x}: 'missing closing brace', the build fails), treats ${VAR:+x} and ${VAR:?x} \
-as plain defaults (not bash's alternate value or error), and fails the whole tier when a variable key is not a valid \
-name (^[_[:alpha:]][_[:alpha:][:digit:]]*$, so a ConfigMap key like my-key breaks it). When no variable is defined \
-(and substituteStrategy is not Always) the pass does not run at all: tokens then ship literally, which is reported \
-by substitution-unaudited, not here. The substituted YAML is read back (yaml.YAMLToJSON in SubstituteVariables): \
-a value that is not YAML where it lands (`[unclosed`, `a: b`, `@x` into a plain scalar) fails the build too. A \
-SOPS-encrypted Secret defines its keys without revealing values. Variables added at admission count too: the ConfigMaps and Secrets substitution.injected declares, and those of the kustomize-mutating-webhook chart when the bootstrap or a Flux HelmRelease of the cluster installs it (handleMutate in xunholy/fluxcd-kustomize-mutating-webhook main.go adds spec.postBuild and every key of its configMaps and secrets to spec.postBuild.substitute of each Kustomization it admits). Escape a literal as $${VAR}."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {
@@ -216,15 +198,6 @@ impl Rule for SubstitutionUnaudited {
     }
     fn example(&self) -> &'static str {
         "platform-config has no postBuild, but ConfigMap/kube-system/cilium-vars contains ${LB_POOL_CIDR}"
-    }
-    fn explain(&self) -> &'static str {
-        "Flux substitutes only in Kustomizations with spec.postBuild, and only when some variable is defined or \
-substituteStrategy is Always (kustomize-controller skips the pass otherwise). A ${VAR} token in any other tier is shipped \
-literally (which may or may not be intended), and the day someone adds postBuild to that tier (often only to use one \
-variable somewhere else) every such token is substituted: an undefined one then fails the tier (strict) or becomes \
-empty. An audit that only looks at tiers that declare substituteFrom has exactly this blind spot, so this check \
-covers every path. Escape tokens meant literally as $${VAR} (which Flux turns into ${VAR}), or give the tier a \
-postBuild and define the variables. A Kustomization that a webhook gives a postBuild at admission (substitution.injected, or the kustomize-mutating-webhook chart the bootstrap installs) is substituted and audited by substitution-hazard instead. One finding per Kustomization, with every token at the line it is written on."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();

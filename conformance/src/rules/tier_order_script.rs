@@ -52,15 +52,6 @@ impl Rule for TierOrderScript {
     fn example(&self) -> &'static str {
         "bootstrap/standup.sh:8: TIER_ORDER does not include platform-config-cdi, so `resume` never waits on it"
     }
-    fn explain(&self) -> &'static str {
-        "Stand-up and resume scripts usually walk the tiers themselves (flux reconcile, then wait for Ready) from \
-a hand-kept list. When a tier is added to the graph but not to the list, the script neither reconciles nor waits \
-for it, and the next step starts before it is healthy; a renamed tier makes the script fail; a tier listed before \
-one of its dependencies (or before the parent that creates it) waits on something that cannot be Ready yet. The \
-script (default bootstrap/standup.sh) and the bash array (default TIER_ORDER) are configurable under bootstrap in \
-conformance.yaml; the check runs by default when the default script exists. Every tier of each cluster must be \
-listed exactly once, in an order consistent with dependsOn and parents."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let configured = cx.settings.tier_script.cloned();
         let (script, variable, clusters) = match &configured {

@@ -41,14 +41,6 @@ impl Rule for ToolchainSkew {
     fn example(&self) -> &'static str {
         "ci/versions.env pins kubectl 1.31.4, but cluster prod runs Kubernetes 1.36 (kubectl supports ±1 minor)"
     }
-    fn explain(&self) -> &'static str {
-        "kubectl supports talking to API servers within one minor version of its own; outside that, apply, \
-server-side dry-run and kustomize behave differently from what the cluster does, and CI gates pass or fail for \
-the wrong reasons. The toolchain files (versions.env style KEY=value; default: every versions.env in the \
-repository, key KUBECTL_VERSION; configurable under toolchain) must agree with each other, and each must be within \
-±1 minor of every cluster's Kubernetes version (clusters.<name>.kubernetes in conformance.yaml, or kubernetes: \
-{file, variable} pointing at a pin such as K3S_VERSION=v1.36.4+k3s1). Bump the pins together."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let settings = cx.settings.toolchain.cloned();
         let variable = settings

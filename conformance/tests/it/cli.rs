@@ -647,28 +647,6 @@ fn base_revision_finds_objects_moved_under_prune() {
     assert!(stderr(&bad).contains("base revision"), "{}", stderr(&bad));
 }
 
-/// The README's rules table has a row for every rule, with its severity
-/// marked when it is a warning, and the anchor SARIF's `helpUri` points
-/// at (`#rule-<id>`).
-#[test]
-fn readme_lists_every_rule() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
-    for rule in conformance::rules::all() {
-        let id = rule.id();
-        let row = match rule.severity() {
-            conformance::rules::Severity::Error => {
-                format!("| <a id=\"rule-{id}\"></a>`{id}` |")
-            }
-            conformance::rules::Severity::Warning => {
-                format!("| <a id=\"rule-{id}\"></a>`{id}` (warning) |")
-            }
-        };
-        assert!(readme.contains(&row), "README.md has no row `{row}`");
-    }
-}
-
 /// Every `conformance` command the GitHub Action runs uses flags the CLI
 /// has: those on the command's line, and those its step gathers with
 /// `set --` for `conformance check "$@"`; the scripts it runs exist.

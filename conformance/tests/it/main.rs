@@ -18,6 +18,8 @@
 //! * `hostile_remote`: no repository content makes git run a program;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
+//! * `rule_docs`: every rule's documentation in one shape, and the README
+//!   table made from the rules;
 //! * `layers`: the engine's imports only point down;
 //! * `action`: the GitHub Action's scripts (install, comment, verdict),
 //!   run with stand-ins for curl, git, cargo and gh.
@@ -41,5 +43,6 @@ mod layers;
 mod provenance;
 mod regression;
 mod remote;
+mod rule_docs;
 mod support;
 mod verdicts;

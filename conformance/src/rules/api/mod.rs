@@ -41,25 +41,6 @@ impl Rule for ApiRemoved {
     fn example(&self) -> &'static str {
         "Kustomization/flux-system/apps in flux-system uses kustomize.toolkit.fluxcd.io/v1beta2, which Flux v2.9.4 no longer serves (removed in v2.8.0); use kustomize.toolkit.fluxcd.io/v1"
     }
-    fn explain(&self) -> &'static str {
-        "kustomize-controller server-side applies every object (fluxcd/pkg ssa ApplyAllStaged); an apiVersion \
-the API server does not serve fails the dry-run ('no matches for kind … in version …'), the stage aborts, and the \
-tier never becomes Ready. Built-in APIs are removed on Kubernetes' schedule (the Deprecated API Migration Guide: \
-extensions/v1beta1 and apps/v1beta1|2 in 1.16, the v1beta1 webhooks, CRDs, Ingress and RBAC in 1.22, batch/v1beta1 \
-CronJob, policy/v1beta1 and autoscaling/v2beta1 in 1.25, …): the cluster's minor comes from conformance.yaml \
-(clusters.<name>.kubernetes, kubernetes:) or what the repository pins for Talos or k3s. Flux removes an API version by \
-dropping it from its CRD (v2.7 dropped every v1beta1 and helm v2beta1, v2.8 source and kustomize v1beta2 and helm \
-v2beta2, v2.9 notification and image v1beta2): the release comes from gotk-components.yaml (its CRDs, its '# Flux \
-Version:' header) or a FluxInstance's distribution.version; `flux migrate -f .` (Flux v2.7.1 and later) rewrites the \
-files. Any other CRD in the repository: versions it does not list, or lists with served: false. A built-in kind in a \
-version no Kubernetes serves (a typo like apps/v9, or apiVersion: 1) fails the same way: an error when the version \
-is not shaped like one or the cluster's minor is known, a warning when the cluster may be newer than the 1.30 to \
-1.37 this tool knows. A range (2.x, \
-latest) is judged against the newest release it admits. A version the repository does not show at all is assumed to \
-be the newest release, and then a removed API is a warning, not an error, naming the line of conformance.yaml that \
-declares the real one (clusters.<name>.flux, clusters.<name>.kubernetes). Objects of one API version share one \
-finding per cluster, which lists them."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         findings(cx, self, true)
     }
@@ -77,12 +58,6 @@ impl Rule for ApiDeprecated {
     }
     fn example(&self) -> &'static str {
         "HelmRelease/apps/web in apps uses helm.toolkit.fluxcd.io/v2beta2, deprecated since Flux v2.3.0 (removed in v2.8.0); use helm.toolkit.fluxcd.io/v2"
-    }
-    fn explain(&self) -> &'static str {
-        "A deprecated API version is still served, so nothing fails today, but the release that removes it is \
-known (Kubernetes' migration guide, the Flux CRDs' deprecated: true, or a CRD's own deprecated flag and \
-deprecationWarning), and an upgrade of the cluster then fails every tier that still uses it (see api-removed). Move \
-to the replacement before upgrading; for Flux kinds `flux migrate -f .` rewrites the files."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         findings(cx, self, false)

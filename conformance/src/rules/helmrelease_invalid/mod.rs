@@ -31,27 +31,6 @@ impl Rule for HelmReleaseInvalid {
     fn example(&self) -> &'static str {
         "HelmRelease/monitoring/grafana in apps: valuesFrom[0] key values.yaml of ConfigMap/monitoring/grafana-values is not valid YAML (line 3): helm-controller fails every install and upgrade"
     }
-    fn explain(&self) -> &'static str {
-        "helm-controller composes a release's values before every install or upgrade (fluxcd/pkg chartutil \
-ChartValuesFromReferences): each valuesFrom entry, in order, must be a ConfigMap or a Secret of the release's \
-namespace ('unsupported values reference kind' otherwise), must hold its valuesKey (default values.yaml; 'key not \
-found' unless optional: true), and the key's text must be YAML whose top level is a map (chartutil.ReadValues; \
-'failed to read values data'), except with targetPath, where the text is one value set at that path; spec.values \
-is merged last. That the ConfigMap or Secret exists at all, in time, is unresolved-reference's (rendered by a \
-tier, applied by the bootstrap, or written by a controller: an ExternalSecret, a SealedSecret). Post-renderers \
-run kustomize over the rendered chart (helm-controller postrender.BuildPostRenderers): each \
-postRenderers[].kustomize.patches entry must parse as a strategic-merge or JSON 6902 patch and its target must \
-be a valid selector, and every images entry needs a name. The chart template (HelmReleaseReconciler \
-reconcileChartTemplate, buildHelmChartFromTemplate) accepts a HelmRepository, GitRepository or Bucket as \
-chart.spec.sourceRef, and spec.chartRef names an OCIRepository, a HelmChart or an ExternalArtifact; exactly one of \
-chart and chartRef is set (the CRD's validation). chart.spec.version, for a HelmRepository chart, is a \
-Masterminds semver constraint that source-controller parses (semver.NewConstraint: 'invalid version/constraint \
-format' fails the HelmChart). dependsOn names HelmReleases that must exist and be Ready before the release is \
-installed (HelmReleaseReconciler.checkDependencies, the namespace defaulting to the release's): a dependency \
-nothing defines, or one in a tier that never applies, is unresolved-reference's; a loop of dependsOn among \
-HelmReleases is reported here, since none of its members is ever installed. Values of Secrets are never printed, \
-nor is a Secret's parser message."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for a in &cx.analyses {

@@ -35,14 +35,6 @@ impl Rule for KindPlacement {
     fn example(&self) -> &'static str {
         "platform-config renders StorageProfile/longhorn-vm, which policies.placement forbids there (second-order kinds live in platform-config-cdi)"
     }
-    fn explain(&self) -> &'static str {
-        "Some placements are decisions a repository makes once and must not regress: 'no StorageProfile in \
-platform-config', 'platform-config-cdi renders exactly the two profiles'. policies.placement in conformance.yaml \
-names a Kustomization (name or glob, optionally a cluster glob) and kinds (Kind, or group/Kind) that must not \
-appear (forbid), must appear (require), or must appear exactly N times (count), with a reason shown in the \
-finding. The check runs on the rendered and substituted objects, as Flux would apply them. Move the object back to \
-its tier, or change the policy if the decision changed."
-    }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
         for policy in &cx.settings.policies.placement {
@@ -137,15 +129,6 @@ impl Rule for FieldPolicyRule {
     }
     fn example(&self) -> &'static str {
         "KubeVirt/kubevirt/kubevirt sets spec.configuration.evictionStrategy, which policies.fields forbids (it would wedge drains of RWO-disk VMs)"
-    }
-    fn explain(&self) -> &'static str {
-        "policies.fields in conformance.yaml holds small declarative checks on rendered (and substituted) \
-objects, selected by kind (Kind or group/Kind) and optionally Kustomization, cluster, namespace and name globs. A \
-field path is keys separated by dots, [\"quoted.key\"] for keys containing dots or slashes, [N] for a list index \
-and [*] for every item (e.g. spec.template.spec.containers[*].image). Exactly one check per policy: absent: true \
-(the field must not exist), present: true, equals: value (compared as text), matches: regex (every reached value \
-must match). A path that does not parse, or a regex that does not compile, is a configuration error (exit 2), never \
-a silent pass."
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();

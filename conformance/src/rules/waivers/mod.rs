@@ -33,12 +33,6 @@ impl Rule for WaiverExpired {
     fn example(&self) -> &'static str {
         "conformance.yaml:31: waiver for graph-parity on prod/apps-vms expired on 2026-10-01"
     }
-    fn explain(&self) -> &'static str {
-        "A waiver (rule, and optionally cluster, kustomization, object; a reason; an expiry date) accepts \
-matching findings until the end of its expiry day. Waived findings are still reported, marked waived, in every \
-output format, but do not fail the run. After the expiry date the findings count again, and this warning points at \
-the waiver: fix the findings, or renew the waiver with a new date and a reason that still holds."
-    }
     fn check(&self, _: &Context) -> Vec<Finding> {
         Vec::new()
     }
@@ -56,11 +50,6 @@ impl Rule for WaiverStale {
     }
     fn example(&self) -> &'static str {
         "conformance.yaml:31: waiver for graph-parity on prod/apps-vms matches no finding"
-    }
-    fn explain(&self) -> &'static str {
-        "A waiver that matches nothing either outlived the problem it covered (delete it) or does not say what \
-its author meant (a wrong rule, cluster, Kustomization or object), in which case the finding it was meant for is \
-failing the run. Either way the waiver should go."
     }
     fn check(&self, _: &Context) -> Vec<Finding> {
         Vec::new()
