@@ -19,8 +19,34 @@ pub enum Base {
 
 /// The previous revision could not be read.
 #[derive(Debug, thiserror::Error)]
-#[error("base revision: {0}")]
-pub struct BaseError(pub String);
+pub enum BaseError {
+    /// `--base-dir` is not a directory.
+    #[error("base revision: {}: not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// `--base` could be read as an option, or holds a control character.
+    #[error("base revision: {0}")]
+    Refused(#[from] crate::exec::Refused),
+    /// A program could not be started.
+    #[error("base revision: cannot run {program}: {source}")]
+    Spawn {
+        /// `git` or `tar`.
+        program: &'static str,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// git refused (no such revision, not a repository).
+    #[error("base revision: git {command}: {said}")]
+    Git {
+        /// The git subcommand.
+        command: String,
+        /// What git said.
+        said: String,
+    },
+    /// The archive could not be unpacked into a temporary directory.
+    #[error("base revision: unpacking the archive: {0}")]
+    Unpack(String),
+}
 
 /// A materialised base tree; the temporary directory lives as long as it.
 #[derive(Debug)]
@@ -36,7 +62,7 @@ impl Base {
         match self {
             Base::Dir(dir) => {
                 if !dir.is_dir() {
-                    return Err(BaseError(format!("{}: not a directory", dir.display())));
+                    return Err(BaseError::NotADirectory(dir.clone()));
                 }
                 Ok(BaseTree {
                     root: dir.clone(),
@@ -46,18 +72,20 @@ impl Base {
             Base::Rev(rev) => {
                 // The revision comes from the command line; it still never
                 // reaches git where it could be read as an option.
-                crate::exec::check_revision(rev).map_err(|e| BaseError(e.to_string()))?;
+                crate::exec::check_revision(rev)?;
                 let git = |dir: &Path, args: &[&str]| -> Result<Vec<u8>, BaseError> {
                     let out = crate::exec::git(dir, crate::exec::Transports::Network)
                         .args(args)
                         .output()
-                        .map_err(|e| BaseError(format!("cannot run git: {e}")))?;
+                        .map_err(|source| BaseError::Spawn {
+                            program: "git",
+                            source,
+                        })?;
                     if !out.status.success() {
-                        return Err(BaseError(format!(
-                            "git {}: {}",
-                            args.first().copied().unwrap_or_default(),
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        )));
+                        return Err(BaseError::Git {
+                            command: args.first().copied().unwrap_or_default().to_string(),
+                            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                        });
                     }
                     Ok(out.stdout)
                 };
@@ -76,7 +104,7 @@ impl Base {
                 let dir = tempfile::Builder::new()
                     .prefix("conformance-base-")
                     .tempdir()
-                    .map_err(|e| BaseError(e.to_string()))?;
+                    .map_err(|e| BaseError::Unpack(e.to_string()))?;
                 let archive = git(
                     Path::new(&top),
                     &["archive", "--format=tar", "--end-of-options", &commit],
@@ -86,20 +114,23 @@ impl Base {
                     .arg(dir.path())
                     .stdin(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| BaseError(format!("cannot run tar: {e}")))?;
+                    .map_err(|source| BaseError::Spawn {
+                        program: "tar",
+                        source,
+                    })?;
                 {
                     use std::io::Write as _;
                     let stdin = tar
                         .stdin
                         .as_mut()
-                        .ok_or_else(|| BaseError("tar has no stdin".into()))?;
+                        .ok_or_else(|| BaseError::Unpack("tar has no stdin".into()))?;
                     stdin
                         .write_all(&archive)
-                        .map_err(|e| BaseError(e.to_string()))?;
+                        .map_err(|e| BaseError::Unpack(e.to_string()))?;
                 }
-                let status = tar.wait().map_err(|e| BaseError(e.to_string()))?;
+                let status = tar.wait().map_err(|e| BaseError::Unpack(e.to_string()))?;
                 if !status.success() {
-                    return Err(BaseError("tar could not unpack the archive".into()));
+                    return Err(BaseError::Unpack("tar could not unpack the archive".into()));
                 }
                 Ok(BaseTree {
                     root: dir.path().join(prefix),

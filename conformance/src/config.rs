@@ -241,26 +241,33 @@ fn file_kind(kind: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// Why a configuration file's text could not be read.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    /// The file system refused.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// Over the loader's budget for one file.
+    #[error("it is larger than {0} bytes, the loader's budget for one file")]
+    TooLarge(u64),
+    /// Not UTF-8.
+    #[error("it is not UTF-8 text (invalid byte at offset {0})")]
+    NotUtf8(usize),
+}
+
 /// A configuration file's text, within the loader's budget for one file,
 /// as UTF-8.
-fn read_bounded(path: &Path) -> Result<String, String> {
+fn read_bounded(path: &Path) -> Result<String, ReadError> {
     use std::io::Read as _;
     let limit = crate::yaml::MAX_FILE_BYTES;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|err| format!("cannot read it: {err}"))?;
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "it is larger than {limit} bytes, the loader's budget for one file"
-        ));
+        return Err(ReadError::TooLarge(limit));
     }
-    String::from_utf8(bytes).map_err(|err| {
-        format!(
-            "it is not UTF-8 text (invalid byte at offset {})",
-            err.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes).map_err(|err| ReadError::NotUtf8(err.utf8_error().valid_up_to()))
 }
 
 impl Config {
@@ -310,7 +317,7 @@ impl Config {
                 file_kind(&meta.file_type())
             ));
         }
-        let text = read_bounded(&path).map_err(|why| ConfigError::new(0, why))?;
+        let text = read_bounded(&path).map_err(|why| ConfigError::new(0, why.to_string()))?;
         Config::parse(&text, rule_ids)
     }
 
@@ -333,7 +340,7 @@ impl Config {
                 file_kind(&meta.file_type())
             )));
         }
-        let text = read_bounded(path).map_err(fail)?;
+        let text = read_bounded(path).map_err(|why| fail(why.to_string()))?;
         Config::parse(&text, rule_ids).map_err(|mut err| {
             err.file = name.clone();
             for more in &mut err.more {

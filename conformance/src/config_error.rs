@@ -50,3 +50,25 @@ impl ConfigError {
 pub fn error_at<T>(spanned: &Spanned<T>, message: String) -> ConfigError {
     ConfigError::new(spanned.referenced.line() as u32, message)
 }
+
+/// A glob of conformance.yaml that does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("bad glob `{pattern}`: {source}")]
+pub struct GlobError {
+    /// The glob as written.
+    pub pattern: String,
+    /// What globset said.
+    #[source]
+    pub source: globset::Error,
+}
+
+/// A compiled glob for names (`*` and `?`): every glob of conformance.yaml
+/// (placement policies, `substitution.injected`) has this syntax.
+pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, GlobError> {
+    globset::Glob::new(pattern)
+        .map(|g| g.compile_matcher())
+        .map_err(|source| GlobError {
+            pattern: pattern.to_string(),
+            source,
+        })
+}

@@ -71,7 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `--output FORMAT=PATH`.
+/// `--output FORMAT=PATH`. A `String` error on purpose: clap's value
+/// parsers print it as the argument's error, and it is nothing else.
 fn parse_output(arg: &str) -> Result<(report::Format, PathBuf), String> {
     use clap::ValueEnum;
     let (format, path) = arg

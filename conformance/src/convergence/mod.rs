@@ -225,9 +225,14 @@ impl<'m> ClusterAnalysis<'m> {
         let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
         for p in &pending {
             let (phase, what, need, required) = match &p.what {
-                What::Kind { initial: Some(_) } => continue,
-                What::Kind { initial: None } => {
-                    let id = &p.object.expect("a kind need has an object").id;
+                What::Kind {
+                    initial: Some(_), ..
+                } => continue,
+                What::Kind {
+                    object,
+                    initial: None,
+                } => {
+                    let id = &object.id;
                     (
                         Phase::Apply,
                         kind_text(&id.group, &id.kind),
@@ -246,7 +251,11 @@ impl<'m> ClusterAnalysis<'m> {
                 ),
                 // An object's references do not stop its tier applying;
                 // what the Kustomization reads before it builds does.
-                What::Reference { reference, .. } if p.object.is_none() => (
+                What::Reference {
+                    reference,
+                    object: None,
+                    ..
+                } => (
                     Phase::Build,
                     format!("{} ({})", reference.target(), reference.via),
                     Need::Reference {
@@ -258,21 +267,19 @@ impl<'m> ClusterAnalysis<'m> {
                 // A release the tier's Ready waits for is installed only
                 // after its dependsOn releases are Ready: the tier is Ready
                 // only once they have applied.
-                What::Reference { reference, .. }
-                    if reference.waits
-                        && p.object
-                            .is_some_and(|o| health::check(p.tier, &o.id).is_some()) =>
-                {
-                    (
-                        Phase::Ready,
-                        format!("{} ({})", reference.target(), reference.via),
-                        Need::Reference {
-                            kind: reference.kind.to_string(),
-                            name: reference.name.clone(),
-                        },
-                        true,
-                    )
-                }
+                What::Reference {
+                    reference,
+                    object: Some(o),
+                    ..
+                } if reference.waits && health::check(p.tier, &o.id).is_some() => (
+                    Phase::Ready,
+                    format!("{} ({})", reference.target(), reference.via),
+                    Need::Reference {
+                        kind: reference.kind.to_string(),
+                        name: reference.name.clone(),
+                    },
+                    true,
+                ),
                 What::Reference { .. } => continue,
             };
             requirements
@@ -327,17 +334,20 @@ impl<'m> ClusterAnalysis<'m> {
         for p in pending {
             match p.what {
                 What::Kind {
+                    object,
                     initial: Some(provenance),
                 } => uses.push(KindUse {
                     tier: p.tier,
-                    object: p.object.expect("a kind need has an object"),
+                    object,
                     verdict: Verdict::Available,
                     provenance: *provenance,
                 }),
-                What::Kind { initial: None } => {
+                What::Kind {
+                    object,
+                    initial: None,
+                } => {
                     // A kind in one of Flux's groups that Flux does not
                     // serve: no tier, checked or not, makes it exist.
-                    let object = p.object.expect("a kind need has an object");
                     let (verdict, best) = if p.suppliers.is_empty()
                         && crate::provenance::unserved_flux_kind(&object.id.group, &object.id.kind)
                     {
@@ -364,32 +374,40 @@ impl<'m> ClusterAnalysis<'m> {
                     };
                     uses.push(KindUse {
                         tier: p.tier,
-                        object: p.object.expect("a kind need has an object"),
+                        object,
                         verdict,
                         provenance,
                     });
                 }
-                What::Namespace { name, creators } => {
+                What::Namespace {
+                    object,
+                    name,
+                    creators,
+                } => {
                     let verdict = namespace_judge.judge(&p.tier.id, &p.suppliers, true);
                     namespaces.push(NamespaceUse {
                         tier: p.tier,
-                        object: p.object.expect("a namespace need has an object"),
+                        object,
                         namespace: name,
                         creators,
                         verdict,
                     });
                 }
                 // Kept for the strict cold start only (see `reference_need`).
-                What::Reference { reference, targets }
-                    if targets.is_empty() && !reference.required =>
-                {
+                What::Reference {
+                    reference, targets, ..
+                } if targets.is_empty() && !reference.required => {
                     continue;
                 }
-                What::Reference { reference, targets } => {
-                    let verdict = judge.judge(&p.tier.id, &p.suppliers, p.object.is_some());
+                What::Reference {
+                    object,
+                    reference,
+                    targets,
+                } => {
+                    let verdict = judge.judge(&p.tier.id, &p.suppliers, object.is_some());
                     references.push(ReferenceUse {
                         tier: p.tier,
-                        object: p.object,
+                        object,
                         reference: *reference,
                         targets,
                         verdict,

@@ -14,25 +14,30 @@ use crate::provenance::{Catalog, Provenance, Providers, Scope};
 /// One need before it is judged.
 pub(super) struct Pending<'m> {
     pub(super) tier: &'m Tier,
-    pub(super) object: Option<&'m Object>,
-    pub(super) what: What,
+    pub(super) what: What<'m>,
     pub(super) suppliers: Vec<Supplier>,
     /// For kinds: the provenance of each supplier.
     pub(super) provenances: Vec<Provenance>,
 }
 
-pub(super) enum What {
+/// What a need is, with the object that has it: a kind or a namespace is
+/// always an object's; a reference may be the Kustomization's own (what
+/// it reads before it builds: `object` is `None`).
+pub(super) enum What<'m> {
     /// `initial`: the kind exists before any tier (built in, Flux's,
     /// preinstalled).
     /// Boxed: one of these is kept for every object of the cluster.
     Kind {
+        object: &'m Object,
         initial: Option<Box<Provenance>>,
     },
     Namespace {
+        object: &'m Object,
         name: String,
         creators: Vec<TierId>,
     },
     Reference {
+        object: Option<&'m Object>,
         reference: Box<Reference>,
         targets: Vec<(TierId, Option<crate::model::Span>)>,
     },
@@ -198,8 +203,10 @@ pub(super) fn needs<'m>(
                     }
                     out.push(Pending {
                         tier,
-                        object: Some(object),
-                        what: What::Kind { initial: None },
+                        what: What::Kind {
+                            object,
+                            initial: None,
+                        },
                         suppliers: located
                             .iter()
                             .map(|p| supplier(p, group, kind, &releases))
@@ -209,8 +216,8 @@ pub(super) fn needs<'m>(
                 }
                 initial => out.push(Pending {
                     tier,
-                    object: Some(object),
                     what: What::Kind {
+                        object,
                         initial: initial.map(Box::new),
                     },
                     suppliers: Vec::new(),
@@ -248,9 +255,9 @@ pub(super) fn needs<'m>(
                 }
                 out.push(Pending {
                     tier,
-                    object: Some(object),
                     suppliers,
                     what: What::Namespace {
+                        object,
                         name: ns.clone(),
                         creators,
                     },
@@ -307,7 +314,6 @@ fn reference_need<'m>(
     }
     Some(Pending {
         tier,
-        object,
         suppliers: targets
             .iter()
             .map(|(t, _)| Supplier {
@@ -317,6 +323,7 @@ fn reference_need<'m>(
             })
             .collect(),
         what: What::Reference {
+            object,
             reference: Box::new(reference),
             targets,
         },

@@ -30,6 +30,131 @@ pub fn is_generator(doc: &Node) -> bool {
             .is_some_and(|v| v.starts_with(&format!("{GENERATOR_GROUP}/")))
 }
 
+/// Why an artifact's path is not a directory of this repository: the
+/// generator named, then what it does that is not modelled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{who} {why}")]
+pub struct ArtifactError {
+    /// "its ArtifactGenerator ns/name (file:line)".
+    pub who: String,
+    /// What its copies do.
+    #[source]
+    pub why: Layout,
+}
+
+/// What a generator's copies do that makes an artifact something else than
+/// a directory of the repository.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Layout {
+    /// No copy at all.
+    #[error("copies nothing into it")]
+    Nothing,
+    /// A strategy other than Overwrite.
+    #[error(
+        "copies {from} with strategy {strategy} (line {line}); only Overwrite copies are modelled"
+    )]
+    Strategy {
+        /// The copy's `from`.
+        from: String,
+        /// Its strategy.
+        strategy: String,
+        /// Its line.
+        line: u32,
+    },
+    /// Exclusions.
+    #[error("copies {from} with exclude patterns (line {line}); exclusions are not modelled")]
+    Exclude {
+        /// The copy's `from`.
+        from: String,
+        /// Its line.
+        line: u32,
+    },
+    /// `from` is not `@alias/path`.
+    #[error("copies from `{from}` (line {line}), which is not @alias/path")]
+    NotAlias {
+        /// The copy's `from`.
+        from: String,
+        /// Its line.
+        line: u32,
+    },
+    /// An alias the generator's sources do not define.
+    #[error("copies from alias @{alias} (line {line}), which its spec.sources does not define")]
+    UnknownAlias {
+        /// The alias.
+        alias: String,
+        /// Its line.
+        line: u32,
+    },
+    /// A source that is another repository.
+    #[error("copies from {repository} (line {line}), which is not this repository")]
+    OtherRepository {
+        /// The source.
+        repository: SourceRef,
+        /// Its line.
+        line: u32,
+    },
+    /// `to` is not `@artifact/path`.
+    #[error("copies to `{to}` (line {line}), which is not @artifact/path")]
+    NotArtifact {
+        /// The copy's `to`.
+        to: String,
+        /// Its line.
+        line: u32,
+    },
+    /// A file, or nothing, where a directory is copied.
+    #[error(
+        "copies `{from}` (line {line}), which is a file or missing; only whole directories are modelled"
+    )]
+    NotDirectory {
+        /// The copy's `from`.
+        from: String,
+        /// Its line.
+        line: u32,
+    },
+    /// A glob pattern.
+    #[error(
+        "copies `{from}` (line {line}); only whole directories (`@{alias}/dir/**` or `@{alias}/dir/`) are modelled, not glob patterns"
+    )]
+    Glob {
+        /// The copy's `from`.
+        from: String,
+        /// Its line.
+        line: u32,
+        /// Its alias.
+        alias: String,
+    },
+    /// Nothing lands at the path.
+    #[error("does not put anything at {path}/ (it holds {held})")]
+    NothingAt {
+        /// The path in the artifact.
+        path: String,
+        /// What the artifact holds.
+        held: String,
+    },
+    /// Several copies land at the path.
+    #[error(
+        "puts several copies at {path}/, in a layout that is not a directory of the repository"
+    )]
+    SeveralCopies {
+        /// The path in the artifact.
+        path: String,
+    },
+    /// The build reads outside the copied directory.
+    #[error(
+        "copies {from}/ to {to}/ (line {line}), a layout that is not the repository's, and the build of {dir} reads outside the copied directory"
+    )]
+    ReadsOutside {
+        /// The repository directory copied.
+        from: String,
+        /// Where it lands.
+        to: String,
+        /// The copy's line.
+        line: u32,
+        /// The directory the build would read.
+        dir: String,
+    },
+}
+
 /// What a generated artifact's `path` is in this repository.
 #[derive(Clone, Copy)]
 #[allow(missing_debug_implementations)] // closures
@@ -56,7 +181,7 @@ pub fn artifact_dir(
     artifact: &str,
     path: &str,
     repo: Repo<'_>,
-) -> Option<Result<String, String>> {
+) -> Option<Result<String, ArtifactError>> {
     let gen_ns = generator
         .str_at(&["metadata", "namespace"])
         .filter(|ns| !ns.is_empty())
@@ -78,7 +203,7 @@ pub fn artifact_dir(
     Some(
         layout(generator, out, &gen_ns, repo)
             .and_then(|placed| resolve(&placed, &path, repo.stays_within))
-            .map_err(|why| format!("{who} {why}")),
+            .map_err(|why| ArtifactError { who, why }),
     )
 }
 
@@ -87,10 +212,10 @@ fn layout(
     out: &Node,
     gen_ns: &str,
     repo: Repo<'_>,
-) -> Result<Vec<Placed>, String> {
+) -> Result<Vec<Placed>, Layout> {
     let copies = out.path(&["copy"]).map(Node::as_seq).unwrap_or_default();
     if copies.is_empty() {
-        return Err("copies nothing into it".into());
+        return Err(Layout::Nothing);
     }
     let mut placed = Vec::new();
     for copy in copies {
@@ -98,22 +223,20 @@ fn layout(
         let to = copy.str_at(&["to"]).unwrap_or_default();
         let line = copy.line;
         if let Some(strategy) = copy.str_at(&["strategy"]).filter(|s| s != "Overwrite") {
-            return Err(format!(
-                "copies {from} with strategy {strategy} (line {line}); only Overwrite copies are modelled"
-            ));
+            return Err(Layout::Strategy {
+                from,
+                strategy,
+                line,
+            });
         }
         if copy
             .path(&["exclude"])
             .is_some_and(|e| !e.as_seq().is_empty())
         {
-            return Err(format!(
-                "copies {from} with exclude patterns (line {line}); exclusions are not modelled"
-            ));
+            return Err(Layout::Exclude { from, line });
         }
         let Some((alias, rest)) = from.strip_prefix('@').and_then(|f| f.split_once('/')) else {
-            return Err(format!(
-                "copies from `{from}` (line {line}), which is not @alias/path"
-            ));
+            return Err(Layout::NotAlias { from, line });
         };
         let source = generator
             .path(&["spec", "sources"])
@@ -130,20 +253,20 @@ fn layout(
                 name: s.str_at(&["name"]).unwrap_or_default(),
             });
         let Some(source) = source else {
-            return Err(format!(
-                "copies from alias @{alias} (line {line}), which its spec.sources does not define"
-            ));
+            return Err(Layout::UnknownAlias {
+                alias: alias.to_string(),
+                line,
+            });
         };
         let Some(base) = (repo.dir_of)(&source) else {
-            return Err(format!(
-                "copies from {source} (line {line}), which is not this repository"
-            ));
+            return Err(Layout::OtherRepository {
+                repository: source,
+                line,
+            });
         };
         let globbed = |p: &str| p.contains(['*', '?', '[', ']']);
         let Some(to_dir) = to.strip_prefix("@artifact/").map(|t| t.trim_matches('/')) else {
-            return Err(format!(
-                "copies to `{to}` (line {line}), which is not @artifact/path"
-            ));
+            return Err(Layout::NotArtifact { to, line });
         };
         // `dir/**` (or `**`): the contents of dir land in the destination.
         // `dir/` or `dir`: dir itself lands in it, as a subdirectory.
@@ -157,9 +280,10 @@ fn layout(
             None if !globbed(rest) => {
                 let dir = rest.trim_end_matches('/');
                 if !(repo.is_dir)(&crate::repo::normalize(&base, dir).0) {
-                    return Err(format!(
-                        "copies `{from}` (line {line}), which is a file or missing; only whole directories are modelled"
-                    ));
+                    return Err(Layout::NotDirectory {
+                        from: from.clone(),
+                        line,
+                    });
                 }
                 let name = dir.rsplit('/').next().unwrap_or(dir);
                 let to_dir = if to_dir.is_empty() {
@@ -170,9 +294,11 @@ fn layout(
                 (dir.to_string(), to_dir)
             }
             _ => {
-                return Err(format!(
-                    "copies `{from}` (line {line}); only whole directories (`@{alias}/dir/**` or `@{alias}/dir/`) are modelled, not glob patterns"
-                ));
+                return Err(Layout::Glob {
+                    from: from.clone(),
+                    line,
+                    alias: alias.to_string(),
+                });
             }
         };
         placed.push(Placed {
@@ -211,7 +337,7 @@ fn resolve(
     placed: &[Placed],
     path: &str,
     stays_within: &dyn Fn(&str, &str) -> bool,
-) -> Result<String, String> {
+) -> Result<String, Layout> {
     // The artifact keeps the repository's layout when every copy lands at
     // the tail of its source directory with the same root stripped: the
     // artifact is that root, and any path in it is root/path.
@@ -246,23 +372,25 @@ fn resolve(
         ([], [p]) => (*p, p.repo.clone()),
         ([], []) => {
             let held: Vec<String> = placed.iter().map(|p| format!("{}/", p.artifact)).collect();
-            return Err(format!(
-                "does not put anything at {path}/ (it holds {})",
-                held.join(", ")
-            ));
+            return Err(Layout::NothingAt {
+                path: path.to_string(),
+                held: held.join(", "),
+            });
         }
         _ => {
-            return Err(format!(
-                "puts several copies at {path}/, in a layout that is not a directory of the repository"
-            ));
+            return Err(Layout::SeveralCopies {
+                path: path.to_string(),
+            });
         }
     };
     if stays_within(&dir, &copy.repo) {
         Ok(dir)
     } else {
-        Err(format!(
-            "copies {}/ to {}/ (line {}), a layout that is not the repository's, and the build of {dir} reads outside the copied directory",
-            copy.repo, copy.artifact, copy.line
-        ))
+        Err(Layout::ReadsOutside {
+            from: copy.repo.clone(),
+            to: copy.artifact.clone(),
+            line: copy.line,
+            dir,
+        })
     }
 }

@@ -312,7 +312,7 @@ impl Walk {
                 true
             }
             Some(Err(why)) => {
-                self.artifact_reasons.insert(id.clone(), why);
+                self.artifact_reasons.insert(id.clone(), why.to_string());
                 false
             }
             None => false,

@@ -125,16 +125,17 @@ impl Injection {
     }
 }
 
-/// A glob over Kustomization names (the same syntax as every glob of
-/// conformance.yaml).
-fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
-    globset::Glob::new(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|err| format!("bad glob `{pattern}`: {err}"))
-}
+use crate::config_error::glob;
+
+/// A `substitution.injected` source that is not `Kind/namespace/name`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "substitution.injected source `{0}` is not `ConfigMap/namespace/name` or `Secret/namespace/name`"
+)]
+pub struct BadSource(String);
 
 /// Parses `Kind/namespace/name`.
-fn source_ref(text: &str) -> Result<SourceRef, String> {
+fn source_ref(text: &str) -> Result<SourceRef, BadSource> {
     let parts: Vec<&str> = text.split('/').collect();
     match parts.as_slice() {
         [kind @ ("ConfigMap" | "Secret"), namespace, name]
@@ -146,9 +147,7 @@ fn source_ref(text: &str) -> Result<SourceRef, String> {
                 name: name.to_string(),
             })
         }
-        _ => Err(format!(
-            "substitution.injected source `{text}` is not `ConfigMap/namespace/name` or `Secret/namespace/name`"
-        )),
+        _ => Err(BadSource(text.to_string())),
     }
 }
 
@@ -166,13 +165,13 @@ pub fn validate(
             ));
         }
         for from in &entry.value.from {
-            if let Err(message) = source_ref(&from.value) {
-                problems.push(crate::config_error::error_at(from, message));
+            if let Err(err) = source_ref(&from.value) {
+                problems.push(crate::config_error::error_at(from, err.to_string()));
             }
         }
         for pattern in &entry.value.kustomizations {
-            if let Err(message) = glob(&pattern.value) {
-                problems.push(crate::config_error::error_at(pattern, message));
+            if let Err(err) = glob(&pattern.value) {
+                problems.push(crate::config_error::error_at(pattern, err.to_string()));
             }
         }
     }

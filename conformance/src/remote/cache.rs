@@ -13,6 +13,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+/// The cache could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the remote cache {}: {source}", path.display())]
+pub struct CacheError {
+    /// What could not be written.
+    pub path: PathBuf,
+    /// What the file system said.
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// A cache directory.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -62,10 +73,10 @@ impl Cache {
 
     /// A fresh temporary path inside the cache (on the same file system as
     /// the final place, so the rename is atomic).
-    pub fn scratch(&self) -> Result<PathBuf, String> {
+    pub fn scratch(&self) -> Result<PathBuf, CacheError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let dir = self.root.join("tmp");
-        std::fs::create_dir_all(&dir).map_err(|e| self.cannot(&dir, &e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| self.cannot(&dir, e))?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -73,12 +84,15 @@ impl Cache {
         Ok(dir.join(format!("{}-{nanos}-{n}", std::process::id())))
     }
 
-    fn cannot(&self, path: &Path, err: &std::io::Error) -> String {
-        format!("cannot write the remote cache {}: {err}", path.display())
+    fn cannot(&self, path: &Path, source: std::io::Error) -> CacheError {
+        CacheError {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     /// Stores bytes under their hash; returns the hash.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, String> {
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, CacheError> {
         let hash = sha256(bytes);
         let path = self.blob_path(&hash);
         if path.is_file() {
@@ -94,7 +108,7 @@ impl Cache {
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            self.cannot(&path, &e)
+            self.cannot(&path, e)
         })?;
         Ok(hash)
     }
@@ -118,14 +132,14 @@ impl Cache {
 
     /// Moves a finished checkout into place under `name` (another run may
     /// have put the same commit there first: that copy is kept).
-    pub fn put_tree(&self, scratch: &Path, name: &str) -> Result<PathBuf, String> {
+    pub fn put_tree(&self, scratch: &Path, name: &str) -> Result<PathBuf, CacheError> {
         let path = self.tree_path(name);
         if path.is_dir() {
             let _ = std::fs::remove_dir_all(scratch);
             return Ok(path);
         }
         let parent = path.parent().unwrap_or(&self.root).to_path_buf();
-        std::fs::create_dir_all(&parent).map_err(|e| self.cannot(&parent, &e))?;
+        std::fs::create_dir_all(&parent).map_err(|e| self.cannot(&parent, e))?;
         match std::fs::rename(scratch, &path) {
             Ok(()) => Ok(path),
             Err(_) if path.is_dir() => {
@@ -134,7 +148,7 @@ impl Cache {
             }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(scratch);
-                Err(self.cannot(&path, &e))
+                Err(self.cannot(&path, e))
             }
         }
     }
@@ -144,7 +158,7 @@ impl Cache {
     }
 
     /// Remembers what `address` gave now.
-    pub fn put_record(&self, address: &str, content: &str) -> Result<(), String> {
+    pub fn put_record(&self, address: &str, content: &str) -> Result<(), CacheError> {
         let path = self.record_path(address);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -157,7 +171,7 @@ impl Cache {
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            self.cannot(&path, &e)
+            self.cannot(&path, e)
         })
     }
 

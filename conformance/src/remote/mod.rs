@@ -209,10 +209,13 @@ impl Fetcher {
         let name = file_name(url);
         let (bytes, stale) = match http::get(url, self.timeout, crate::yaml::MAX_FILE_BYTES) {
             Ok(bytes) => {
-                let hash = self.cache.put_blob(&bytes).map_err(unknown)?;
+                let hash = self
+                    .cache
+                    .put_blob(&bytes)
+                    .map_err(|e| unknown(e.to_string()))?;
                 self.cache
                     .put_record(&address, &format!("blob {hash}"))
-                    .map_err(unknown)?;
+                    .map_err(|e| unknown(e.to_string()))?;
                 (bytes, None)
             }
             Err(e) if e.definitive() => {
@@ -276,15 +279,17 @@ impl Fetcher {
                 definitive: matches!(refused, crate::exec::Refused::Ref(..)),
                 message: format!("cloning {}: {refused}", crate::exec::printable(&shown)),
             })?;
-            let scratch = self.cache.scratch().map_err(unknown)?;
+            let scratch = self.cache.scratch().map_err(|e| unknown(e.to_string()))?;
             match git::clone(spec, &scratch, transports) {
                 Ok(commit) => {
                     let _ = std::fs::remove_dir_all(scratch.join(".git"));
                     let name = format!("{commit}{suffix}");
-                    self.cache.put_tree(&scratch, &name).map_err(unknown)?;
+                    self.cache
+                        .put_tree(&scratch, &name)
+                        .map_err(|e| unknown(e.to_string()))?;
                     self.cache
                         .put_record(&address, &format!("tree {name}"))
-                        .map_err(unknown)?;
+                        .map_err(|e| unknown(e.to_string()))?;
                     name
                 }
                 Err(e) => {

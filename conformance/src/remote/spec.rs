@@ -106,12 +106,34 @@ impl GitSpec {
     }
 }
 
+/// Why an address is not a git reference, in kustomize's words
+/// (`git.NewRepoSpecFromURL`): for kustomize it is then a local path or a
+/// plain URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotGit {
+    /// An absolute path.
+    #[error("uri looks like abs path: {0}")]
+    AbsolutePath(String),
+    /// No `https://`-like scheme and no `user@`.
+    #[error("failed to parse scheme")]
+    NoScheme,
+    /// Nothing where the host should be.
+    #[error("failed to parse host segment")]
+    NoHost,
+    /// No repository path after the host.
+    #[error("failed to parse repo path segment")]
+    NoRepoPath,
+    /// The directory after `//` climbs out of the repository.
+    #[error("url path exits repo: {0}")]
+    ExitsRepo(String),
+}
+
 /// Parses a git-like address as kustomize does; `Err` (with kustomize's
 /// reason) when it is not one, which for kustomize means "a local path or
 /// a plain URL".
-pub fn git_spec(raw: &str) -> Result<GitSpec, String> {
+pub fn git_spec(raw: &str) -> Result<GitSpec, NotGit> {
     if raw.starts_with('/') {
-        return Err(format!("uri looks like abs path: {raw}"));
+        return Err(NotGit::AbsolutePath(raw.to_string()));
     }
     // The query first: `?` only ever starts it.
     let (rest, query) = raw.split_once('?').unwrap_or((raw, ""));
@@ -231,7 +253,7 @@ fn go_duration(text: &str) -> Option<Duration> {
 
 /// `extractHost`: scheme, user and host (kustomize normalises GitHub to
 /// `https://github.com/`, or `git@github.com:` for ssh), and the path.
-fn split_host(raw: &str) -> Result<(String, &str), String> {
+fn split_host(raw: &str) -> Result<(String, &str), NotGit> {
     let rest = strip_prefix_ignore_case(raw, "git::").unwrap_or(raw);
     let (scheme, rest) = SCHEMES
         .iter()
@@ -243,7 +265,7 @@ fn split_host(raw: &str) -> Result<(String, &str), String> {
     let github = lower.starts_with("github.com/") || lower.starts_with("github.com:");
     let scp = scheme.is_empty() && (!user.is_empty() || github);
     if scheme.is_empty() && !scp {
-        return Err("failed to parse scheme".into());
+        return Err(NotGit::NoScheme);
     }
     if scheme == FILE {
         // Everything after the scheme is the local repository's path.
@@ -273,7 +295,7 @@ fn split_host(raw: &str) -> Result<(String, &str), String> {
         }
     }
     if host.is_empty() {
-        return Err("failed to parse host segment".into());
+        return Err(NotGit::NoHost);
     }
     Ok((format!("{scheme}{user}{host}"), path))
 }
@@ -304,7 +326,7 @@ fn strip_prefix_ignore_case<'t>(text: &'t str, prefix: &str) -> Option<&'t str> 
 /// `parsePathParts`: the repository path and the directory in it, split at
 /// `_git/<repo>`, else `//`, else `.git`, else after two segments (all of
 /// them for `file://`). A directory that climbs out is refused.
-fn split_path(path: &str, all_segments: bool) -> Result<(String, String), String> {
+fn split_path(path: &str, all_segments: bool) -> Result<(String, String), NotGit> {
     let split = if let Some(i) = path.find("_git/") {
         let after = &path[i + 5..];
         let (repo, dir) = after.split_once('/').unwrap_or((after, ""));
@@ -320,11 +342,11 @@ fn split_path(path: &str, all_segments: bool) -> Result<(String, String), String
         (segments.len() >= 2).then(|| (segments[..2].join("/"), segments[2..].join("/")))
     };
     let Some((repo, dir)) = split.filter(|(repo, _)| !repo.is_empty()) else {
-        return Err("failed to parse repo path segment".into());
+        return Err(NotGit::NoRepoPath);
     };
     let (clean, escaped) = crate::repo::normalize("", dir.trim_start_matches('/'));
     if escaped {
-        return Err(format!("url path exits repo: {path}"));
+        return Err(NotGit::ExitsRepo(path.to_string()));
     }
     Ok((repo, clean))
 }

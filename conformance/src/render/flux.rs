@@ -138,13 +138,12 @@ pub fn build(
         // the build; else the kustomization.
         let message = err.to_string();
         let at = err
-            .at
-            .as_ref()
+            .place()
             .filter(|(file, _)| blamable(&tree, file))
             .map(|(file, line)| Span::new(file.clone(), *line))
             .or_else(|| blamed_place(&tree, &message))
             .or_else(|| {
-                let (file, _) = err.at.as_ref()?;
+                let (file, _) = err.place()?;
                 fetch.place_of(&tree, &Span::new(file.clone(), 0))
             })
             .or_else(|| (!written.generated).then(|| Span::new(written.file.clone(), 0)));

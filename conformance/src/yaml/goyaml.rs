@@ -25,14 +25,42 @@ use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
 
 use super::YamlError;
 
+/// Bytes go-yaml cannot read as text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not UTF-8, and no UTF-16 byte-order mark.
+    #[error(
+        "invalid UTF-8 at byte offset {offset} (line {line}); go-yaml reads UTF-8, or UTF-16 with a byte-order mark"
+    )]
+    Utf8 {
+        /// The first byte that is not UTF-8.
+        offset: usize,
+        /// Its 1-based line.
+        line: usize,
+    },
+    /// UTF-16 with half a character at the end.
+    #[error("UTF-16 text with an odd number of bytes ({bytes}): the last one is half a character")]
+    Utf16Odd {
+        /// The file's length, the mark included.
+        bytes: usize,
+    },
+    /// UTF-16 with a surrogate that has no pair.
+    #[error("invalid UTF-16 (an unpaired surrogate) at byte offset {offset} (line {line})")]
+    Utf16Surrogate {
+        /// Where the unit starts.
+        offset: usize,
+        /// Its 1-based line.
+        line: usize,
+    },
+}
+
 /// Text from a file's bytes, as go-yaml decodes them.
-pub fn decode(bytes: Vec<u8>) -> Result<String, String> {
-    let utf16 = |big: bool, body: &[u8]| -> Result<String, String> {
+pub fn decode(bytes: Vec<u8>) -> Result<String, DecodeError> {
+    let utf16 = |big: bool, body: &[u8]| -> Result<String, DecodeError> {
         if !body.len().is_multiple_of(2) {
-            return Err(format!(
-                "UTF-16 text with an odd number of bytes ({}): the last one is half a character",
-                body.len() + 2
-            ));
+            return Err(DecodeError::Utf16Odd {
+                bytes: body.len() + 2,
+            });
         }
         let units = body.chunks_exact(2).map(|pair| {
             if big {
@@ -46,11 +74,10 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, String> {
             match unit {
                 Ok(c) => out.push(c),
                 Err(_) => {
-                    let line = out.matches('\n').count() + 1;
-                    return Err(format!(
-                        "invalid UTF-16 (an unpaired surrogate) at byte offset {} (line {line})",
-                        2 + i * 2
-                    ));
+                    return Err(DecodeError::Utf16Surrogate {
+                        offset: 2 + i * 2,
+                        line: out.matches('\n').count() + 1,
+                    });
                 }
             }
         }
@@ -66,9 +93,7 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, String> {
                 .filter(|b| **b == b'\n')
                 .count()
                 + 1;
-            format!(
-                "invalid UTF-8 at byte offset {offset} (line {line}); go-yaml reads UTF-8, or UTF-16 with a byte-order mark"
-            )
+            DecodeError::Utf8 { offset, line }
         }),
     }
 }
@@ -443,6 +468,7 @@ mod tests {
         assert_eq!(decode(be).as_deref(), Ok(text));
         let bad = b"a: b\nc: \xff\n".to_vec();
         let err = decode(bad).unwrap_err();
-        assert!(err.contains("byte offset 8 (line 2)"), "{err}");
+        assert_eq!(err, DecodeError::Utf8 { offset: 8, line: 2 });
+        assert!(err.to_string().contains("byte offset 8 (line 2)"), "{err}");
     }
 }

@@ -555,14 +555,11 @@ pub fn replacements(
                 {
                     let fp = fp.as_scalar_string().unwrap_or_default();
                     let source = value.as_scalar_string().unwrap_or_default();
-                    let mut set = |node: &mut Node| -> Result<(), String> {
+                    let mut set = |node: &mut Node| -> Result<(), PathError> {
                         match (&delim, index) {
                             (Some(d), Some(i)) => {
                                 if matches!(node.value, Value::Map(_) | Value::Seq(_)) {
-                                    return Err(
-                                        "delimiter option can only be used with scalar nodes"
-                                            .into(),
-                                    );
+                                    return Err(PathError::Delimiter);
                                 }
                                 // kustomize (replacement setFieldValue): a
                                 // negative index prepends, one past the
@@ -674,6 +671,40 @@ fn step<'a>(node: &'a Node, seg: &str) -> Option<&'a Node> {
     node.get(seg)
 }
 
+/// Why kyaml's `PathMatcher` cannot walk a replacement target's path
+/// (its words).
+#[derive(Debug, thiserror::Error)]
+enum PathError {
+    /// A segment of the wrong kind for the node it meets.
+    #[error("wrong node kind: expected {expected} but got {found}")]
+    WrongKind {
+        /// `SequenceNode` or `MappingNode`.
+        expected: &'static str,
+        /// What the node is.
+        found: &'static str,
+    },
+    /// An index past the end.
+    #[error("index {index} specified but only {len} elements found")]
+    Index {
+        /// The index.
+        index: usize,
+        /// The sequence's length.
+        len: usize,
+    },
+    /// An index too large to be one.
+    #[error("index {0} is out of range")]
+    IndexRange(String),
+    /// `[field]` without `=`.
+    #[error("list path element must contain fieldName=fieldValue for element to match")]
+    ListElement,
+    /// `[field=regex]` whose regex does not compile.
+    #[error(transparent)]
+    Regex(#[from] regex::Error),
+    /// A delimiter option on a map or a list.
+    #[error("delimiter option can only be used with scalar nodes")]
+    Delimiter,
+}
+
 /// kyaml's `PathMatcher` over a replacement target: `set` is called on
 /// every node `segs` names (creating what is missing when `create`), and
 /// the count is returned; 0 is kustomize's "unable to find field". A
@@ -688,8 +719,8 @@ fn set_targets(
     cur: &mut Node,
     segs: &[String],
     create: bool,
-    set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
-) -> Result<usize, String> {
+    set: &mut dyn FnMut(&mut Node) -> Result<(), PathError>,
+) -> Result<usize, PathError> {
     let Some((seg, rest)) = segs.split_first() else {
         set(cur)?;
         return Ok(1);
@@ -709,21 +740,20 @@ fn set_targets(
     if is_index(seg) || seg.starts_with('[') || seg == "*" {
         let found = kind(cur);
         let Value::Seq(items) = &mut cur.value else {
-            return Err(format!(
-                "wrong node kind: expected SequenceNode but got {found}"
-            ));
+            return Err(PathError::WrongKind {
+                expected: "SequenceNode",
+                found,
+            });
         };
         if is_index(seg) {
             let i: usize = seg
                 .parse()
-                .map_err(|_| format!("index {seg} is out of range"))?;
+                .map_err(|_| PathError::IndexRange(seg.clone()))?;
             if create && items.len() == i {
                 items.push(fresh(rest.first()));
             }
             let len = items.len();
-            let item = items
-                .get_mut(i)
-                .ok_or_else(|| format!("index {i} specified but only {len} elements found"))?;
+            let item = items.get_mut(i).ok_or(PathError::Index { index: i, len })?;
             return set_targets(item, rest, create, set);
         }
         if seg == "*" {
@@ -734,10 +764,8 @@ fn set_targets(
             return Ok(n);
         }
         let inner = &seg[1..seg.len() - 1];
-        let (field, pattern) = inner.split_once('=').ok_or_else(|| {
-            "list path element must contain fieldName=fieldValue for element to match".to_string()
-        })?;
-        let matcher = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+        let (field, pattern) = inner.split_once('=').ok_or(PathError::ListElement)?;
+        let matcher = regex::Regex::new(pattern)?;
         let picks = |item: &Node| {
             let text = if field.is_empty() {
                 item.as_scalar_string()
@@ -766,9 +794,10 @@ fn set_targets(
     }
     let found = kind(cur);
     if !cur.is_map() {
-        return Err(format!(
-            "wrong node kind: expected MappingNode but got {found}"
-        ));
+        return Err(PathError::WrongKind {
+            expected: "MappingNode",
+            found,
+        });
     }
     if cur.get(seg).is_none() {
         if !create {

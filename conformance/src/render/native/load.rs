@@ -66,7 +66,9 @@ pub fn documents(tree: &Tree, file: &str) -> Result<Vec<Node>, Error> {
     match tree.documents(file) {
         Ok(docs) => Ok(docs.into_owned()),
         Err(DocError::Missing(m)) => Err(m.describe(file).into()),
-        Err(DocError::Load(message, _) | DocError::Budget(message, _)) => Err(message.into()),
+        Err(DocError::Load(message, _)) => Err(message.into()),
+        // The message names the file and line already.
+        Err(DocError::Budget(message, _)) => Err(Error::Budget { at: None, message }),
     }
 }
 
@@ -167,10 +169,10 @@ impl Kustomization {
             match key.as_str() {
                 k_ if IGNORED.contains(&k_) => {}
                 k_ if UNSUPPORTED.contains(&k_) => {
-                    return Err(format!(
-                        "unsupported: {key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
+                    return Err(Error::unsupported(format!(
+                        "{key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
                         at(value)
-                    ).into());
+                    )));
                 }
                 "resources" | "bases" => k.resources.extend(entries(value, file, key)?),
                 "configurations" => k.configurations.extend(entries(value, file, key)?),
@@ -384,10 +386,10 @@ pub fn configuration(tree: &Tree, path: &str) -> Result<Configs, Error> {
                 "varReference" => {}
                 _ if empty => {}
                 other => {
-                    return Err(format!(
-                        "unsupported: configurations section `{other}` in {path}:{} (the native renderer implements nameReference, namespace and varReference; use --renderer kustomize or auto)",
+                    return Err(Error::unsupported(format!(
+                        "configurations section `{other}` in {path}:{} (the native renderer implements nameReference, namespace and varReference; use --renderer kustomize or auto)",
                         value.line
-                    ).into());
+                    )));
                 }
             }
         }

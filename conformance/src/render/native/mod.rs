@@ -460,18 +460,18 @@ impl Builder<'_> {
             // kustomization Flux generated (no lines), on the document that
             // repeats the id.
             let is_file = self.tree.is_file(&path);
-            let here = |e: Error| match e.at {
-                Some((ref f, line)) if f.is_empty() => {
+            let here = |e: Error| match e.place() {
+                Some((f, line)) if f.is_empty() => {
                     if entry.line > 0 {
-                        Error::at(file, entry.line, e.message)
+                        Error::at(file, entry.line, e.message())
                     } else if is_file {
-                        Error::at(path.clone(), line, e.message)
+                        Error::at(path.clone(), *line, e.message())
                     } else {
-                        Error::from(e.message)
+                        Error::from(e.message())
                     }
                 }
                 Some(_) => e,
-                None => Error::at(file, entry.line, e.message),
+                None => Error::at(file, entry.line, e.message()),
             };
             if self.tree.is_file(&path) {
                 let loaded = load::resources_from_file(self.tree, &path, &self.rel(&path))?;

@@ -167,9 +167,9 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
                         .iter()
                         .all(|s| s.path.contains("containers") && s.path.ends_with("image"))
                 {
-                    return Err(format!(
-                        "unsupported: ImageTagTransformer with fieldSpecs outside containers in {at} (the native renderer implements its default image locations; use --renderer kustomize or auto)"
-                    ).into());
+                    return Err(Error::unsupported(format!(
+                        "ImageTagTransformer with fieldSpecs outside containers in {at} (the native renderer implements its default image locations; use --renderer kustomize or auto)"
+                    )));
                 }
                 if let Some(tag) = config.get("imageTag") {
                     transform::images(acc, tag)
@@ -210,9 +210,9 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
                 generate::replacements(acc, &replacements, cx.tree, cx.dir, cx.file)?;
             }
             other => {
-                return Err(format!(
-                    "unsupported: builtin transformer {other} in {at} (the native renderer does not implement it; use --renderer kustomize or auto)"
-                ).into());
+                return Err(Error::unsupported(format!(
+                    "builtin transformer {other} in {at} (the native renderer does not implement it; use --renderer kustomize or auto)"
+                )));
             }
         }
     }
@@ -231,9 +231,9 @@ pub fn generate(cx: &Cx, entry: &Entry, origin: &str) -> Result<Vec<Generated>, 
             "ConfigMapGenerator" => "ConfigMap",
             "SecretGenerator" => "Secret",
             other => {
-                return Err(format!(
-                    "unsupported: builtin generator {other} in {at} (the native renderer implements ConfigMapGenerator and SecretGenerator; use --renderer kustomize or auto)"
-                ).into());
+                return Err(Error::unsupported(format!(
+                    "builtin generator {other} in {at} (the native renderer implements ConfigMapGenerator and SecretGenerator; use --renderer kustomize or auto)"
+                )));
             }
         };
         for field in ["name", "namespace"] {

@@ -399,7 +399,7 @@ fn post_renderers(hr: &Object, out: &mut Vec<Problem>) {
                     line: patch.line,
                     what: format!(
                         "postRenderers[{i}].kustomize.patches[{j}]: {}",
-                        patch_message(&e.message)
+                        patch_message(&e.message())
                     ),
                     why: "helm-controller runs kustomize over the rendered chart (postrender.BuildPostRenderers); a patch kustomize cannot parse, or a target it cannot read, fails every install and upgrade".into(),
                     fix: "make the patch a strategic-merge patch (apiVersion, kind, metadata.name) or a JSON 6902 list (op, path), and the target's fields plain names or regexes".into(),

@@ -127,19 +127,14 @@ impl Policies {
                     "placement policy needs at least one of forbid, require, count".into(),
                 ));
             }
-            if let Err(message) = glob(&placement.kustomization.value) {
-                problems.push(error_at(&placement.kustomization, message));
+            if let Err(err) = glob(&placement.kustomization.value) {
+                problems.push(error_at(&placement.kustomization, err.to_string()));
             }
         }
     }
 }
 
-/// A compiled glob for names (`*` and `?`).
-pub fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
-    globset::Glob::new(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|err| format!("bad glob `{pattern}`: {err}"))
-}
+pub use crate::config_error::glob;
 
 /// Whether `name` matches the optional glob (absent matches everything).
 pub fn matches_glob(pattern: Option<&str>, name: &str) -> bool {
@@ -154,6 +149,32 @@ pub fn matches_glob(pattern: Option<&str>, name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPath(pub Vec<Segment>);
 
+/// Why a field path does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldPathError {
+    /// Nothing at all.
+    #[error("empty path")]
+    Empty,
+    /// Two dots, or a dot first.
+    #[error("empty key at character {0}")]
+    EmptyKey(usize),
+    /// A key with nothing in it at the end.
+    #[error("empty key")]
+    EmptyLastKey,
+    /// `[` never closed.
+    #[error("unclosed `[` at character {0}")]
+    Unclosed(usize),
+    /// Brackets holding something else.
+    #[error("`[{0}]` is not an index, [*] or a quoted key")]
+    BadBracket(String),
+    /// Something glued to a `]`.
+    #[error("expected `.` or `[` after `]` at character {0}")]
+    AfterBracket(usize),
+    /// A trailing dot.
+    #[error("path ends with `.`")]
+    TrailingDot,
+}
+
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {
@@ -167,20 +188,20 @@ pub enum Segment {
 
 impl FieldPath {
     /// Parses a field path (`spec.template.spec.containers[*].image`).
-    pub fn parse(text: &str) -> Result<FieldPath, String> {
+    pub fn parse(text: &str) -> Result<FieldPath, FieldPathError> {
         let mut segments = Vec::new();
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         let mut key = String::new();
-        let flush = |key: &mut String, segments: &mut Vec<Segment>| -> Result<(), String> {
+        let flush = |key: &mut String, segments: &mut Vec<Segment>| -> Result<(), FieldPathError> {
             if key.is_empty() {
-                return Err("empty key".into());
+                return Err(FieldPathError::EmptyLastKey);
             }
             segments.push(Segment::Key(std::mem::take(key)));
             Ok(())
         };
         if chars.is_empty() {
-            return Err("empty path".into());
+            return Err(FieldPathError::Empty);
         }
         while i < chars.len() {
             match chars[i] {
@@ -188,7 +209,7 @@ impl FieldPath {
                     if !key.is_empty() {
                         flush(&mut key, &mut segments)?;
                     } else if i == 0 || chars[i - 1] != ']' {
-                        return Err(format!("empty key at character {}", i + 1));
+                        return Err(FieldPathError::EmptyKey(i + 1));
                     }
                     i += 1;
                 }
@@ -199,7 +220,7 @@ impl FieldPath {
                     let close = chars[i..]
                         .iter()
                         .position(|c| *c == ']')
-                        .ok_or_else(|| format!("unclosed `[` at character {}", i + 1))?;
+                        .ok_or(FieldPathError::Unclosed(i + 1))?;
                     let inner: String = chars[i + 1..i + close].iter().collect();
                     let segment = if inner == "*" {
                         Segment::Every
@@ -211,15 +232,12 @@ impl FieldPath {
                     {
                         Segment::Key(inner[1..inner.len() - 1].to_string())
                     } else {
-                        return Err(format!("`[{inner}]` is not an index, [*] or a quoted key"));
+                        return Err(FieldPathError::BadBracket(inner));
                     };
                     segments.push(segment);
                     i += close + 1;
                     if i < chars.len() && chars[i] != '.' && chars[i] != '[' {
-                        return Err(format!(
-                            "expected `.` or `[` after `]` at character {}",
-                            i + 1
-                        ));
+                        return Err(FieldPathError::AfterBracket(i + 1));
                     }
                 }
                 c => {
@@ -231,7 +249,7 @@ impl FieldPath {
         if !key.is_empty() {
             flush(&mut key, &mut segments)?;
         } else if text.ends_with('.') {
-            return Err("path ends with `.`".into());
+            return Err(FieldPathError::TrailingDot);
         }
         Ok(FieldPath(segments))
     }
