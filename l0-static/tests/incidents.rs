@@ -2,9 +2,11 @@
 //! `fixtures/incidents/<slug>/` has a README, a repo, an `expected.yaml` and a
 //! fixed variant, and nothing else (but `base/`, the previous revision, for
 //! rules that compare); the repo produces exactly the expected findings (at
-//! least one of them an error) and the reports users read: `report.txt`
-//! (human), `report.json` and `report.sarif` (its results; the rule
-//! descriptors every run carries are reduced to their ids); the fixed
+//! least one of them an error) and the reports users read, in every format:
+//! `report.txt` (human), `report.json`, `report.sarif` (its results; the
+//! rule descriptors every run carries are reduced to their ids),
+//! `report.junit.xml`, `report.github` (annotations) and `report.md`
+//! (markdown); the fixed
 //! variant and the reference platform produce no error. Every rule id has an
 //! incident whose findings include it, and an `explain` text. `BLESS=1`
 //! rewrites `expected.yaml` and the reports from the current output.
@@ -100,6 +102,16 @@ fn main() -> ExitCode {
     libtest_mimic::run(&args, trials).exit_code()
 }
 
+/// The snapshots of what users read, one per report format.
+const REPORTS: [&str; 6] = [
+    "report.txt",
+    "report.json",
+    "report.sarif",
+    "report.junit.xml",
+    "report.github",
+    "report.md",
+];
+
 fn layout(dir: &Path) -> Result<(), Failed> {
     // An incident whose repo must be rejected outright (exit 2) names the
     // error instead of the findings.
@@ -109,7 +121,7 @@ fn layout(dir: &Path) -> Result<(), Failed> {
         "expected.yaml"
     };
     let reports: &[&str] = if expected == "expected.yaml" {
-        &["report.txt", "report.json", "report.sarif"]
+        &REPORTS
     } else {
         &[]
     };
@@ -275,11 +287,24 @@ fn report(dir: &Path) -> Result<(), Failed> {
         .collect();
     sarif["runs"][0]["tool"]["driver"]["rules"] = serde_json::Value::Array(ids);
     let sarif = pretty(&sarif)?;
+    let options = conformance::report::Options {
+        repo: "repo",
+        clusters: &[],
+        elapsed: std::time::Duration::ZERO,
+        doc_url: None,
+    };
+    let render = |format| {
+        conformance::report::render(format, &outcome, &options).map_err(|err| err.to_string())
+    };
+    use conformance::report::Format;
     let mut problems = Vec::new();
     for (name, text) in [
         ("report.txt", human),
         ("report.json", json),
         ("report.sarif", sarif),
+        ("report.junit.xml", render(Format::Junit)?),
+        ("report.github", render(Format::Github)?),
+        ("report.md", render(Format::Markdown)?),
     ] {
         if let Err(problem) = snapshot(&dir.join(name), &text) {
             problems.push(problem);
