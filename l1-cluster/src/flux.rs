@@ -13,7 +13,7 @@
 //!    entry Kustomization) are applied. From then on it is Flux's cold
 //!    start.
 //! 3. Every few seconds every Kustomization's Ready condition is read and
-//!    each change recorded ([`conformance::l1::observe::Observed`]), with
+//!    each change recorded ([`crate::observe::Observed`]), with
 //!    `status.history` (Flux 2.7 and later) for the count of failed
 //!    reconciliations; HelmReleases are read for the report.
 
@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
-use conformance::l1::observe::{Condition, ConditionStatus, Observed, matches};
+use crate::observe::{Condition, ConditionStatus, Observed, matches};
 use conformance::l1::predict::{Expect, TierPrediction};
 use conformance::model::TierId;
 use kube::Client;

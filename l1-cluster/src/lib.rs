@@ -9,7 +9,7 @@
 //!   maps to their published copy ([`manifests`]), optionally shorter
 //!   retry intervals); every Kustomization is watched until Ready or
 //!   `L1_TIMEOUT` ([`flux`]) and compared with the model's prediction
-//!   ([`conformance::l1::predict`], [`conformance::l1::observe`]): one
+//!   ([`conformance::l1::predict`], [`crate::observe`]): one
 //!   trial `<cluster>::l1::flux::<tier>` each. The [`kstatus`] trial shows
 //!   on the same kind of cluster that an operator's trigger reads as
 //!   Current before its CRDs exist, and that a `healthCheckExprs` gate
@@ -28,6 +28,7 @@ pub mod flux;
 pub mod git;
 pub mod kstatus;
 pub mod manifests;
+pub mod observe;
 pub mod serve;
 
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use conformance::l1::observe::{Comparison, Observed, TrialOutcome, compare_all};
+use crate::observe::{Comparison, Observed, TrialOutcome, compare_all};
 use conformance::l1::predict::{Prediction, TierPrediction, predict};
 use conformance::model::Cluster as ModelCluster;
 use conformance::render::Choice;

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use conformance::l1::observe::TrialOutcome;
+use l1_cluster::observe::TrialOutcome;
 use conformance::l1::{self, Plan};
 use conformance::render::Choice;
 use conformance::session::Session;

@@ -7,15 +7,15 @@
 //!   model predicts *converges*, *race* or *deadlock* (and *suspended*,
 //!   *never applied*), from a strict cold start of the cluster as L1 builds
 //!   it: k3s and Flux, nothing the repository installs outside Flux.
-//! * [`observe`]: what the harness records of each Kustomization (its Ready
-//!   condition over time) and the comparison of that with the prediction,
-//!   which decides each `<cluster>::l1::flux::<tier>` trial.
+//! * what the harness records of each Kustomization (its Ready condition
+//!   over time), and its comparison with the prediction that decides each
+//!   `<cluster>::l1::flux::<tier>` trial, live beside the harness
+//!   (`l1-cluster`'s `observe`).
 //! * [`apply`]: the **apply mode** (`L1_MODE=apply`): the harness applies
 //!   tiers itself, imitating kustomize-controller, where Flux cannot be
 //!   installed.
 
 pub mod apply;
-pub mod observe;
 pub mod predict;
 
 pub use apply::{Assertion, Plan, PlannedTier, Stage, plan, render, stages};

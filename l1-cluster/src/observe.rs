@@ -13,7 +13,7 @@
 //! across versions, so it is matched on the parts that have not: `no
 //! matches for kind "X"`, `namespaces "x" not found`, `"name" not found`.
 
-use super::predict::{Expect, Symptom, TierPrediction};
+use conformance::l1::predict::{Expect, Symptom, TierPrediction};
 
 /// A Ready condition's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,7 +206,7 @@ pub struct Comparison {
 /// inconclusive one is inconclusive too.
 pub fn compare_all(
     predictions: &[TierPrediction],
-    observed: &dyn Fn(&crate::model::TierId) -> Observed,
+    observed: &dyn Fn(&conformance::model::TierId) -> Observed,
     timeout: u64,
 ) -> Vec<(TierPrediction, Observed, Comparison)> {
     let mut out: Vec<(TierPrediction, Observed, Comparison)> = Vec::new();
@@ -429,7 +429,7 @@ fn compare_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TierId;
+    use conformance::model::TierId;
 
     fn c(at: u64, status: ConditionStatus, reason: &str, message: &str) -> Condition {
         Condition {
