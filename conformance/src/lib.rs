@@ -8,7 +8,12 @@
 //! turns each such property into a rule with a stable id.
 //!
 //! The data flow is one-directional, and a run resolves it once
-//! ([`session`]: configuration, renderer, index, model):
+//! ([`session`]: configuration, renderer, index, model). Each layer is a
+//! crate, so an import cannot run back up: `conformance-core` (yaml, repo,
+//! model) ← `conformance-render` (render, remote, postbuild) ←
+//! `conformance-engine` (discover, provenance, convergence, rules, session)
+//! ← this one (the reports and the `conformance` command), which
+//! re-exports every module:
 //!
 //! * [`repo`] indexes the repository (every YAML file loaded once, with
 //!   [`yaml`] keeping each node's line; every other file listed, read under
@@ -41,28 +46,10 @@
 //! # Ok::<(), conformance::check::SessionError>(())
 //! ```
 
-pub mod base;
-pub mod builtin;
-pub mod check;
-pub mod config;
-pub mod config_error;
-pub mod convergence;
-pub mod discover;
-pub mod exec;
-pub mod fuzzing;
-pub mod graph;
-pub mod l1;
-pub mod model;
-pub mod postbuild;
-pub mod progress;
-pub mod provenance;
-pub mod remote;
-pub mod render;
-pub mod repo;
+pub use conformance_engine::{
+    base, builtin, check, config, config_error, convergence, discover, exec, fuzzing, graph, l1,
+    model, postbuild, progress, provenance, remote, render, repo, rules, schema, session, stats,
+    versions, yaml,
+};
+
 pub mod report;
-pub mod rules;
-pub mod schema;
-pub mod session;
-pub mod stats;
-pub mod versions;
-pub mod yaml;

@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, bail};
 use crate::observe::{Condition, ConditionStatus, Observed, matches};
+use anyhow::{Context as _, anyhow, bail};
 use conformance::l1::predict::{Expect, TierPrediction};
 use conformance::model::TierId;
 use kube::Client;

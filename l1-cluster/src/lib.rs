@@ -35,8 +35,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context as _, anyhow, bail};
 use crate::observe::{Comparison, Observed, TrialOutcome, compare_all};
+use anyhow::{Context as _, anyhow, bail};
 use conformance::l1::predict::{Prediction, TierPrediction, predict};
 use conformance::model::Cluster as ModelCluster;
 use conformance::render::Choice;

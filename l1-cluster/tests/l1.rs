@@ -24,10 +24,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use l1_cluster::observe::TrialOutcome;
 use conformance::l1::{self, Plan};
 use conformance::render::Choice;
 use conformance::session::Session;
+use l1_cluster::observe::TrialOutcome;
 use l1_cluster::{
     Cluster, Runtime, Timing, cluster_name, detect_runtime, execute, flux_mode, flux_trial,
     kstatus, kstatus_trial, manifests, render_report, serve,

@@ -1,26 +1,49 @@
-//! The engine's layers only point down (CONTRIBUTING.md): the graph of
-//! top-level modules of `conformance/src`, drawn from every `crate::` path
-//! outside test code, has no cycle, and no leaf imports anything above it.
+//! The layers only point down (CONTRIBUTING.md). Between crates Cargo
+//! enforces it (core ← render ← engine ← the command); this test checks the
+//! manifests say so, and, inside each crate, that no import runs back up:
+//! the leaves import nothing above them, and no module (a file, or a
+//! folder's `mod.rs`) imports one that imports it back, at any depth.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Modules that must depend on nothing of the crate but these.
-const LEAVES: &[(&str, &[&str])] = &[
-    ("yaml", &[]),
-    ("builtin", &[]),
-    ("config_error", &[]),
-    ("exec", &[]),
-    ("repo", &["yaml", "progress", "exec"]),
-    ("versions", &["repo"]),
-    ("model", &["builtin", "yaml"]),
-    ("stats", &[]),
-    ("progress", &[]),
-    ("remote", &["repo", "yaml", "exec"]),
+/// The crates, lowest first, with the crates each may depend on.
+const CRATES: &[(&str, &str, &[&str])] = &[
+    ("core", "conformance-core", &[]),
+    ("render", "conformance-render", &["conformance-core"]),
+    (
+        "engine",
+        "conformance-engine",
+        &["conformance-core", "conformance-render"],
+    ),
+    (
+        "conformance",
+        "flux-conformance",
+        &[
+            "conformance-core",
+            "conformance-render",
+            "conformance-engine",
+        ],
+    ),
 ];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// Top-level modules of a crate that must depend on nothing of it but these.
+const LEAVES: &[(&str, &str, &[&str])] = &[
+    ("core", "yaml", &[]),
+    ("core", "builtin", &[]),
+    ("core", "config_error", &[]),
+    ("core", "exec", &[]),
+    ("core", "stats", &[]),
+    ("core", "progress", &[]),
+    ("core", "repo", &["yaml", "progress", "exec"]),
+    ("core", "versions", &["repo"]),
+    ("core", "model", &["builtin", "yaml"]),
+    ("render", "remote", &[]),
+    ("render", "postbuild", &[]),
+];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -53,118 +76,247 @@ fn code(text: &str) -> String {
         .join("\n")
 }
 
-/// Top-level module -> the top-level modules it names.
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let root = src();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    let modules: BTreeSet<String> = files
+/// A file's module path in its crate (`provenance::bootstrap` for
+/// `provenance/bootstrap/mod.rs`); empty for the crate root.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
         .iter()
-        .filter_map(|p| {
-            let rel = p.strip_prefix(&root).ok()?;
-            let first = rel.components().next()?.as_os_str().to_str()?;
-            Some(first.trim_end_matches(".rs").to_string())
-        })
-        .filter(|m| m != "lib" && m != "main")
+        .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    let path = regex::Regex::new(r"crate::([a-z_]+)").expect("regex");
-    let group = regex::Regex::new(r"(?s)use crate::\{(.*?)\};").expect("regex");
-    let name = regex::Regex::new(r"(?:^|[\s,{])([a-z_]+)(?:::|\s*[,}]|$)").expect("regex");
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// Module → the modules of the same crate it names (`crate::a::b`,
+/// `super::c`, `use crate::{a, b::c}`), each resolved to the longest
+/// module path the crate has.
+fn graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeSet<Vec<String>> = files
+        .iter()
+        .map(|p| module_of(p.strip_prefix(src).expect("below src")))
+        .collect();
+    let resolve = |path: &[String]| -> Option<Vec<String>> {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].to_vec())
+            .find(|p| modules.contains(p))
+    };
+    let path_re = regex::Regex::new(r"\b(crate|super)((?:::[a-z_][a-z0-9_]*)+)").expect("regex");
+    let group_re = regex::Regex::new(r"(?s)use (crate|super)((?:::[a-z_][a-z0-9_]*)*)::\{(.*?)\};")
+        .expect("regex");
+    let item_re =
+        regex::Regex::new(r"(?:^|[\s,{])([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)*)").expect("regex");
+    let mut out: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
     for p in &files {
-        let rel = p.strip_prefix(&root).expect("below src");
-        let first = rel
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .expect("a name")
-            .trim_end_matches(".rs")
-            .to_string();
-        if first == "lib" || first == "main" {
-            continue;
-        }
+        let me = module_of(p.strip_prefix(src).expect("below src"));
+        let is_mod_file = p
+            .file_name()
+            .is_some_and(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs");
+        // `super` of a file `a/b.rs` is `a`; of `a/b/mod.rs` it is `a` too.
+        let parent: Vec<String> = if is_mod_file || me.is_empty() {
+            me[..me.len().saturating_sub(1)].to_vec()
+        } else {
+            me[..me.len() - 1].to_vec()
+        };
+        let base = |anchor: &str| -> Vec<String> {
+            if anchor == "crate" {
+                Vec::new()
+            } else {
+                parent.clone()
+            }
+        };
         let text = code(&std::fs::read_to_string(p).expect("readable"));
-        let mut targets: BTreeSet<String> = path
-            .captures_iter(&text)
-            .map(|c| c[1].to_string())
-            .collect();
-        for g in group.captures_iter(&text) {
-            for n in name.captures_iter(&g[1]) {
-                targets.insert(n[1].to_string());
+        let mut named: Vec<Vec<String>> = Vec::new();
+        let segments = |s: &str| -> Vec<String> {
+            s.split("::")
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        for c in path_re.captures_iter(&text) {
+            let mut path = base(&c[1]);
+            path.extend(segments(&c[2]));
+            named.push(path);
+        }
+        for c in group_re.captures_iter(&text) {
+            let mut prefix = base(&c[1]);
+            prefix.extend(segments(&c[2]));
+            for item in item_re.captures_iter(&c[3]) {
+                let mut path = prefix.clone();
+                path.extend(segments(&item[1]));
+                named.push(path);
             }
         }
-        let entry = out.entry(first.clone()).or_default();
-        for t in targets {
-            if t != first && modules.contains(&t) {
-                entry.insert(t);
+        let entry = out.entry(me.clone()).or_default();
+        for path in named {
+            let Some(target) = resolve(&path) else {
+                continue;
+            };
+            // A module and its own ancestors or descendants are one
+            // subtree: a parent declares its children, a child reads its
+            // parent's items.
+            let related = target.starts_with(&me) || me.starts_with(&target);
+            if !related {
+                entry.insert(target);
             }
         }
     }
     out
 }
 
-/// A cycle through `start`, if there is one.
-fn cycle_from(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
-    fn walk(
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        at: &str,
-        start: &str,
-        path: &mut Vec<String>,
-        seen: &mut BTreeSet<String>,
-    ) -> bool {
-        for next in graph.get(at).into_iter().flatten() {
-            if next == start {
-                path.push(next.clone());
-                return true;
-            }
-            if seen.insert(next.clone()) {
-                path.push(next.clone());
-                if walk(graph, next, start, path, seen) {
-                    return true;
-                }
-                path.pop();
-            }
-        }
-        false
-    }
-    let mut path = vec![start.to_string()];
+/// The cycles of a graph (strongly connected components of more than one
+/// node), each as its members.
+fn cycles(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    // Kosaraju: finish order on the graph, then components on its reverse.
+    let nodes: Vec<&Vec<String>> = g.keys().collect();
     let mut seen = BTreeSet::new();
-    walk(graph, start, start, &mut path, &mut seen).then_some(path)
-}
-
-#[test]
-fn top_level_modules_form_no_cycle() {
-    let graph = graph();
-    assert!(graph.len() > 10, "read the modules: {graph:?}");
-    for module in graph.keys() {
-        if let Some(cycle) = cycle_from(&graph, module) {
-            panic!("an import runs back up: {}", cycle.join(" -> "));
+    let mut order = Vec::new();
+    fn visit<'a>(
+        n: &'a Vec<String>,
+        g: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        seen: &mut BTreeSet<&'a Vec<String>>,
+        order: &mut Vec<&'a Vec<String>>,
+    ) {
+        if !seen.insert(n) {
+            return;
+        }
+        for m in g.get(n).into_iter().flatten() {
+            if let Some((k, _)) = g.get_key_value(m) {
+                visit(k, g, seen, order);
+            }
+        }
+        order.push(n);
+    }
+    for n in &nodes {
+        visit(n, g, &mut seen, &mut order);
+    }
+    let mut reverse: BTreeMap<&Vec<String>, Vec<&Vec<String>>> = BTreeMap::new();
+    for (n, ms) in g {
+        for m in ms {
+            if let Some((k, _)) = g.get_key_value(m) {
+                reverse.entry(k).or_default().push(n);
+            }
         }
     }
-}
-
-#[test]
-fn leaves_import_only_below_them() {
-    let graph = graph();
-    for (leaf, allowed) in LEAVES {
-        let uses = graph.get(*leaf).cloned().unwrap_or_default();
-        let extra: Vec<&String> = uses
-            .iter()
-            .filter(|u| !allowed.contains(&u.as_str()))
-            .collect();
-        assert!(extra.is_empty(), "{leaf} imports {extra:?}");
-    }
-}
-
-#[test]
-fn nothing_below_the_session_knows_it() {
-    let graph = graph();
-    for (module, uses) in &graph {
-        if ["check", "report", "session"].contains(&module.as_str()) {
+    let mut assigned = BTreeSet::new();
+    let mut out = Vec::new();
+    for n in order.iter().rev() {
+        if assigned.contains(n) {
             continue;
         }
-        for above in ["session", "check", "report"] {
-            assert!(!uses.contains(above), "{module} imports {above}");
+        let mut component = Vec::new();
+        let mut stack = vec![*n];
+        while let Some(x) = stack.pop() {
+            if !assigned.insert(x) {
+                continue;
+            }
+            component.push(x.join("::"));
+            stack.extend(reverse.get(x).into_iter().flatten());
         }
+        if component.len() > 1 {
+            component.sort();
+            out.push(component);
+        }
+    }
+    out
+}
+
+#[test]
+fn each_crate_depends_only_on_the_crates_below_it() {
+    for (dir, package, allowed) in CRATES {
+        let manifest =
+            std::fs::read_to_string(workspace().join(dir).join("Cargo.toml")).expect("Cargo.toml");
+        let doc: toml_like::Doc = toml_like::parse(&manifest);
+        assert_eq!(doc.name.as_deref(), Some(*package), "{dir}/Cargo.toml");
+        let ours: Vec<&str> = doc
+            .dependencies
+            .iter()
+            .map(String::as_str)
+            .filter(|d| CRATES.iter().any(|(_, p, _)| p == d))
+            .collect();
+        for dep in &ours {
+            assert!(
+                allowed.contains(dep),
+                "{package} depends on {dep}, which is not below it"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let mut problems = Vec::new();
+    for (dir, _, _) in CRATES {
+        let g = graph(&workspace().join(dir).join("src"));
+        for cycle in cycles(&g) {
+            problems.push(format!("{dir}: {}", cycle.join(" <-> ")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "import circles:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn leaves_import_nothing_above_them() {
+    let mut problems = Vec::new();
+    for (dir, leaf, allowed) in LEAVES {
+        let g = graph(&workspace().join(dir).join("src"));
+        let top: BTreeSet<String> = g
+            .iter()
+            .filter(|(m, _)| m.first().map(String::as_str) == Some(*leaf))
+            .flat_map(|(_, targets)| targets.iter().filter_map(|t| t.first().cloned()))
+            .filter(|t| t != leaf)
+            .collect();
+        for t in top {
+            if !allowed.contains(&t.as_str()) {
+                problems.push(format!("{dir}: {leaf} imports {t}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The two fields of a Cargo manifest this test reads (`[package] name`
+/// and the names under `[dependencies]`), line by line: the manifests are
+/// ours and plain.
+mod toml_like {
+    pub struct Doc {
+        pub name: Option<String>,
+        pub dependencies: Vec<String>,
+    }
+
+    pub fn parse(text: &str) -> Doc {
+        let mut section = String::new();
+        let mut doc = Doc {
+            name: None,
+            dependencies: Vec::new(),
+        };
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line.trim_matches(['[', ']']).to_string();
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            let key = key.trim().trim_end_matches(".workspace").to_string();
+            match section.as_str() {
+                "package" if key == "name" => {
+                    doc.name = Some(value.trim().trim_matches('"').to_string());
+                }
+                "dependencies" if !key.starts_with('#') => doc.dependencies.push(key),
+                _ => {}
+            }
+        }
+        doc
     }
 }

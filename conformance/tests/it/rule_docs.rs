@@ -77,7 +77,7 @@ fn table() -> String {
             format!("`{example}`")
         };
         out.push_str(&format!(
-            "| <a id=\"rule-{id}\"></a>[`{id}`](conformance/src/rules/docs/{id}.md){severity} | {} | {example} |\n",
+            "| <a id=\"rule-{id}\"></a>[`{id}`](engine/src/rules/docs/{id}.md){severity} | {} | {example} |\n",
             rule.summary().replace('|', "\\|")
         ));
     }

@@ -265,7 +265,7 @@ pub(super) fn scan(
             ));
         }
         for w in &line_words {
-            if let Some(v) = crate::provenance::installed::flux_manifests_version(w) {
+            if let Some(v) = crate::provenance::releases::flux_manifests_version(w) {
                 out.flux.push((at.clone(), v, format!("kubectl apply {w}")));
             }
         }

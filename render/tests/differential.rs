@@ -20,15 +20,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use conformance::model::TierState;
-use conformance::render::external::External;
-use conformance::render::native::Native;
-use conformance::render::{Kustomize, build_directory, flux};
-use conformance::repo::RepoIndex;
-use conformance::yaml::Node;
+use conformance_render::model::TierState;
+use conformance_render::render::external::External;
+use conformance_render::render::native::Native;
+use conformance_render::render::{Kustomize, build_directory, flux};
+use conformance_render::repo::RepoIndex;
+use conformance_render::yaml::Node;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-#[path = "common/corpora.rs"]
+#[path = "../../conformance/tests/common/corpora.rs"]
 mod corpora;
 use corpora::workspace;
 
@@ -54,7 +54,7 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[(
 )];
 
 /// Why kustomize's failure is known, if it is.
-fn known_failure(error: &conformance::render::Error) -> Option<&'static str> {
+fn known_failure(error: &conformance_render::render::Error) -> Option<&'static str> {
     let message = error.to_string();
     KNOWN_FAILURES
         .iter()
@@ -164,7 +164,7 @@ fn difference(native: &Objects, external: &Objects) -> Comparison {
 
 /// Whether kustomize failed for want of the network (a remote base or an
 /// http(s) generator input, fetched by kustomize and never by native).
-fn needs_network(error: &conformance::render::Error) -> bool {
+fn needs_network(error: &conformance_render::render::Error) -> bool {
     let m = error.to_string();
     [
         "dial tcp",
@@ -248,8 +248,8 @@ impl Coverage {
     fn record(
         &mut self,
         what: &str,
-        native: Result<Vec<Node>, conformance::render::Error>,
-        external: Result<Vec<Node>, conformance::render::Error>,
+        native: Result<Vec<Node>, conformance_render::render::Error>,
+        external: Result<Vec<Node>, conformance_render::render::Error>,
     ) {
         match (native, external) {
             (Err(n), _) if n.is_unsupported() => self.unsupported.push(format!("{what}: {n}")),
@@ -322,7 +322,7 @@ type Check = fn(&RepoIndex, &Path, &External, &mut Coverage);
 /// Every Flux Kustomization path of the repository, built through Flux's
 /// layer (the kustomization kustomize-controller writes).
 fn flux_paths(index: &RepoIndex, _repo: &Path, external: &External, coverage: &mut Coverage) {
-    let model = conformance::discover::discover(index, external);
+    let model = conformance_engine::discover::discover(index, external);
     for cluster in &model.clusters {
         for tier in cluster.tiers.values() {
             if !matches!(
@@ -336,9 +336,9 @@ fn flux_paths(index: &RepoIndex, _repo: &Path, external: &External, coverage: &m
                     .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
                     .map_err(|e| match e {
                         flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {
-                            conformance::render::Error::new(f.message)
+                            conformance_render::render::Error::new(f.message)
                         }
-                        flux::BuildError::RemoteBases(r) => conformance::render::Error::new(
+                        flux::BuildError::RemoteBases(r) => conformance_render::render::Error::new(
                             format!("remote bases: {:?}", r.left_out),
                         ),
                     })
@@ -378,7 +378,7 @@ fn is_component(dir: &Path) -> bool {
     KUSTOMIZATION_FILES.iter().any(|f| {
         std::fs::read_to_string(dir.join(f))
             .ok()
-            .and_then(|t| conformance::yaml::parse_documents(&t).ok())
+            .and_then(|t| conformance_render::yaml::parse_documents(&t).ok())
             .is_some_and(|docs| {
                 docs.first().and_then(|d| d.str_at(&["kind"])).as_deref() == Some("Component")
             })

@@ -18,7 +18,10 @@
 //! objects of a cluster ([`ProviderSource::scan`]), each located in a tier.
 //! [`Providers::of`] runs them all; the convergence model decides when each
 //! provider's kinds exist. The catalogs are data (`catalog.yaml`),
-//! extendable from `conformance.yaml`.
+//! extendable from `conformance.yaml`. Beside the sources: [`installed`]
+//! (which Flux a cluster runs) over [`releases`] (Flux's release table,
+//! which the bootstrap readers read too), and [`distribution`] (which
+//! Kubernetes).
 
 pub mod bootstrap;
 pub mod builtin;
@@ -30,6 +33,7 @@ pub mod distribution;
 pub mod flux;
 pub mod installed;
 pub mod preinstalled;
+pub mod releases;
 pub mod runtime;
 
 use std::collections::BTreeMap;

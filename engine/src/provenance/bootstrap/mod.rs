@@ -472,7 +472,7 @@ pub fn fetched(index: &RepoIndex, catalog: &Catalog, url: &str) -> Vec<Provides>
 /// catalog), with the line of config that settles it.
 pub fn unknown_url(url: &str) -> Option<String> {
     // Flux's own install manifests: the Flux version, read elsewhere.
-    if crate::provenance::installed::flux_manifests_version(url).is_some() {
+    if crate::provenance::releases::flux_manifests_version(url).is_some() {
         return None;
     }
     Some(format!(
