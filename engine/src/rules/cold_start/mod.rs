@@ -4,14 +4,16 @@
 //! a deadlock or an ungated supplier means, names the chain, and offers a
 //! fix that is checked not to close a cycle.
 
+mod deadlock;
+mod race;
+mod unknown;
 mod words;
 
 use super::finding::Cause;
 use super::{Finding, Rule, RuleId};
 use crate::convergence::references::Reference;
 use crate::convergence::{
-    ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Root, Step, Ungated, Verdict,
-    simulate::chain_text,
+    ClusterAnalysis, Deadlock, KindUse, NamespaceUse, ReferenceUse, Root, Step, Verdict,
 };
 use crate::model::{Object, Span, Tier, TierId};
 use crate::provenance::{Provenance, crd_name};
@@ -168,425 +170,156 @@ pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
 }
 
 /// The finding for one judged need.
+/// What one verdict says about a need, before the finding is assembled.
+pub(super) struct Said {
+    message: String,
+    why: String,
+    fix: String,
+    /// The root this finding shares with others of the same supplier.
+    cause: Option<Cause>,
+    /// Config to paste, when the fix is a block of YAML.
+    detail: Option<String>,
+    /// Places beyond the tier and the need's own: the tiers of a chain.
+    related: Vec<(Span, String)>,
+}
+
+impl From<(String, String, String, Option<Cause>)> for Said {
+    fn from((message, why, fix, cause): (String, String, String, Option<Cause>)) -> Said {
+        Said {
+            message,
+            why,
+            fix,
+            cause,
+            detail: None,
+            related: Vec::new(),
+        }
+    }
+}
+
+impl Said {
+    fn detail(mut self, detail: Option<String>) -> Said {
+        self.detail = detail;
+        self
+    }
+    fn related(mut self, related: Vec<(Span, String)>) -> Said {
+        self.related = related;
+        self
+    }
+}
+
+/// The need being worded, with the words every verdict shares.
+pub(super) struct Cx<'a, 'm> {
+    a: &'a ClusterAnalysis<'m>,
+    need: Need<'a, 'm>,
+    w: Words,
+    /// The consumer tier's label.
+    label: String,
+}
+
+impl Cx<'_, '_> {
+    /// The cause shared by every consumer of `supplier`'s `thing`.
+    fn cause(&self, kind: &str, supplier: &TierId, fix: String, text: String) -> Cause {
+        Cause {
+            key: format!("{kind}:{supplier}:{}", self.w.thing),
+            text,
+            fix,
+        }
+    }
+}
+
+/// The finding for one judged need: the verdict's words (`race`,
+/// `deadlock`, `unknown`), then where it points, what it follows from, and
+/// how sure it is.
 pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
     let cluster = a.cluster;
     let tier = need.tier();
     let label = cluster.tier_label(&tier.id);
-    let w = words(a, need);
-    let mut related = vec![(tier.defined_at.clone(), format!("Kustomization {label}"))];
-    let mut detail = None;
-    let cause_of = |kind: &str, supplier: &TierId, fix: String, text: String| Cause {
-        key: format!("{kind}:{supplier}:{}", w.thing),
-        text,
-        fix,
+    let cx = Cx {
+        a,
+        need,
+        w: words(a, need),
+        label: label.clone(),
     };
-    let (message, why, fix, cause) = match need.verdict() {
-        Verdict::Race { supplier, possible } => {
-            let p = cluster.tier_label(supplier);
-            // Why the supplier's output is not known.
-            let unknown = if cluster
-                .tiers
-                .get(supplier)
-                .is_some_and(|t| matches!(t.state, crate::model::TierState::Rendered(_)))
-            {
-                "whose ResourceSets are not expanded here"
-            } else {
-                "which was not checked"
-            };
-            if *possible {
-                let otherwise = match need {
-                    Need::Reference(u) => format!(
-                        "otherwise create {} in a tier {label} depends on, or declare it under catalog.preinstalled_objects in conformance.yaml",
-                        u.reference.target()
-                    ),
-                    Need::Namespace(u) => format!(
-                        "otherwise give it a source (a Namespace {} in git, or catalog.preinstalled_namespaces in conformance.yaml)",
-                        u.namespace
-                    ),
-                    Need::Kind(_) => "otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)".to_string(),
-                };
-                let fix = format!("if {p} provides it, add `dependsOn: {p}` to {label}; {otherwise}");
-                (
-                    format!(
-                        "{} {}, which no checked Kustomization provides; it may come from {p}, {unknown}, and which {label} is not ordered after",
-                        w.subject, w.wants
-                    ),
-                    match need {
-                        Need::Reference(_) => format!(
-                            "if {p} provides it, {label} applies the object before it exists; the API server accepts it and its controller retries until {p} has created it"
-                        ),
-                        _ => format!(
-                            "if {p} provides it, {label} fails its dry-run until {p} has applied, then {} (GetRetryInterval)",
-                            retries(tier)
-                        ),
-                    },
-                    fix,
-                    Some(cause_of(
-                        "possible",
-                        supplier,
-                        format!("if {p} provides it, add `dependsOn: {p}` to each of them"),
-                        format!(
-                            "{} may come from {p}, {unknown}, and which none of them is ordered after",
-                            w.thing
-                        ),
-                    )),
-                )
-            } else {
-                let fix = depend_fix(a, need, supplier);
-                let permanent = match need {
-                    Need::Reference(u) => u.reference.permanent,
-                    _ => None,
-                };
-                let message = format!(
-                    "{} {}, {}, but {label} is not ordered after {p}",
-                    w.subject,
-                    w.wants,
-                    supplied_by(a, need, supplier)
-                );
-                let why = match permanent {
-                    Some(harm) => format!(
-                        "a race lost for good: on a cold start (or after a prune) the object can be acted on before {} exists, and {harm}",
-                        w.thing
-                    ),
-                    // A reference is resolved by the object's controller,
-                    // not by the API server: the tier applies, and the
-                    // object waits.
-                    None if matches!(need, Need::Reference(_)) => format!(
-                        "on a cold start {label} can apply it before {p} has created {}: the API server accepts it, and its controller retries until {} exists{}",
-                        w.thing,
-                        w.thing,
-                        if tier.wait {
-                            format!(
-                                ", so {label} (wait: true) is not Ready until then and times out if {p} is slower than spec.timeout"
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ),
-                    None => format!(
-                        "on a cold start {label} fails until {p} has applied, then {}: it converges, at the cost of failed reconciles and that delay on every cold start",
-                        retries(tier)
-                    ),
-                };
-                let text = format!(
-                    "{} comes from {p}, which none of them is ordered after",
-                    w.thing
-                );
-                let all = format!(
-                    "add `dependsOn: {p}` to each of them (each finding says if that would close a cycle)"
-                );
-                (message, why, fix, Some(cause_of("race", supplier, all, text)))
-            }
-        }
-        Verdict::Ungated { supplier, why } => {
-            let p = cluster.tier_label(supplier);
-            let (trigger_text, operator) = match need {
-                Need::Kind(KindUse {
-                    provenance: Provenance::Runtime { trigger, how, .. },
-                    ..
-                }) => (format!("{}/{}", trigger.kind, trigger.name), how.who()),
-                _ => (format!("what {p} applies"), "its controller".into()),
-            };
-            let reason = match why {
-                Ungated::RenderedBy => format!(
-                    "{label} is applied by {p} and starts as soon as it is, without waiting for {p} to be Ready"
-                ),
-                Ungated::NotReady => format!(
-                    "{label} starts once {p} has applied, but nothing makes it wait for {p} to be Ready"
-                ),
-                Ungated::NoCheck => format!(
-                    "{p} has no health check on {trigger_text} (no `wait: true`, no healthChecks entry), so it is Ready before the CRD exists"
-                ),
-                Ungated::Unreadable(_) => format!(
-                    "{p} health-checks {trigger_text}, but kstatus reads it as Current as soon as it exists (it has no Ready condition and no status.observedGeneration), so {p} is Ready before {operator} has created the CRD"
-                ),
-            };
-            let (fix, yaml) = match (need, why) {
-                (_, Ungated::RenderedBy | Ungated::NotReady) => {
-                    (depend_fix(a, need, supplier), None)
-                }
-                (Need::Kind(u), Ungated::NoCheck | Ungated::Unreadable(_)) => {
-                    gate_fix(a, u, supplier)
-                }
-                (_, Ungated::NoCheck | Ungated::Unreadable(_)) => {
-                    (format!("gate {p} on health"), None)
-                }
-            };
-            detail = yaml;
-            let message = format!(
-                "{} {}, {}; {reason}",
-                w.subject,
-                w.wants,
-                supplied_by(a, need, supplier)
-            );
-            let text = format!("{} comes from {p}, whose Ready does not prove it exists", w.thing);
-            (
-                message,
-                format!(
-                    "dependsOn waits for Ready (checkDependencies), and {p}'s Ready comes before the CRD exists: the first dry-run of {label} races {operator}, and {label} {} until it wins",
-                    retries(tier)
-                ),
-                fix.clone(),
-                Some(cause_of("ungated", supplier, fix, text)),
-            )
-        }
-        Verdict::Deadlock(Deadlock::SameTier) => {
-            let (trigger_text, how) = match need {
-                Need::Kind(KindUse {
-                    provenance: Provenance::Runtime { trigger, how, .. },
-                    ..
-                }) => (format!("{}/{}", trigger.kind, trigger.name), how.describe()),
-                _ => ("its trigger".into(), "a controller creates".into()),
-            };
-            let object = need.object().map(|o| o.id.to_string()).unwrap_or_default();
-            (
-                format!(
-                    "{} {}, which {how} only after {trigger_text} (same tier) is reconciled; Flux dry-runs the whole stage first, so this tier can never converge",
-                    w.subject, w.wants
-                ),
-                "Flux dry-runs every object of a stage before applying any (ssa ApplyAllStaged); the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created".into(),
-                format!(
-                    "move {object} to a tier with `dependsOn: {label}` whose Ready proves the CRD exists, and make everything that uses it depend on that tier"
-                ),
-                None,
-            )
-        }
-        Verdict::Deadlock(Deadlock::OwnOutput) => (
-            format!(
-                "{} reads {} before it builds, but only its own output defines it",
-                w.subject, w.thing
-            ),
-            format!(
-                "kustomize-controller reads the source and substituteFrom objects before the build; {label} never builds, so it never creates them"
-            ),
-            format!("define {} in a tier that {label} depends on", w.thing),
-            None,
-        ),
+    let Said {
+        message,
+        why,
+        fix,
+        cause,
+        detail,
+        related: chain,
+    } = match need.verdict() {
+        Verdict::Race { supplier, possible } => race::race(&cx, supplier, possible),
+        Verdict::Ungated { supplier, why } => race::ungated(&cx, supplier, why),
+        Verdict::Deadlock(Deadlock::SameTier) => deadlock::same_tier(&cx),
+        Verdict::Deadlock(Deadlock::OwnOutput) => deadlock::own_output(&cx),
         Verdict::Deadlock(Deadlock::Never {
             supplier,
             chain,
             loops,
-        }) => {
-            let p = cluster.tier_label(supplier);
-            let chain_words = chain_text(cluster, chain);
-            let message = if *loops {
-                format!(
-                    "{} {}, {}; but {p} {chain_words}: {p} can only apply after {label}, so neither ever converges",
-                    w.subject,
-                    w.wants,
-                    supplied_by(a, need, supplier)
-                )
-            } else {
-                format!(
-                    "{} {}, {}; but {p} never applies on a cold start: it {chain_words}",
-                    w.subject,
-                    w.wants,
-                    supplied_by(a, need, supplier)
-                )
-            };
-            let fix = if *loops {
-                format!(
-                    "move {} out of {p} into {label} or a tier {label} depends on, or break what makes {p} wait for {label}",
-                    providing(need, supplier, a)
-                )
-            } else {
-                root_fix(a, chain)
-            };
-            for step in chain.iter().take(6) {
-                let t = &cluster.tiers[step.tier()];
-                if t.id != tier.id {
-                    related.push((
-                        t.defined_at.clone(),
-                        format!("Kustomization {}", cluster.tier_label(&t.id)),
-                    ));
-                }
-            }
-            let text = if *loops {
-                format!("{} comes from {p}, which can only apply after them", w.thing)
-            } else {
-                format!("{} comes from {p}, which never applies: it {chain_words}", w.thing)
-            };
-            (
-                message,
-                format!(
-                    "on a cold start {p} never applies, so {label} fails every retry and never becomes Ready; every tier that depends on {label} waits for ever"
-                ),
-                fix.clone(),
-                Some(cause_of(
-                    "deadlock",
-                    supplier,
-                    if *loops {
-                        format!(
-                            "move {} out of {p} into a tier all of them depend on, or break what makes {p} wait for them",
-                            providing(need, supplier, a)
-                        )
-                    } else {
-                        fix
-                    },
-                    text,
-                )),
-            )
+        }) => deadlock::never(&cx, supplier, chain, loops),
+        Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => {
+            deadlock::downstream(&cx, supplier, chain)
         }
-        Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => (
-            format!(
-                "{} {}, {}; but {} never applies on a cold start: it {}",
-                w.subject,
-                w.wants,
-                supplied_by(a, need, supplier),
-                cluster.tier_label(supplier),
-                chain_text(cluster, chain)
-            ),
-            format!(
-                "{} never applies, so {label} fails every retry and never becomes Ready; every tier that depends on {label} waits for ever",
-                cluster.tier_label(supplier)
-            ),
-            root_fix(a, chain),
-            None,
-        ),
-        Verdict::Unknown => match need {
-            // A kind in one of Flux's groups that Flux does not serve.
-            Need::Kind(u)
-                if crate::provenance::unserved_flux_kind(&u.object.id.group, &u.object.id.kind) =>
-            {
-                let group = &u.object.id.group;
-                let kinds = crate::provenance::flux_kinds_of(group);
-                let nearest =
-                    super::dependency_missing::closest(&u.object.id.kind, kinds.iter().copied());
-                (
-                    format!(
-                        "{} is of kind {} in {group}, which Flux does not serve (its kinds there: {}){}",
-                        w.subject,
-                        u.object.id.kind,
-                        kinds.join(", "),
-                        nearest
-                            .map(|k| format!(": a misspelt {k}?"))
-                            .unwrap_or_default()
-                    ),
-                    format!(
-                        "Flux's CRDs define only those kinds in {group}: the API server rejects the object at the dry-run ('no matches for kind'), the stage aborts, and {label} never becomes Ready; a misspelt Kustomization or HelmRelease is also never reconciled"
-                    ),
-                    match nearest {
-                        Some(k) => format!("spell the kind {k}"),
-                        None => format!("use one of Flux's kinds in {group}: {}", kinds.join(", ")),
-                    },
-                    None,
-                )
-            }
-            Need::Kind(u) => (
-                {
-                    let note = bootstrap_note(a);
-                    let and = if note.is_empty() { "and " } else { "" };
-                    format!(
-                        "{} {}, but nothing provides it: it is not built in to Kubernetes, no CRD in the repository defines it, {and}no chart in the catalog installs it{note}",
-                        w.subject, w.wants
-                    )
-                },
-                "on a cold cluster the kind does not exist when this tier is dry-run, so the whole stage fails with 'no matches for kind'".into(),
-                format!(
-                    "add the CRD to {label} or a tier it depends on; if it is installed outside Flux, list `{}` under catalog.preinstalled in conformance.yaml; if a HelmRelease installs it, add the chart under catalog.charts",
-                    u.object.id.group
-                ),
-                Some(Cause {
-                    key: format!("unknown:{}", u.object.id.group),
-                    text: format!("nothing provides the kinds of {}", u.object.id.group),
-                    fix: format!(
-                        "if {} is installed outside Flux, list it under catalog.preinstalled in conformance.yaml",
-                        u.object.id.group
-                    ),
-                }),
-            ),
-            Need::Namespace(u) => (
-                format!(
-                    "{}: namespace {} is created by no Kustomization of cluster {}",
-                    w.subject, u.namespace, cluster.name
-                ),
-                "on a cold cluster the namespace does not exist when this tier is dry-run, so the stage fails with 'namespaces not found' and the tier never becomes Ready".into(),
-                format!("add a Namespace {} to {label} or to a tier it depends on", u.namespace),
-                Some(Cause {
-                    key: format!("unknown:namespace {}", u.namespace),
-                    text: format!("no Kustomization creates namespace {}", u.namespace),
-                    fix: format!("create Namespace {} in a tier they all depend on", u.namespace),
-                }),
-            ),
-            Need::Reference(u) => {
-                let target = u.reference.target();
-                let uncertain = if u.reference.certain {
-                    String::new()
-                } else {
-                    format!(
-                        " (unless something outside the repository creates it: Terraform, the platform, an operator this tool does not model; then declare it in conformance.yaml: `catalog: {{preinstalled_objects: [{target}]}}`)"
-                    )
-                };
-                (
-                    format!(
-                        "{} {}, which no Kustomization of cluster {} renders and nothing the repository applies before Flux creates{uncertain}",
-                        w.subject, w.wants, cluster.name
-                    ),
-                    missing_why(&u.reference, &label),
-                    format!(
-                        "create {target} in a tier {label} depends on{}, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
-                        if u.reference.via == "spec.valuesFrom" || u.reference.via == "postBuild.substituteFrom" {
-                            ", mark the entry `optional: true`"
-                        } else {
-                            ""
-                        }
-                    ),
-                    Some(Cause {
-                        key: format!("missing:{target}"),
-                        text: format!(
-                            "{target} is read by {} but nothing creates it",
-                            u.reference.via.strip_prefix("postBuild.").unwrap_or(u.reference.via)
-                        ),
-                        fix: format!(
-                            "create {target} before them, or declare it under catalog.preinstalled_objects"
-                        ),
-                    }),
-                )
-            }
-        },
-        Verdict::Available => {
-            let (chart, supplier) = match need {
-                Need::Kind(KindUse {
-                    provenance:
-                        Provenance::Runtime {
-                            how: crate::provenance::RuntimeHow::Chart { chart, .. },
-                            tier,
-                            ..
-                        },
-                    ..
-                }) => (chart.clone(), cluster.tier_label(tier)),
-                _ => (String::new(), String::new()),
-            };
-            let group = need.object().map(|o| o.id.group.clone()).unwrap_or_default();
-            (
-                format!(
-                    "{} {}, which no catalogued source provides; chart {chart} (HelmRelease in {supplier}, which {label} is ordered after) probably does",
-                    w.subject, w.wants
-                ),
-                format!(
-                    "the catalog does not know chart {chart}; its name or address matches {group}, so it is taken to install it"
-                ),
-                format!(
-                    "declare it in conformance.yaml to make it certain: catalog.charts: [{{chart: {chart}, groups: [{group}]}}]"
-                ),
-                Some(Cause {
-                    key: format!("probable:{chart}:{group}"),
-                    text: format!("{group} is probably installed by chart {chart}, which the catalog does not know"),
-                    fix: format!("catalog.charts: [{{chart: {chart}, groups: [{group}]}}] in conformance.yaml"),
-                }),
-            )
-        }
+        Verdict::Unknown => unknown::unknown(&cx),
+        Verdict::Available => unknown::probable(&cx),
     };
-    let probable = matches!(
-        need,
-        Need::Kind(KindUse {
-            provenance: Provenance::Runtime {
-                how: crate::provenance::RuntimeHow::Chart { probable: true, .. },
-                ..
-            } | Provenance::Unchecked { .. },
-            ..
-        })
-    );
+    let mut related = vec![(tier.defined_at.clone(), format!("Kustomization {label}"))];
+    related.extend(chain);
+    related.extend(places(a, need));
+    let at = Some(place(need));
+    // A deadlock of the tier's own making is a root; one that follows from
+    // a root elsewhere (a cycle, a suspended tier, a tier waiting for
+    // itself) is its consequence, with the root's fix.
+    let (mut why, mut fix, mut cause) = (why, fix, cause);
+    let mut follows = None;
+    if let Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. }) =
+        need.verdict()
+        && let Some(root) = a.root_of(chain)
+    {
+        fix = consequence_fix(a, &root, chain);
+        why = format!("{why} (a consequence of {})", root_words(a, &root));
+        cause = None;
+        follows = Some(root.key(&cluster.name));
+    }
+    let mut f = Finding::new(rule, cluster.name.clone(), label, message)
+        .object_opt(need.object().map(|o| o.id.to_string()))
+        .at(at)
+        .related_all(related)
+        .why(why)
+        .fix(fix);
+    if let Some(d) = detail {
+        f = f.detail(d);
+    }
+    if let Some(c) = cause {
+        f = f.cause(c);
+    }
+    if let Some(key) = follows {
+        f = f.consequence_of(key);
+    }
+    match need.verdict() {
+        Verdict::Deadlock(Deadlock::SameTier | Deadlock::OwnOutput) => {
+            f = f.root(Root::Itself(tier.id.clone()).key(&cluster.name));
+        }
+        // The consumer on a loop that leads back to it: the loop's root
+        // (unless the loop is a dependency cycle, reported as such).
+        Verdict::Deadlock(Deadlock::Never {
+            loops: true, chain, ..
+        }) if a.root_of(chain).is_none_or(|r| matches!(r, Root::Loop(_))) => {
+            f = f.root(a.loop_root(&tier.id, chain).key(&cluster.name));
+        }
+        _ => {}
+    }
+    if !sure(need) {
+        f = f.severity(super::Severity::Warning);
+    }
+    f.build()
+}
+
+/// The places a need's finding points to besides its tier: the trigger
+/// or CRD that supplies a kind, the object a reference resolves to.
+fn places(a: &ClusterAnalysis, need: Need) -> Vec<(Span, String)> {
+    let cluster = a.cluster;
+    let mut related = Vec::new();
     if let Need::Kind(KindUse {
         provenance:
             Provenance::Runtime {
@@ -634,13 +367,20 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
             format!("{} in {}", u.reference.target(), cluster.tier_label(t)),
         ));
     }
-    let at = match need {
+    related
+}
+
+/// Where a need's finding points: the line of the reference, the
+/// namespace field, or the object; the tier when the object has no file.
+fn place(need: Need) -> Span {
+    let tier = need.tier();
+    match need {
         Need::Reference(u) => {
             let file = u
                 .object
                 .and_then(|o| o.source.as_ref().map(|s| s.file.clone()))
                 .unwrap_or_else(|| tier.defined_at.file.clone());
-            Some(Span::new(file, u.reference.line))
+            Span::new(file, u.reference.line)
         }
         // The field at fault: the object's `metadata.namespace`, where it
         // is written in the object's own file; a namespace kustomize or
@@ -656,54 +396,26 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
                     .unwrap_or(source.line);
                 Span::new(source.file.clone(), line)
             })
-            .or_else(|| Some(tier.defined_at.clone())),
+            .unwrap_or_else(|| tier.defined_at.clone()),
         _ => need
             .object()
             .and_then(|o| o.source.clone())
-            .or_else(|| Some(tier.defined_at.clone())),
-    };
-    // A deadlock of the tier's own making is a root; one that follows from
-    // a root elsewhere (a cycle, a suspended tier, a tier waiting for
-    // itself) is its consequence, with the root's fix.
-    let (mut why, mut fix, mut cause) = (why, fix, cause);
-    let mut follows = None;
-    if let Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. }) =
-        need.verdict()
-        && let Some(root) = a.root_of(chain)
-    {
-        fix = consequence_fix(a, &root, chain);
-        why = format!("{why} (a consequence of {})", root_words(a, &root));
-        cause = None;
-        follows = Some(root.key(&cluster.name));
+            .unwrap_or_else(|| tier.defined_at.clone()),
     }
-    let mut f = Finding::new(rule, cluster.name.clone(), label, message)
-        .object_opt(need.object().map(|o| o.id.to_string()))
-        .at(at)
-        .related_all(related)
-        .why(why)
-        .fix(fix);
-    if let Some(d) = detail {
-        f = f.detail(d);
-    }
-    if let Some(c) = cause {
-        f = f.cause(c);
-    }
-    if let Some(key) = follows {
-        f = f.consequence_of(key);
-    }
-    match need.verdict() {
-        Verdict::Deadlock(Deadlock::SameTier | Deadlock::OwnOutput) => {
-            f = f.root(Root::Itself(tier.id.clone()).key(&cluster.name));
-        }
-        // The consumer on a loop that leads back to it: the loop's root
-        // (unless the loop is a dependency cycle, reported as such).
-        Verdict::Deadlock(Deadlock::Never {
-            loops: true, chain, ..
-        }) if a.root_of(chain).is_none_or(|r| matches!(r, Root::Loop(_))) => {
-            f = f.root(a.loop_root(&tier.id, chain).key(&cluster.name));
-        }
-        _ => {}
-    }
+}
+
+/// Whether a need's finding is certain enough to be an error.
+fn sure(need: Need) -> bool {
+    let probable = matches!(
+        need,
+        Need::Kind(KindUse {
+            provenance: Provenance::Runtime {
+                how: crate::provenance::RuntimeHow::Chart { probable: true, .. },
+                ..
+            } | Provenance::Unchecked { .. },
+            ..
+        })
+    );
     // What a chart merely matched by name provides is never an error; nor
     // is a target the repository defines nowhere when the platform often
     // creates such targets itself.
@@ -715,10 +427,7 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
             ..
         })
     );
-    if probable || unknowable {
-        f = f.severity(super::Severity::Warning);
-    }
-    f.build()
+    !(probable || unknowable)
 }
 
 /// The line of `metadata.namespace` when it was written in the object's
