@@ -1,8 +1,8 @@
 //! What the repository's scripts apply before Flux: shell scripts,
 //! Taskfiles (`Taskfile*.y*ml`, `.taskfiles/**`, parsed as YAML by
-//! [`taskfile`], each command then read as a script), justfiles
-//! (`justfile`, `.justfile`, `*.just`), Makefiles and the shell blocks of
-//! setup pages ([`markdown`]). The shell is parsed ([`shell`], with
+//! [`taskfile`], read together by [`taskfiles`], each command then read as
+//! a script), justfiles (`justfile`, `.justfile`, `*.just`), Makefiles and
+//! the shell blocks of setup pages ([`markdown`]). The shell is parsed ([`shell`], with
 //! brush-parser): a script, a Taskfile command and a documented step whole,
 //! a recipe one line at a time, a text the parser refuses line by line
 //! (continuations joined). Recognised:
@@ -33,6 +33,7 @@ mod expand;
 mod markdown;
 mod shell;
 mod taskfile;
+mod taskfiles;
 mod words;
 
 use super::{Item, Provides, manifests};
@@ -74,6 +75,30 @@ impl Scripts {
     fn found(&self) -> (usize, usize) {
         (self.understood, self.flux.len())
     }
+    /// How far each list has grown, for [`Self::place_since`].
+    fn mark(&self) -> Mark {
+        Mark {
+            commands: self.commands.len(),
+            flux: self.flux.len(),
+            notes: self.notes.len(),
+        }
+    }
+    /// Places what was found since `mark` (read from a text that starts on
+    /// `line` of a file: its lines counted from 1) at its line of that
+    /// file, and in `file` when given.
+    fn place_since(&mut self, mark: Mark, line: u32, file: Option<&str>) {
+        for at in self.commands[mark.commands..]
+            .iter_mut()
+            .map(|c| &mut c.at)
+            .chain(self.flux[mark.flux..].iter_mut().map(|p| &mut p.0))
+            .chain(self.notes[mark.notes..].iter_mut().map(|n| &mut n.0))
+        {
+            at.line = line + at.line.saturating_sub(1);
+            if let Some(file) = file {
+                at.file = file.to_string();
+            }
+        }
+    }
     /// Records a command once.
     fn add(&mut self, at: &Span, target: Target) {
         self.understood += 1;
@@ -86,6 +111,15 @@ impl Scripts {
             self.commands.push(c);
         }
     }
+}
+
+/// How many commands, Flux versions and notes [`Scripts`] held at some
+/// point.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    commands: usize,
+    flux: usize,
+    notes: usize,
 }
 
 /// One applying command.
@@ -248,9 +282,26 @@ pub(super) const MAX_SCRIPT_BYTES: usize = 1024 * 1024;
 /// shell blocks of its Markdown files.
 pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
     let mut out = Scripts::default();
-    // Scripts under an archive folder no longer run (a live Taskfile that
-    // includes one still reads it, below).
-    let scripts: Vec<String> = index
+    let mut texts: Vec<(String, String)> = live_scripts(index, &mut out)
+        .into_iter()
+        .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
+        .collect();
+    let taskfiles = Taskfiles::read(index, &mut texts);
+    for (rel, text) in &texts {
+        taskfiles.scan(index, rel, text, &mut out);
+    }
+    if documented {
+        read_documented(index, &mut out);
+    }
+    out
+}
+
+/// The scripts that still run, by path. Scripts under an archive folder
+/// no longer run (a live Taskfile that includes one still reads it, in
+/// [`Taskfiles::read`]); a note says so of one that would install
+/// something.
+fn live_scripts(index: &RepoIndex, out: &mut Scripts) -> Vec<String> {
+    index
         .below("")
         .filter(|(rel, kind)| **kind == Kind::File && is_script(rel))
         .map(|(rel, _)| rel.to_string())
@@ -267,122 +318,7 @@ pub fn read(index: &RepoIndex, documented: bool) -> Scripts {
             }
             !archived
         })
-        .collect();
-    // Taskfile variables are global across the included Taskfiles (the
-    // root's `vars:` reach `.taskfiles/**`).
-    let mut task_vars = BTreeMap::new();
-    let mut texts: Vec<(String, String)> = scripts
-        .into_iter()
-        .filter_map(|rel| index.read_text(&rel).ok().map(|t| (rel, t)))
-        .collect();
-    // Taskfiles parsed as YAML (any style); one that does not parse as a
-    // Taskfile is read as text, line by line.
-    let parse = |rel: &str, text: &str| -> Option<taskfile::Taskfile> {
-        let docs = match index.file(rel) {
-            Some(file) => file.docs().as_ref().ok()?.clone(),
-            None => crate::yaml::parse_text(text).ok()?,
-        };
-        taskfile::read(docs.first()?)
-    };
-    let mut parsed: BTreeMap<String, taskfile::Taskfile> = texts
-        .iter()
-        .filter(|(rel, _)| is_taskfile(rel))
-        .filter_map(|(rel, text)| Some((rel.clone(), parse(rel, text)?)))
-        .collect();
-    // Included Taskfiles wherever they are (`includes: {x: ./tools/tasks.yml}`),
-    // and the directory each included Taskfile's commands run in (`dir:`).
-    let mut run_in: BTreeMap<String, String> = BTreeMap::new();
-    let mut pending: Vec<String> = parsed.keys().cloned().collect();
-    while let Some(rel) = pending.pop() {
-        let includes = parsed
-            .get(&rel)
-            .map(|t| t.includes.clone())
-            .unwrap_or_default();
-        for include in includes {
-            let Some(file) = included_file(index, dir_of(&rel), &include.taskfile) else {
-                continue;
-            };
-            if let Some(dir) = &include.dir {
-                let (dir, escapes) = crate::repo::normalize(dir_of(&rel), dir);
-                if !escapes {
-                    run_in.entry(file.clone()).or_insert(dir);
-                }
-            }
-            if parsed.contains_key(&file) {
-                continue;
-            }
-            let Ok(text) = index.read_text(&file) else {
-                continue;
-            };
-            if let Some(tf) = parse(&file, &text) {
-                parsed.insert(file.clone(), tf);
-                texts.push((file.clone(), text));
-                pending.push(file);
-            }
-        }
-    }
-    for (rel, text) in &texts {
-        if let Some(tf) = parsed.get(rel.as_str()) {
-            for (k, v) in &tf.vars {
-                task_vars.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        } else if is_taskfile(rel) {
-            for (k, v) in variables(text) {
-                task_vars.entry(k).or_insert(v);
-            }
-        }
-    }
-    for (rel, text) in &texts {
-        if let Some(tf) = parsed.get(rel.as_str()) {
-            let mut vars = tf.vars.clone();
-            for (k, v) in &task_vars {
-                vars.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-            // Run in `dir:`: relative paths resolve there, while
-            // `{{.TASKFILE_DIR}}` stays the Taskfile's own directory.
-            let (at_file, own_dir) = match run_in.get(rel) {
-                Some(dir) => (
-                    crate::repo::join(dir, "Taskfile.yml"),
-                    format!("{{{{.ROOT_DIR}}}}/{}", dir_of(rel)),
-                ),
-                None => (rel.clone(), String::new()),
-            };
-            for command in &tf.commands {
-                let (first, pins, notes) = (out.commands.len(), out.flux.len(), out.notes.len());
-                let text = if own_dir.is_empty() {
-                    command.text.clone()
-                } else {
-                    command
-                        .text
-                        .replace("{{.TASKFILE_DIR}}", &own_dir)
-                        .replace("{{ .TASKFILE_DIR }}", &own_dir)
-                };
-                scan(index, &at_file, &text, &vars, &mut out);
-                // Lines of the command's text, placed in the Taskfile.
-                for at in out.commands[first..]
-                    .iter_mut()
-                    .map(|c| &mut c.at)
-                    .chain(out.flux[pins..].iter_mut().map(|p| &mut p.0))
-                    .chain(out.notes[notes..].iter_mut().map(|n| &mut n.0))
-                {
-                    at.line = command.line + at.line.saturating_sub(1);
-                    at.file = rel.clone();
-                }
-            }
-            continue;
-        }
-        let mut vars = variables(text);
-        if is_taskfile(rel) {
-            for (k, v) in &task_vars {
-                vars.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-        scan(index, rel, text, &vars, &mut out);
-    }
-    if documented {
-        read_documented(index, &mut out);
-    }
-    out
+        .collect()
 }
 
 /// The documented steps: each fenced shell block of each Markdown file,
@@ -403,19 +339,12 @@ fn read_documented(index: &RepoIndex, out: &mut Scripts) {
             continue;
         };
         for block in markdown::blocks(&text) {
-            let (first, pins, notes) = (out.commands.len(), out.flux.len(), out.notes.len());
+            let mark = out.mark();
             scan(index, &rel, &block.text, &variables(&block.text), out);
-            for c in &mut out.commands[first..] {
+            for c in &mut out.commands[mark.commands..] {
                 c.documented = true;
             }
-            for at in out.commands[first..]
-                .iter_mut()
-                .map(|c| &mut c.at)
-                .chain(out.flux[pins..].iter_mut().map(|p| &mut p.0))
-                .chain(out.notes[notes..].iter_mut().map(|n| &mut n.0))
-            {
-                at.line = block.line + at.line.saturating_sub(1);
-            }
+            out.place_since(mark, block.line, None);
         }
     }
 }
@@ -431,38 +360,6 @@ pub fn command_line(index: &RepoIndex, rel: &str, line: u32, text: &str) -> Vec<
     out.commands
 }
 
-/// The Taskfile an `includes:` entry names, relative to the including
-/// Taskfile's directory: a file, or a directory holding one of go-task's
-/// default names (`taskfile.DefaultTaskfiles`).
-fn included_file(index: &RepoIndex, dir: &str, taskfile: &str) -> Option<String> {
-    let (path, escapes) = crate::repo::normalize(dir, taskfile);
-    if escapes {
-        return None;
-    }
-    match index.kind(&path)? {
-        Kind::File => Some(path),
-        Kind::Dir => [
-            "Taskfile.yml",
-            "taskfile.yml",
-            "Taskfile.yaml",
-            "taskfile.yaml",
-            "Taskfile.dist.yml",
-            "taskfile.dist.yml",
-            "Taskfile.dist.yaml",
-            "taskfile.dist.yaml",
-        ]
-        .iter()
-        .map(|name| crate::repo::join(&path, name))
-        .find(|p| index.kind(p) == Some(&Kind::File)),
-        _ => None,
-    }
-}
-
-fn is_taskfile(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
-    name.starts_with("taskfile") || rel.contains(".taskfiles/")
-}
-
 /// The directory of a repository path (`""` for the root).
 pub(super) fn dir_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(d, _)| d)
@@ -470,6 +367,7 @@ pub(super) fn dir_of(rel: &str) -> &str {
 
 use commands::scan;
 use expand::variables;
+use taskfiles::Taskfiles;
 
 /// The bootstrap reader of the commands of scripts, Taskfiles, justfiles and Makefiles.
 #[derive(Debug)]
