@@ -12,9 +12,12 @@
 //! `None`, and the caller parses the text with serde-saphyr as before: the
 //! result, and every error message, is the full loader's.
 
+use std::borrow::Cow;
+
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
-use super::{MAX_DEPTH, MAX_DOCUMENTS, MAX_EVENTS, MAX_NODES, Node, Value, key_text, scalar};
+use super::serde_impls::key_text;
+use super::{MAX_DEPTH, MAX_DOCUMENTS, MAX_EVENTS, MAX_NODES, Node, Value, scalar};
 
 /// Deeper than this, the full loader decides (it reports the nesting
 /// budget at [`MAX_DEPTH`]).
@@ -51,148 +54,214 @@ enum Frame {
 /// The documents of `text` (null ones left out), or `None` when the full
 /// loader must read it.
 pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
+    let parser = Parser::new_from_str_with_options(text, parser_options());
+    let mut build = Build {
+        // Anchored nodes by id, with how many nodes each holds.
+        anchors: Anchors {
+            text: text.len(),
+            ..Anchors::default()
+        },
+        ..Build::default()
+    };
+    for event in parser {
+        let (event, span) = event.ok()?;
+        build.events += 1;
+        if build.events > MAX_EVENTS / 2 {
+            return None;
+        }
+        let line = u32::try_from(span.start.line()).unwrap_or(u32::MAX);
+        let Some(done) = build.event(event, line)? else {
+            continue;
+        };
+        if build.nodes > MAX_NODES / 2 {
+            return None;
+        }
+        build.attach(done)?;
+    }
+    if !build.stack.is_empty() || build.root.is_some() {
+        return None;
+    }
+    Some(build.docs)
+}
+
+/// The parser options serde-saphyr derives from this loader's options
+/// and budget (`Budget::parser_options`, `Options::parser_options`).
+fn parser_options() -> serde_saphyr::granit_parser::Options {
     let defaults = serde_saphyr::granit_parser::Options::default();
-    // The parser options serde-saphyr derives from this loader's options
-    // and budget (`Budget::parser_options`, `Options::parser_options`).
     let mut options = defaults.clone();
     options.emit_comments = false;
     options.strict_indentation = false;
     options.flow_nesting_limit = MAX_DEPTH + 1;
     options.block_nesting_limit = defaults.block_nesting_limit.max(MAX_DEPTH + 1);
-    let parser = Parser::new_from_str_with_options(text, options);
-    let mut docs = Vec::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root: Option<Node> = None;
-    let (mut events, mut nodes) = (0usize, 0usize);
-    // Anchored nodes by id, with how many nodes each holds.
-    let mut anchors = Anchors {
-        text: text.len(),
-        ..Anchors::default()
-    };
-    let mut aliases = 0usize;
-    // Every document start counts against the document budget, empty
-    // documents too (as the full loader counts them).
-    let mut starts = 0usize;
-    for event in parser {
-        let (event, span) = event.ok()?;
-        events += 1;
-        if events > MAX_EVENTS / 2 {
-            return None;
-        }
-        let line = u32::try_from(span.start.line()).unwrap_or(u32::MAX);
-        let done = match event {
-            Event::StreamStart | Event::StreamEnd => continue,
+    options
+}
+
+/// The documents being built from the parser's events, and what they
+/// have cost so far against the budgets.
+#[derive(Default)]
+struct Build {
+    /// The documents read, null ones left out.
+    docs: Vec<Node>,
+    /// The collections open, innermost last.
+    stack: Vec<Frame>,
+    /// The current document's root, once complete.
+    root: Option<Node>,
+    events: usize,
+    nodes: usize,
+    anchors: Anchors,
+    aliases: usize,
+    /// Every document start counts against the document budget, empty
+    /// documents too (as the full loader counts them).
+    starts: usize,
+}
+
+impl Build {
+    /// The node one event completes: `Some(None)` when it completes none
+    /// (a document's bounds, a collection opening), `None` when the full
+    /// loader must read the text.
+    fn event(&mut self, event: Event<'_>, line: u32) -> Option<Option<Node>> {
+        let node = match event {
+            Event::StreamStart | Event::StreamEnd => return Some(None),
             Event::DocumentStart(..) => {
-                root = None;
-                anchors.by_id.clear();
-                starts += 1;
-                if starts >= MAX_DOCUMENTS {
+                self.root = None;
+                self.anchors.by_id.clear();
+                self.starts += 1;
+                if self.starts >= MAX_DOCUMENTS {
                     return None;
                 }
-                continue;
+                return Some(None);
             }
             Event::DocumentEnd => {
-                if let Some(doc) = root.take()
+                if let Some(doc) = self.root.take()
                     && !matches!(doc.value, Value::Null)
                 {
-                    docs.push(doc);
+                    self.docs.push(doc);
                 }
-                continue;
+                return Some(None);
             }
             Event::Scalar(value, style, anchor, tag) => {
                 if tag.is_some() {
                     return None;
                 }
-                nodes += 1;
-                let resolved = match style {
-                    ScalarStyle::Plain => scalar::resolve(&value)?,
-                    _ => Value::String(value.into_owned()),
-                };
-                let node = Node {
-                    line,
-                    value: resolved,
-                };
-                anchors.define(anchor, &node, 1)?;
-                node
+                self.scalar(value, style, anchor, line)?
             }
-            Event::Alias(id) => {
-                aliases += 1;
-                let (node, count) = anchors.by_id.get(&id)?;
-                nodes += count;
-                if aliases > ALIASES || nodes > MAX_NODES / 2 {
-                    return None;
-                }
-                // The value where the alias stands: every node of it has
-                // the alias's line, as the full loader's spans do.
-                let mut node = node.clone();
-                node.set_lines(line);
-                node
-            }
+            Event::Alias(id) => self.alias(id, line)?,
             Event::SequenceStart(_, _, Some(_)) | Event::MappingStart(_, _, Some(_)) => {
                 return None;
             }
             Event::SequenceStart(_, anchor, None) => {
-                nodes += 1;
-                if stack.len() >= DEPTH {
-                    return None;
-                }
-                stack.push(Frame::Seq(line, Vec::new(), anchor, nodes));
-                continue;
+                self.open(|start| Frame::Seq(line, Vec::new(), anchor, start))?;
+                return Some(None);
             }
             Event::MappingStart(_, anchor, None) => {
-                nodes += 1;
-                if stack.len() >= DEPTH {
-                    return None;
-                }
-                stack.push(Frame::Map {
+                self.open(|start| Frame::Map {
                     anchor,
-                    start: nodes,
+                    start,
                     line,
                     entries: Vec::new(),
                     key: None,
                     seen: None,
-                });
-                continue;
+                })?;
+                return Some(None);
             }
-            Event::SequenceEnd => match stack.pop()? {
-                Frame::Seq(line, mut items, anchor, start) => {
-                    items.shrink_to_fit();
-                    let node = Node {
-                        line,
-                        value: Value::Seq(items),
-                    };
-                    anchors.define(anchor, &node, nodes - start + 1)?;
-                    node
-                }
-                Frame::Map { .. } => return None,
-            },
-            Event::MappingEnd => match stack.pop()? {
-                Frame::Map {
-                    anchor,
-                    start,
-                    line,
-                    mut entries,
-                    key: None,
-                    ..
-                } => {
-                    entries.shrink_to_fit();
-                    let node = Node {
-                        line,
-                        value: Value::Map(entries),
-                    };
-                    anchors.define(anchor, &node, nodes - start + 1)?;
-                    node
-                }
-                _ => return None,
-            },
+            Event::SequenceEnd => self.close_seq()?,
+            Event::MappingEnd => self.close_map()?,
             // Anything else (an unresolved alias) is the full loader's.
             _ => return None,
         };
-        if nodes > MAX_NODES / 2 {
+        Some(Some(node))
+    }
+
+    /// A scalar, resolved as the full loader's deserialiser does.
+    fn scalar(
+        &mut self,
+        value: Cow<'_, str>,
+        style: ScalarStyle,
+        anchor: usize,
+        line: u32,
+    ) -> Option<Node> {
+        self.nodes += 1;
+        let resolved = match style {
+            ScalarStyle::Plain => scalar::resolve(&value)?,
+            _ => Value::String(value.into_owned()),
+        };
+        let node = Node {
+            line,
+            value: resolved,
+        };
+        self.anchors.define(anchor, &node, 1)?;
+        Some(node)
+    }
+
+    /// An alias: a copy of the anchored node.
+    fn alias(&mut self, id: usize, line: u32) -> Option<Node> {
+        self.aliases += 1;
+        let (node, count) = self.anchors.by_id.get(&id)?;
+        self.nodes += count;
+        if self.aliases > ALIASES || self.nodes > MAX_NODES / 2 {
             return None;
         }
-        match stack.last_mut() {
-            None => root = Some(done),
+        // The value where the alias stands: every node of it has
+        // the alias's line, as the full loader's spans do.
+        let mut node = node.clone();
+        node.set_lines(line);
+        Some(node)
+    }
+
+    /// Opens a collection, `frame` given the node count it starts at.
+    fn open(&mut self, frame: impl FnOnce(usize) -> Frame) -> Option<()> {
+        self.nodes += 1;
+        if self.stack.len() >= DEPTH {
+            return None;
+        }
+        self.stack.push(frame(self.nodes));
+        Some(())
+    }
+
+    /// The sequence that ends.
+    fn close_seq(&mut self) -> Option<Node> {
+        match self.stack.pop()? {
+            Frame::Seq(line, mut items, anchor, start) => {
+                items.shrink_to_fit();
+                let node = Node {
+                    line,
+                    value: Value::Seq(items),
+                };
+                self.anchors.define(anchor, &node, self.nodes - start + 1)?;
+                Some(node)
+            }
+            Frame::Map { .. } => None,
+        }
+    }
+
+    /// The mapping that ends (not waiting for a key's value).
+    fn close_map(&mut self) -> Option<Node> {
+        match self.stack.pop()? {
+            Frame::Map {
+                anchor,
+                start,
+                line,
+                mut entries,
+                key: None,
+                ..
+            } => {
+                entries.shrink_to_fit();
+                let node = Node {
+                    line,
+                    value: Value::Map(entries),
+                };
+                self.anchors.define(anchor, &node, self.nodes - start + 1)?;
+                Some(node)
+            }
+            _ => None,
+        }
+    }
+
+    /// Puts a complete node where it belongs: the document's root, the
+    /// next item of a sequence, a mapping's key or the value of its key.
+    fn attach(&mut self, done: Node) -> Option<()> {
+        match self.stack.last_mut() {
+            None => self.root = Some(done),
             Some(Frame::Seq(_, items, ..)) => items.push(done),
             Some(Frame::Map {
                 entries, key, seen, ..
@@ -207,11 +276,8 @@ pub(super) fn parse(text: &str) -> Option<Vec<Node>> {
                 }
             },
         }
+        Some(())
     }
-    if !stack.is_empty() || root.is_some() {
-        return None;
-    }
-    Some(docs)
 }
 
 /// The anchored nodes of the document being read, by anchor id, with how
