@@ -11,7 +11,9 @@
 //! [`RepoIndex::read_text`], confined to the root the same way.
 
 pub mod artifact;
+mod budget;
 pub mod ignore;
+mod listing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -216,58 +218,9 @@ impl RepoIndex {
     /// As [`RepoIndex::load`], with a budget of `max_yaml` bytes of YAML
     /// and `max_paths` files and directories.
     fn load_within(root: &Path, max_yaml: u64, max_paths: usize) -> Result<RepoIndex, RepoError> {
-        if !root.is_dir() {
-            return Err(RepoError::NotADirectory {
-                path: root.display().to_string(),
-            });
-        }
-        let root = root.canonicalize().map_err(|source| RepoError::Io {
-            path: root.display().to_string(),
-            source,
-        })?;
-        // The root itself must be readable; anything below only when used.
-        std::fs::read_dir(&root).map_err(|source| RepoError::Io {
-            path: root.display().to_string(),
-            source,
-        })?;
-        let mut paths = BTreeMap::new();
-        let listing = git_listing(&root);
-        let committed = match &listing {
-            Listing::Git(files) => {
-                from_listing(&root, files, &mut paths);
-                None
-            }
-            Listing::NotGit => {
-                walk(&root, "", &mut paths, max_paths);
-                None
-            }
-            Listing::Unusable(why) => {
-                walk(&root, "", &mut paths, max_paths);
-                Some(format!(
-                    "the checkout is a git repository, but `git ls-files` could not list it ({why}): the whole working tree is read, including files .gitignore excludes, which source-controller never sees"
-                ))
-            }
-        };
-        if paths.len() > max_paths {
-            let mut by_dir: BTreeMap<&str, usize> = BTreeMap::new();
-            for rel in paths.keys() {
-                *by_dir
-                    .entry(rel.split('/').next().unwrap_or(rel))
-                    .or_default() += 1;
-            }
-            let mut largest: Vec<(&str, usize)> = by_dir.into_iter().collect();
-            largest.sort_by_key(|d| std::cmp::Reverse(d.1));
-            return Err(RepoError::TooManyPaths {
-                path: root.display().to_string(),
-                limit: max_paths,
-                largest: largest
-                    .iter()
-                    .take(3)
-                    .map(|(d, n)| format!("{d}/ {n} paths"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        let root = readable_root(root)?;
+        let (paths, committed) = listing::paths(&root, max_paths);
+        budget::paths(&root, &paths, max_paths)?;
         let manifests: Vec<&String> = paths
             .iter()
             .filter(|(rel, kind)| {
@@ -275,70 +228,14 @@ impl RepoIndex {
             })
             .map(|(rel, _)| rel)
             .collect();
-        // A tree too large to read in reasonable time stops here, with
-        // the budget, before any of it is parsed.
-        let sizes: Vec<u64> = manifests
-            .iter()
-            .map(|rel| std::fs::metadata(root.join(rel)).map_or(0, |m| m.len()))
-            .collect();
-        let total: u64 = sizes.iter().sum();
-        if total > max_yaml {
-            let mut by_dir: BTreeMap<&str, u64> = BTreeMap::new();
-            for (rel, size) in manifests.iter().zip(&sizes) {
-                let top = rel.split('/').next().unwrap_or(rel);
-                *by_dir.entry(top).or_default() += size;
-            }
-            let mut largest: Vec<(&str, u64)> = by_dir.into_iter().collect();
-            largest.sort_by_key(|d| std::cmp::Reverse(d.1));
-            return Err(RepoError::Budget {
-                path: root.display().to_string(),
-                files: manifests.len(),
-                bytes: total,
-                largest: largest
-                    .iter()
-                    .take(3)
-                    .map(|(d, b)| format!("{d}/ {} MiB", b / (1024 * 1024)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
+        let total = budget::yaml(&root, &manifests, max_yaml)?;
         crate::progress::show(&format!(
             "indexing {} YAML files ({} MiB)",
             manifests.len(),
             total / (1024 * 1024)
         ));
-        let files = manifests
-            .into_par_iter()
-            .map(|rel| {
-                let path = root.join(rel);
-                let (docs, marks) = match yaml::read_text_within_budget(&path) {
-                    Ok(text) => (parse_file(&text, rel), marks(&text)),
-                    Err(err) => (Err(relative_error(err, rel)), 0),
-                };
-                (
-                    rel.clone(),
-                    File::loaded(docs, Source::Disk(path, rel.clone()), marks),
-                )
-            })
-            .collect();
-        let mut sourceignores = Vec::new();
-        for (rel, kind) in &paths {
-            if *kind == Kind::File && rel.rsplit('/').next() == Some(ignore::IGNORE_FILE) {
-                let dir = rel
-                    .rsplit_once('/')
-                    .map(|(d, _)| d.to_string())
-                    .unwrap_or_default();
-                if let Ok(text) = std::fs::read_to_string(root.join(rel)) {
-                    sourceignores.push((dir, text));
-                }
-            }
-        }
-        // LoadIgnorePatterns reads a directory's file before its
-        // subdirectories', in lexical order.
-        sourceignores.sort_by(|a, b| {
-            let key = |d: &str| d.split('/').map(str::to_string).collect::<Vec<_>>();
-            key(&a.0).cmp(&key(&b.0))
-        });
+        let files = load_files(&root, manifests);
+        let sourceignores = sourceignores(&root, &paths);
         let default = artifact::Visibility::of(&paths, SourceIgnore::new(&sourceignores, None));
         Ok(RepoIndex {
             root,
@@ -554,6 +451,68 @@ impl RepoIndex {
     }
 }
 
+/// The root, canonical, when it is a directory that can be listed (the
+/// root itself must be readable; anything below only when used).
+fn readable_root(root: &Path) -> Result<PathBuf, RepoError> {
+    if !root.is_dir() {
+        return Err(RepoError::NotADirectory {
+            path: root.display().to_string(),
+        });
+    }
+    let root = root.canonicalize().map_err(|source| RepoError::Io {
+        path: root.display().to_string(),
+        source,
+    })?;
+    std::fs::read_dir(&root).map_err(|source| RepoError::Io {
+        path: root.display().to_string(),
+        source,
+    })?;
+    Ok(root)
+}
+
+/// Every manifest file loaded, in parallel: its documents (or why they
+/// did not load), and which of [`MARKED`] its text holds.
+fn load_files(root: &Path, manifests: Vec<&String>) -> BTreeMap<String, File> {
+    manifests
+        .into_par_iter()
+        .map(|rel| {
+            let path = root.join(rel);
+            let (docs, marks) = match yaml::read_text_within_budget(&path) {
+                Ok(text) => (parse_file(&text, rel), marks(&text)),
+                Err(err) => (Err(relative_error(err, rel)), 0),
+            };
+            (
+                rel.clone(),
+                File::loaded(docs, Source::Disk(path, rel.clone()), marks),
+            )
+        })
+        .collect()
+}
+
+/// The `.sourceignore` files of the tree: their directory and text, in
+/// the order source-controller reads them.
+fn sourceignores(root: &Path, paths: &BTreeMap<String, Kind>) -> Vec<(String, String)> {
+    let mut sourceignores = Vec::new();
+    for (rel, kind) in paths {
+        if *kind == Kind::File && rel.rsplit('/').next() == Some(ignore::IGNORE_FILE) {
+            let dir = rel
+                .rsplit_once('/')
+                .map(|(d, _)| d.to_string())
+                .unwrap_or_default();
+            if let Ok(text) = std::fs::read_to_string(root.join(rel)) {
+                sourceignores.push((dir, text));
+            }
+        }
+    }
+    // LoadIgnorePatterns reads a directory's file before its
+    // subdirectories', in lexical order.
+    sourceignores.sort_by(|a, b| {
+        let key = |d: &str| d.split('/').map(str::to_string).collect::<Vec<_>>();
+        key(&a.0).cmp(&key(&b.0))
+    });
+    sourceignores
+}
+
 /// A file's text parsed as the loader does, its errors named by its path
 /// in the repository.
 fn parse_file(text: &str, rel: &str) -> Result<Vec<Node>, LoadError> {
@@ -579,159 +538,6 @@ fn relative_error(err: LoadError, rel: &str) -> LoadError {
             source,
         },
     }
-}
-
-/// How the paths of a checkout are listed.
-enum Listing {
-    /// Not inside a git work tree: every path is part of the artifact.
-    NotGit,
-    /// What git would commit, relative to the root.
-    Git(Vec<String>),
-    /// A git work tree that `git` could not list (why).
-    Unusable(String),
-}
-
-/// In a git checkout, the files git would commit: tracked files and
-/// untracked files `.gitignore` does not exclude (`git ls-files --cached
-/// --others --exclude-standard`). source-controller archives the commit it
-/// fetched, so ignored files (`target/`, `node_modules/`, local secrets) are
-/// never part of it, and listing them through git also keeps a run out of
-/// ignored trees of any size.
-fn git_listing(root: &Path) -> Listing {
-    // Only a root that is itself a work tree (or inside one) is listed by
-    // git; anything else, like a directory extracted by `git archive`, is
-    // the tree as it stands.
-    let inside = root.ancestors().any(|dir| dir.join(".git").exists());
-    if !inside {
-        return Listing::NotGit;
-    }
-    let output = crate::exec::git(root, crate::exec::Transports::Network)
-        .args([
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .output();
-    match output {
-        Err(err) => Listing::Unusable(format!("cannot run git: {err}")),
-        Ok(out) if !out.status.success() => {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if stderr.contains("not a git repository") {
-                return Listing::NotGit;
-            }
-            Listing::Unusable(stderr.trim().lines().next().unwrap_or("").to_string())
-        }
-        Ok(out) => {
-            let mut files: Vec<String> = out
-                .stdout
-                .split(|b| *b == 0)
-                .filter(|p| !p.is_empty())
-                .filter_map(|p| std::str::from_utf8(p).ok())
-                .map(str::to_string)
-                .collect();
-            files.sort();
-            files.dedup();
-            Listing::Git(files)
-        }
-    }
-}
-
-/// Records the paths git listed, with every directory above them. A listed
-/// path that is a symlink stays one; a deleted tracked file is gone; a
-/// submodule (a directory git lists as one entry) is a directory without
-/// its contents, as source-controller archives it without
-/// `recurseSubmodules`.
-fn from_listing(root: &Path, files: &[String], out: &mut BTreeMap<String, Kind>) {
-    for rel in files {
-        let (rel, escapes) = normalize("", rel);
-        if escapes || rel.is_empty() || rel.split('/').any(|s| s == ".git") {
-            continue;
-        }
-        let Ok(meta) = std::fs::symlink_metadata(root.join(&rel)) else {
-            continue; // deleted in the working tree
-        };
-        let kind = if meta.file_type().is_symlink() {
-            Kind::Symlink
-        } else if meta.is_dir() {
-            Kind::Dir
-        } else if meta.is_file() {
-            Kind::File
-        } else {
-            Kind::Unreadable(special(&meta.file_type()))
-        };
-        let mut dir = rel.as_str();
-        while let Some((parent, _)) = dir.rsplit_once('/') {
-            out.entry(parent.to_string()).or_insert(Kind::Dir);
-            dir = parent;
-        }
-        out.insert(rel, kind);
-    }
-}
-
-/// Records every path below `rel` (the `.git` directory excepted). A
-/// symlink is recorded, never followed; a directory that cannot be listed
-/// is recorded as unreadable. Stops once more than `max` paths are
-/// recorded (the caller reports the budget), showing progress meanwhile.
-fn walk(root: &Path, rel: &str, out: &mut BTreeMap<String, Kind>, max: usize) {
-    if out.len() > max {
-        return;
-    }
-    crate::progress::show(&format!("listing the repository: {} paths", out.len()));
-    let entries = match std::fs::read_dir(root.join(rel)) {
-        Ok(entries) => entries,
-        Err(err) => {
-            if !rel.is_empty() {
-                out.insert(rel.to_string(), Kind::Unreadable(err.to_string()));
-            }
-            return;
-        }
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let child = join(rel, &name);
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        if file_type.is_symlink() {
-            out.insert(child, Kind::Symlink);
-        } else if file_type.is_dir() {
-            if name == ".git" {
-                continue;
-            }
-            out.insert(child.clone(), Kind::Dir);
-            walk(root, &child, out, max);
-        } else if file_type.is_file() {
-            out.insert(child, Kind::File);
-        } else {
-            // Never opened (a FIFO would block the run), but named when a
-            // build reads it.
-            out.insert(child, Kind::Unreadable(special(&file_type)));
-        }
-    }
-}
-
-/// What a path that is neither a file, a directory nor a symlink is.
-fn special(kind: &std::fs::FileType) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if kind.is_fifo() {
-            return "it is a FIFO, not a regular file".into();
-        }
-        if kind.is_socket() {
-            return "it is a socket, not a regular file".into();
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "it is a device, not a regular file".into();
-        }
-    }
-    let _ = kind;
-    "it is not a regular file".into()
 }
 
 /// The most YAML one run reads (every manifest file of the tree, in all):
