@@ -64,43 +64,8 @@ fn text(node: Option<&Node>) -> Option<(String, u32)> {
 /// References an object makes.
 pub fn references(o: &Object) -> Vec<Reference> {
     let body = &o.body;
-    let ns = o.id.namespace.clone();
+    let ns = &o.id.namespace;
     let mut out = Vec::new();
-    // `profile`: a CDI DataVolume (or template), whose class also names the
-    // StorageProfile CDI applies; `stamped`: through `spec.storage`, which
-    // leaves the access and volume modes to that profile.
-    let storage_class =
-        |node: Option<&Node>, profile: bool, stamped: bool, out: &mut Vec<Reference>| {
-            if let Some((name, line)) = text(node) {
-                let permanent = stamped.then_some(STAMPED);
-                out.push(Reference {
-                    kind: "StorageClass",
-                    group: "storage.k8s.io",
-                    namespace: None,
-                    name: name.clone(),
-                    via: "storageClassName",
-                    line,
-                    permanent,
-                    required: false,
-                    waits: false,
-                    certain: true,
-                });
-                if profile {
-                    out.push(Reference {
-                        kind: "StorageProfile",
-                        group: "cdi.kubevirt.io",
-                        namespace: None,
-                        name,
-                        via: "the StorageProfile CDI applies to its storage class",
-                        line,
-                        permanent,
-                        required: false,
-                        waits: false,
-                        certain: true,
-                    });
-                }
-            }
-        };
     match (o.id.group.as_str(), o.id.kind.as_str()) {
         // A claim bound statically (spec.volumeName) needs no StorageClass
         // object: the class name only has to match the volume's.
@@ -112,20 +77,7 @@ pub fn references(o: &Object) -> Vec<Reference> {
                 &mut out,
             )
         }
-        ("cdi.kubevirt.io", "DataVolume") => {
-            storage_class(
-                body.path(&["spec", "storage", "storageClassName"]),
-                true,
-                true,
-                &mut out,
-            );
-            storage_class(
-                body.path(&["spec", "pvc", "storageClassName"]),
-                true,
-                false,
-                &mut out,
-            );
-        }
+        ("cdi.kubevirt.io", "DataVolume") => data_volume_classes(body, &mut out),
         ("apps", "StatefulSet") => {
             for t in body
                 .path(&["spec", "volumeClaimTemplates"])
@@ -146,78 +98,11 @@ pub fn references(o: &Object) -> Vec<Reference> {
                 .map(Node::as_seq)
                 .unwrap_or_default()
             {
-                storage_class(
-                    t.path(&["spec", "storage", "storageClassName"]),
-                    true,
-                    true,
-                    &mut out,
-                );
-                storage_class(
-                    t.path(&["spec", "pvc", "storageClassName"]),
-                    true,
-                    false,
-                    &mut out,
-                );
+                data_volume_classes(t, &mut out);
             }
         }
-        ("cert-manager.io", "Certificate") => {
-            if let Some((name, line)) = text(body.path(&["spec", "issuerRef", "name"])) {
-                let group = body
-                    .str_at(&["spec", "issuerRef", "group"])
-                    .unwrap_or_else(|| "cert-manager.io".into());
-                if group == "cert-manager.io" {
-                    let cluster = body.str_at(&["spec", "issuerRef", "kind"]).as_deref()
-                        == Some("ClusterIssuer");
-                    out.push(Reference {
-                        kind: if cluster { "ClusterIssuer" } else { "Issuer" },
-                        group: "cert-manager.io",
-                        namespace: if cluster { None } else { ns.clone() },
-                        name,
-                        via: "issuerRef",
-                        line,
-                        permanent: None,
-                        required: false,
-                        waits: false,
-                        certain: true,
-                    });
-                }
-            }
-        }
-        ("networking.k8s.io", "Ingress") => {
-            let annotations = body.path(&["metadata", "annotations"]);
-            if let Some((name, line)) =
-                text(annotations.and_then(|a| a.get("cert-manager.io/cluster-issuer")))
-            {
-                out.push(Reference {
-                    kind: "ClusterIssuer",
-                    group: "cert-manager.io",
-                    namespace: None,
-                    name,
-                    via: "cert-manager.io/cluster-issuer",
-                    line,
-                    permanent: None,
-                    required: false,
-                    waits: false,
-                    certain: true,
-                });
-            }
-            if let Some((name, line)) =
-                text(annotations.and_then(|a| a.get("cert-manager.io/issuer")))
-            {
-                out.push(Reference {
-                    kind: "Issuer",
-                    group: "cert-manager.io",
-                    namespace: ns.clone(),
-                    name,
-                    via: "cert-manager.io/issuer",
-                    line,
-                    permanent: None,
-                    required: false,
-                    waits: false,
-                    certain: true,
-                });
-            }
-        }
+        ("cert-manager.io", "Certificate") => certificate_issuer(body, ns, &mut out),
+        ("networking.k8s.io", "Ingress") => ingress_issuers(body, ns, &mut out),
         // A source's credentials: source-controller cannot fetch without
         // them.
         (
@@ -240,98 +125,9 @@ pub fn references(o: &Object) -> Vec<Reference> {
             }
         }
         ("helm.toolkit.fluxcd.io", "HelmRelease") => {
-            for (path, via) in [
-                (
-                    &["spec", "chart", "spec", "sourceRef"][..],
-                    "chart.spec.sourceRef",
-                ),
-                (&["spec", "chartRef"][..], "chartRef"),
-            ] {
-                let Some(r) = body.path(path) else { continue };
-                // A kind the field does not take is helmrelease-invalid's.
-                let takes: &[&str] = if via == "chartRef" {
-                    &["OCIRepository", "HelmChart"]
-                } else {
-                    &["HelmRepository", "GitRepository", "Bucket"]
-                };
-                if let (Some(kind), Some((name, line))) = (r.str_at(&["kind"]), text(r.get("name")))
-                    && let Some(kind) = source_kind(&kind).filter(|k| takes.contains(k))
-                {
-                    let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
-                    out.push(Reference {
-                        kind,
-                        group: "source.toolkit.fluxcd.io",
-                        namespace,
-                        name,
-                        via,
-                        line,
-                        permanent: None,
-                        // helm-controller cannot build the chart without it
-                        // (reconcileChartTemplate / getSource: "not found").
-                        required: true,
-                        waits: false,
-                        certain: false,
-                    });
-                }
-            }
-            // valuesFrom: ConfigMaps and Secrets in the release's namespace,
-            // read before every install or upgrade (fluxcd/pkg chartutil
-            // ChartValuesFromReferences: "not found" unless optional).
-            for entry in body
-                .path(&["spec", "valuesFrom"])
-                .map(Node::as_seq)
-                .unwrap_or_default()
-            {
-                if entry.get("optional").and_then(Node::as_bool) == Some(true) {
-                    continue;
-                }
-                let kind = match entry.str_at(&["kind"]).as_deref() {
-                    Some("ConfigMap") => "ConfigMap",
-                    Some("Secret") => "Secret",
-                    _ => continue,
-                };
-                if let Some((name, line)) = text(entry.get("name")) {
-                    out.push(Reference {
-                        kind,
-                        group: "",
-                        namespace: ns.clone(),
-                        name,
-                        via: "spec.valuesFrom",
-                        line,
-                        permanent: None,
-                        required: true,
-                        waits: false,
-                        certain: false,
-                    });
-                }
-            }
-            // dependsOn: helm-controller installs the release only once each
-            // dependency exists and is Ready (HelmReleaseReconciler
-            // checkDependencies; namespace defaults to the release's).
-            for entry in body
-                .path(&["spec", "dependsOn"])
-                .map(Node::as_seq)
-                .unwrap_or_default()
-            {
-                if let Some((name, line)) = text(entry.get("name")) {
-                    let namespace = entry
-                        .str_at(&["namespace"])
-                        .filter(|n| !n.is_empty())
-                        .or_else(|| ns.clone());
-                    out.push(Reference {
-                        kind: "HelmRelease",
-                        group: "helm.toolkit.fluxcd.io",
-                        namespace,
-                        name,
-                        via: "spec.dependsOn",
-                        line,
-                        permanent: None,
-                        required: true,
-                        waits: true,
-                        certain: false,
-                    });
-                }
-            }
+            chart_sources(body, ns, &mut out);
+            values_from(body, ns, &mut out);
+            depends_on(body, ns, &mut out);
         }
         _ => {}
     }
@@ -340,6 +136,221 @@ pub fn references(o: &Object) -> Vec<Reference> {
     let mut seen = std::collections::BTreeSet::new();
     out.retain(|r| seen.insert((r.target(), r.via)));
     out
+}
+
+/// The storage class `node` names. `profile`: a CDI DataVolume (or
+/// template), whose class also names the StorageProfile CDI applies;
+/// `stamped`: through `spec.storage`, which leaves the access and volume
+/// modes to that profile.
+fn storage_class(node: Option<&Node>, profile: bool, stamped: bool, out: &mut Vec<Reference>) {
+    if let Some((name, line)) = text(node) {
+        let permanent = stamped.then_some(STAMPED);
+        out.push(Reference {
+            kind: "StorageClass",
+            group: "storage.k8s.io",
+            namespace: None,
+            name: name.clone(),
+            via: "storageClassName",
+            line,
+            permanent,
+            required: false,
+            waits: false,
+            certain: true,
+        });
+        if profile {
+            out.push(Reference {
+                kind: "StorageProfile",
+                group: "cdi.kubevirt.io",
+                namespace: None,
+                name,
+                via: "the StorageProfile CDI applies to its storage class",
+                line,
+                permanent,
+                required: false,
+                waits: false,
+                certain: true,
+            });
+        }
+    }
+}
+
+/// The storage classes of a DataVolume (or a VirtualMachine's
+/// `dataVolumeTemplates` entry): through `spec.storage`, then `spec.pvc`.
+fn data_volume_classes(volume: &Node, out: &mut Vec<Reference>) {
+    storage_class(
+        volume.path(&["spec", "storage", "storageClassName"]),
+        true,
+        true,
+        out,
+    );
+    storage_class(
+        volume.path(&["spec", "pvc", "storageClassName"]),
+        true,
+        false,
+        out,
+    );
+}
+
+/// A Certificate's cert-manager issuer (`spec.issuerRef`).
+fn certificate_issuer(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
+    if let Some((name, line)) = text(body.path(&["spec", "issuerRef", "name"])) {
+        let group = body
+            .str_at(&["spec", "issuerRef", "group"])
+            .unwrap_or_else(|| "cert-manager.io".into());
+        if group == "cert-manager.io" {
+            let cluster =
+                body.str_at(&["spec", "issuerRef", "kind"]).as_deref() == Some("ClusterIssuer");
+            out.push(Reference {
+                kind: if cluster { "ClusterIssuer" } else { "Issuer" },
+                group: "cert-manager.io",
+                namespace: if cluster { None } else { ns.clone() },
+                name,
+                via: "issuerRef",
+                line,
+                permanent: None,
+                required: false,
+                waits: false,
+                certain: true,
+            });
+        }
+    }
+}
+
+/// The issuers an Ingress's cert-manager annotations name.
+fn ingress_issuers(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
+    let annotations = body.path(&["metadata", "annotations"]);
+    if let Some((name, line)) =
+        text(annotations.and_then(|a| a.get("cert-manager.io/cluster-issuer")))
+    {
+        out.push(Reference {
+            kind: "ClusterIssuer",
+            group: "cert-manager.io",
+            namespace: None,
+            name,
+            via: "cert-manager.io/cluster-issuer",
+            line,
+            permanent: None,
+            required: false,
+            waits: false,
+            certain: true,
+        });
+    }
+    if let Some((name, line)) = text(annotations.and_then(|a| a.get("cert-manager.io/issuer"))) {
+        out.push(Reference {
+            kind: "Issuer",
+            group: "cert-manager.io",
+            namespace: ns.clone(),
+            name,
+            via: "cert-manager.io/issuer",
+            line,
+            permanent: None,
+            required: false,
+            waits: false,
+            certain: true,
+        });
+    }
+}
+
+/// A HelmRelease's chart source (`chart.spec.sourceRef`, `chartRef`).
+fn chart_sources(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
+    for (path, via) in [
+        (
+            &["spec", "chart", "spec", "sourceRef"][..],
+            "chart.spec.sourceRef",
+        ),
+        (&["spec", "chartRef"][..], "chartRef"),
+    ] {
+        let Some(r) = body.path(path) else { continue };
+        // A kind the field does not take is helmrelease-invalid's.
+        let takes: &[&str] = if via == "chartRef" {
+            &["OCIRepository", "HelmChart"]
+        } else {
+            &["HelmRepository", "GitRepository", "Bucket"]
+        };
+        if let (Some(kind), Some((name, line))) = (r.str_at(&["kind"]), text(r.get("name")))
+            && let Some(kind) = source_kind(&kind).filter(|k| takes.contains(k))
+        {
+            let namespace = r.str_at(&["namespace"]).or_else(|| ns.clone());
+            out.push(Reference {
+                kind,
+                group: "source.toolkit.fluxcd.io",
+                namespace,
+                name,
+                via,
+                line,
+                permanent: None,
+                // helm-controller cannot build the chart without it
+                // (reconcileChartTemplate / getSource: "not found").
+                required: true,
+                waits: false,
+                certain: false,
+            });
+        }
+    }
+}
+
+/// valuesFrom: ConfigMaps and Secrets in the release's namespace,
+/// read before every install or upgrade (fluxcd/pkg chartutil
+/// ChartValuesFromReferences: "not found" unless optional).
+fn values_from(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
+    for entry in body
+        .path(&["spec", "valuesFrom"])
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if entry.get("optional").and_then(Node::as_bool) == Some(true) {
+            continue;
+        }
+        let kind = match entry.str_at(&["kind"]).as_deref() {
+            Some("ConfigMap") => "ConfigMap",
+            Some("Secret") => "Secret",
+            _ => continue,
+        };
+        if let Some((name, line)) = text(entry.get("name")) {
+            out.push(Reference {
+                kind,
+                group: "",
+                namespace: ns.clone(),
+                name,
+                via: "spec.valuesFrom",
+                line,
+                permanent: None,
+                required: true,
+                waits: false,
+                certain: false,
+            });
+        }
+    }
+}
+
+/// dependsOn: helm-controller installs the release only once each
+/// dependency exists and is Ready (HelmReleaseReconciler
+/// checkDependencies; namespace defaults to the release's).
+fn depends_on(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
+    for entry in body
+        .path(&["spec", "dependsOn"])
+        .map(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if let Some((name, line)) = text(entry.get("name")) {
+            let namespace = entry
+                .str_at(&["namespace"])
+                .filter(|n| !n.is_empty())
+                .or_else(|| ns.clone());
+            out.push(Reference {
+                kind: "HelmRelease",
+                group: "helm.toolkit.fluxcd.io",
+                namespace,
+                name,
+                via: "spec.dependsOn",
+                line,
+                permanent: None,
+                required: true,
+                waits: true,
+                certain: false,
+            });
+        }
+    }
 }
 
 /// References a Flux Kustomization makes before it builds: its source and
