@@ -38,7 +38,7 @@ use crate::provenance::distribution::KubeVersion;
 use crate::provenance::installed::Installed;
 use crate::provenance::{Catalog, Provenance, Providers};
 use crate::repo::RepoIndex;
-use needs::{What, needs};
+use needs::{Pending, What, needs};
 use references::Reference;
 
 /// The CRDs a cluster's local tiers render, by (group, kind): the first of
@@ -175,34 +175,7 @@ impl<'m> ClusterAnalysis<'m> {
         let cycles = graph.cycles();
         let order = Order::of(cluster);
         let providers = Providers::of(cluster, catalog, bootstrap);
-        let mut initial_namespaces: BTreeMap<String, Option<(crate::model::Span, String)>> =
-            INITIAL_NAMESPACES
-                .iter()
-                .map(|s| (s.to_string(), None))
-                .collect();
-        // The platform's (conformance.yaml) and the bootstrap's.
-        for ns in &catalog.preinstalled_namespaces {
-            initial_namespaces.insert(ns.clone(), None);
-        }
-        for item in bootstrap.of_cluster(&cluster.name) {
-            let ns = match &item.provides {
-                crate::provenance::bootstrap::Provides::Namespace(ns) => ns,
-                crate::provenance::bootstrap::Provides::Chart {
-                    namespace: Some(ns),
-                    crds_only: false,
-                    ..
-                } => ns,
-                _ => continue,
-            };
-            initial_namespaces
-                .entry(ns.clone())
-                .or_insert_with(|| Some((item.at.clone(), item.via.clone())));
-        }
-        if let Entry::SyncKustomization { tier, .. } = &cluster.entry {
-            initial_namespaces.insert(tier.namespace.clone(), None);
-        } else {
-            initial_namespaces.insert("flux-system".into(), None);
-        }
+        let initial_namespaces = initial_namespaces(cluster, catalog, bootstrap);
         // Tiers whose whole output is not known: not built, built without
         // their remote bases, or rendering ResourceSets this tool does not
         // expand.
@@ -220,84 +193,7 @@ impl<'m> ClusterAnalysis<'m> {
             &providers,
             &initial_namespaces,
         );
-        // What the cold start must meet, per tier (one requirement per
-        // distinct need).
-        let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
-        for p in &pending {
-            let (phase, what, need, required) = match &p.what {
-                What::Kind {
-                    initial: Some(_), ..
-                } => continue,
-                What::Kind {
-                    object,
-                    initial: None,
-                } => {
-                    let id = &object.id;
-                    (
-                        Phase::Apply,
-                        kind_text(&id.group, &id.kind),
-                        Need::Kind {
-                            group: id.group.clone(),
-                            kind: id.kind.clone(),
-                        },
-                        true,
-                    )
-                }
-                What::Namespace { name, .. } => (
-                    Phase::Apply,
-                    format!("namespace {name}"),
-                    Need::Namespace(name.clone()),
-                    true,
-                ),
-                // An object's references do not stop its tier applying;
-                // what the Kustomization reads before it builds does.
-                What::Reference {
-                    reference,
-                    object: None,
-                    ..
-                } => (
-                    Phase::Build,
-                    format!("{} ({})", reference.target(), reference.via),
-                    Need::Reference {
-                        kind: reference.kind.to_string(),
-                        name: reference.name.clone(),
-                    },
-                    reference.required,
-                ),
-                // A release the tier's Ready waits for is installed only
-                // after its dependsOn releases are Ready: the tier is Ready
-                // only once they have applied.
-                What::Reference {
-                    reference,
-                    object: Some(o),
-                    ..
-                } if reference.waits && health::check(p.tier, &o.id).is_some() => (
-                    Phase::Ready,
-                    format!("{} ({})", reference.target(), reference.via),
-                    Need::Reference {
-                        kind: reference.kind.to_string(),
-                        name: reference.name.clone(),
-                    },
-                    true,
-                ),
-                What::Reference { .. } => continue,
-            };
-            requirements
-                .entry(p.tier.id.clone())
-                .or_default()
-                .entry(what.clone())
-                .or_insert_with(|| Requirement {
-                    phase,
-                    what,
-                    need,
-                    required,
-                    suppliers: p.suppliers.clone(),
-                });
-        }
-        let requirements: BTreeMap<TierId, Vec<Requirement>> = requirements
-            .into_iter()
-            .map(|(t, r)| (t, r.into_values().collect()))
-            .collect();
+        let requirements = requirements(&pending);
         let live = Simulation::run(cluster, &order.sequence, requirements.clone(), false);
         let resumed = Simulation::run(cluster, &order.sequence, requirements.clone(), true);
         let judge = Judge {
@@ -307,114 +203,12 @@ impl<'m> ClusterAnalysis<'m> {
             resumed: &resumed,
             unchecked: &unchecked,
         };
-        // A tier that may create a namespace it is not known to: one not
-        // built, one whose remote bases were not fetched, or one whose
-        // ResourceSets template a Namespace. A rendered tier whose only
-        // unknown is ResourceSets that generate no Namespace holds none.
-        let may_create_namespaces: Vec<TierId> = unchecked
-            .iter()
-            .filter(|id| {
-                let t = &cluster.tiers[*id];
-                !matches!(t.state, crate::model::TierState::Rendered(_))
-                    || !t.remote_bases.is_empty()
-                    || t.resource_sets()
-                        .iter()
-                        .any(|rs| crate::yaml::to_yaml(&rs.body).contains("kind: Namespace"))
-            })
-            .cloned()
-            .collect();
+        let may_create_namespaces = may_create_namespaces(cluster, &unchecked);
         let namespace_judge = Judge {
             unchecked: &may_create_namespaces,
             ..judge
         };
-        let count = |f: fn(&What) -> bool| pending.iter().filter(|p| f(&p.what)).count();
-        let mut uses = Vec::with_capacity(count(|w| matches!(w, What::Kind { .. })));
-        let mut namespaces = Vec::with_capacity(count(|w| matches!(w, What::Namespace { .. })));
-        let mut references = Vec::new();
-        for p in pending {
-            match p.what {
-                What::Kind {
-                    object,
-                    initial: Some(provenance),
-                } => uses.push(KindUse {
-                    tier: p.tier,
-                    object,
-                    verdict: Verdict::Available,
-                    provenance: *provenance,
-                }),
-                What::Kind {
-                    object,
-                    initial: None,
-                } => {
-                    // A kind in one of Flux's groups that Flux does not
-                    // serve: no tier, checked or not, makes it exist.
-                    let (verdict, best) = if p.suppliers.is_empty()
-                        && crate::provenance::unserved_flux_kind(&object.id.group, &object.id.kind)
-                    {
-                        (Verdict::Unknown, None)
-                    } else {
-                        judge.judge_best(&p.tier.id, &p.suppliers, true)
-                    };
-                    let provenance = match (best, &verdict) {
-                        (Some(k), _) => p.provenances[k].clone(),
-                        (None, Verdict::Race { supplier, .. }) => Provenance::Unchecked {
-                            tier: supplier.clone(),
-                        },
-                        (None, Verdict::Available) => Provenance::Unchecked {
-                            tier: unchecked
-                                .iter()
-                                .find(|t| order.applied_before(&p.tier.id).contains(t))
-                                .cloned()
-                                .unwrap_or_else(|| p.tier.id.clone()),
-                        },
-                        (
-                            None,
-                            Verdict::Ungated { .. } | Verdict::Deadlock(..) | Verdict::Unknown,
-                        ) => Provenance::Unknown,
-                    };
-                    uses.push(KindUse {
-                        tier: p.tier,
-                        object,
-                        verdict,
-                        provenance,
-                    });
-                }
-                What::Namespace {
-                    object,
-                    name,
-                    creators,
-                } => {
-                    let verdict = namespace_judge.judge(&p.tier.id, &p.suppliers, true);
-                    namespaces.push(NamespaceUse {
-                        tier: p.tier,
-                        object,
-                        namespace: name,
-                        creators,
-                        verdict,
-                    });
-                }
-                // Kept for the strict cold start only (see `reference_need`).
-                What::Reference {
-                    reference, targets, ..
-                } if targets.is_empty() && !reference.required => {
-                    continue;
-                }
-                What::Reference {
-                    object,
-                    reference,
-                    targets,
-                } => {
-                    let verdict = judge.judge(&p.tier.id, &p.suppliers, object.is_some());
-                    references.push(ReferenceUse {
-                        tier: p.tier,
-                        object,
-                        reference: *reference,
-                        targets,
-                        verdict,
-                    });
-                }
-            }
-        }
+        let judged = Judged::of(pending, &judge, &namespace_judge);
         let cycle_index = cycles
             .iter()
             .enumerate()
@@ -428,9 +222,9 @@ impl<'m> ClusterAnalysis<'m> {
             cycles,
             order,
             providers,
-            uses,
-            namespaces,
-            references,
+            uses: judged.uses,
+            namespaces: judged.namespaces,
+            references: judged.references,
             live,
             resumed,
             requirements,
@@ -471,6 +265,274 @@ impl<'m> ClusterAnalysis<'m> {
             unchecked: &self.unchecked,
         }
     }
+}
+
+/// Namespaces that exist before any tier: the initial ones, the
+/// platform's (conformance.yaml), the bootstrap's (with where the
+/// bootstrap creates them) and Flux's own.
+fn initial_namespaces(
+    cluster: &Cluster,
+    catalog: &Catalog,
+    bootstrap: &Bootstrap,
+) -> BTreeMap<String, Option<(crate::model::Span, String)>> {
+    let mut initial_namespaces: BTreeMap<String, Option<(crate::model::Span, String)>> =
+        INITIAL_NAMESPACES
+            .iter()
+            .map(|s| (s.to_string(), None))
+            .collect();
+    // The platform's (conformance.yaml) and the bootstrap's.
+    for ns in &catalog.preinstalled_namespaces {
+        initial_namespaces.insert(ns.clone(), None);
+    }
+    for item in bootstrap.of_cluster(&cluster.name) {
+        let ns = match &item.provides {
+            crate::provenance::bootstrap::Provides::Namespace(ns) => ns,
+            crate::provenance::bootstrap::Provides::Chart {
+                namespace: Some(ns),
+                crds_only: false,
+                ..
+            } => ns,
+            _ => continue,
+        };
+        initial_namespaces
+            .entry(ns.clone())
+            .or_insert_with(|| Some((item.at.clone(), item.via.clone())));
+    }
+    if let Entry::SyncKustomization { tier, .. } = &cluster.entry {
+        initial_namespaces.insert(tier.namespace.clone(), None);
+    } else {
+        initial_namespaces.insert("flux-system".into(), None);
+    }
+    initial_namespaces
+}
+
+/// What the cold start must meet, per tier (one requirement per
+/// distinct need).
+fn requirements(pending: &[Pending]) -> BTreeMap<TierId, Vec<Requirement>> {
+    let mut requirements: BTreeMap<TierId, BTreeMap<String, Requirement>> = BTreeMap::new();
+    for p in pending {
+        let Some((phase, what, need, required)) = requirement(p) else {
+            continue;
+        };
+        requirements
+            .entry(p.tier.id.clone())
+            .or_default()
+            .entry(what.clone())
+            .or_insert_with(|| Requirement {
+                phase,
+                what,
+                need,
+                required,
+                suppliers: p.suppliers.clone(),
+            });
+    }
+    requirements
+        .into_iter()
+        .map(|(t, r)| (t, r.into_values().collect()))
+        .collect()
+}
+
+/// What one need asks of the cold start: the phase it must be met by,
+/// in words, as a [`Need`], and whether it is required; `None` for a need
+/// the cold start does not wait on.
+fn requirement(p: &Pending) -> Option<(Phase, String, Need, bool)> {
+    Some(match &p.what {
+        What::Kind {
+            initial: Some(_), ..
+        } => return None,
+        What::Kind {
+            object,
+            initial: None,
+        } => {
+            let id = &object.id;
+            (
+                Phase::Apply,
+                kind_text(&id.group, &id.kind),
+                Need::Kind {
+                    group: id.group.clone(),
+                    kind: id.kind.clone(),
+                },
+                true,
+            )
+        }
+        What::Namespace { name, .. } => (
+            Phase::Apply,
+            format!("namespace {name}"),
+            Need::Namespace(name.clone()),
+            true,
+        ),
+        // An object's references do not stop its tier applying;
+        // what the Kustomization reads before it builds does.
+        What::Reference {
+            reference,
+            object: None,
+            ..
+        } => (
+            Phase::Build,
+            format!("{} ({})", reference.target(), reference.via),
+            Need::Reference {
+                kind: reference.kind.to_string(),
+                name: reference.name.clone(),
+            },
+            reference.required,
+        ),
+        // A release the tier's Ready waits for is installed only
+        // after its dependsOn releases are Ready: the tier is Ready
+        // only once they have applied.
+        What::Reference {
+            reference,
+            object: Some(o),
+            ..
+        } if reference.waits && health::check(p.tier, &o.id).is_some() => (
+            Phase::Ready,
+            format!("{} ({})", reference.target(), reference.via),
+            Need::Reference {
+                kind: reference.kind.to_string(),
+                name: reference.name.clone(),
+            },
+            true,
+        ),
+        What::Reference { .. } => return None,
+    })
+}
+
+/// A tier that may create a namespace it is not known to: one not
+/// built, one whose remote bases were not fetched, or one whose
+/// ResourceSets template a Namespace. A rendered tier whose only
+/// unknown is ResourceSets that generate no Namespace holds none.
+fn may_create_namespaces(cluster: &Cluster, unchecked: &[TierId]) -> Vec<TierId> {
+    unchecked
+        .iter()
+        .filter(|id| {
+            let t = &cluster.tiers[*id];
+            !matches!(t.state, crate::model::TierState::Rendered(_))
+                || !t.remote_bases.is_empty()
+                || t.resource_sets()
+                    .iter()
+                    .any(|rs| crate::yaml::to_yaml(&rs.body).contains("kind: Namespace"))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every need judged: the kinds, the namespaces and the references.
+struct Judged<'m> {
+    uses: Vec<KindUse<'m>>,
+    namespaces: Vec<NamespaceUse<'m>>,
+    references: Vec<ReferenceUse<'m>>,
+}
+
+impl<'m> Judged<'m> {
+    /// Judges each need, namespaces by `namespace_judge` (which counts as
+    /// unchecked only the tiers that may create one).
+    fn of(pending: Vec<Pending<'m>>, judge: &Judge, namespace_judge: &Judge) -> Judged<'m> {
+        let count = |f: fn(&What) -> bool| pending.iter().filter(|p| f(&p.what)).count();
+        let mut out = Judged {
+            uses: Vec::with_capacity(count(|w| matches!(w, What::Kind { .. }))),
+            namespaces: Vec::with_capacity(count(|w| matches!(w, What::Namespace { .. }))),
+            references: Vec::new(),
+        };
+        for p in pending {
+            match p.what {
+                What::Kind {
+                    object,
+                    initial: Some(provenance),
+                } => out.uses.push(KindUse {
+                    tier: p.tier,
+                    object,
+                    verdict: Verdict::Available,
+                    provenance: *provenance,
+                }),
+                What::Kind {
+                    object,
+                    initial: None,
+                } => {
+                    let (verdict, provenance) =
+                        kind_verdict(judge, p.tier, object, &p.suppliers, &p.provenances);
+                    out.uses.push(KindUse {
+                        tier: p.tier,
+                        object,
+                        verdict,
+                        provenance,
+                    });
+                }
+                What::Namespace {
+                    object,
+                    name,
+                    creators,
+                } => {
+                    let verdict = namespace_judge.judge(&p.tier.id, &p.suppliers, true);
+                    out.namespaces.push(NamespaceUse {
+                        tier: p.tier,
+                        object,
+                        namespace: name,
+                        creators,
+                        verdict,
+                    });
+                }
+                // Kept for the strict cold start only (see `reference_need`).
+                What::Reference {
+                    reference, targets, ..
+                } if targets.is_empty() && !reference.required => {
+                    continue;
+                }
+                What::Reference {
+                    object,
+                    reference,
+                    targets,
+                } => {
+                    let verdict = judge.judge(&p.tier.id, &p.suppliers, object.is_some());
+                    out.references.push(ReferenceUse {
+                        tier: p.tier,
+                        object,
+                        reference: *reference,
+                        targets,
+                        verdict,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether an object's kind, which exists only once a tier supplies it,
+/// exists in time, and where it comes from (`provenances`: one per
+/// supplier).
+fn kind_verdict(
+    judge: &Judge,
+    tier: &Tier,
+    object: &Object,
+    suppliers: &[Supplier],
+    provenances: &[Provenance],
+) -> (Verdict, Provenance) {
+    // A kind in one of Flux's groups that Flux does not
+    // serve: no tier, checked or not, makes it exist.
+    let (verdict, best) = if suppliers.is_empty()
+        && crate::provenance::unserved_flux_kind(&object.id.group, &object.id.kind)
+    {
+        (Verdict::Unknown, None)
+    } else {
+        judge.judge_best(&tier.id, suppliers, true)
+    };
+    let provenance = match (best, &verdict) {
+        (Some(k), _) => provenances[k].clone(),
+        (None, Verdict::Race { supplier, .. }) => Provenance::Unchecked {
+            tier: supplier.clone(),
+        },
+        (None, Verdict::Available) => Provenance::Unchecked {
+            tier: judge
+                .unchecked
+                .iter()
+                .find(|t| judge.order.applied_before(&tier.id).contains(t))
+                .cloned()
+                .unwrap_or_else(|| tier.id.clone()),
+        },
+        (None, Verdict::Ungated { .. } | Verdict::Deadlock(..) | Verdict::Unknown) => {
+            Provenance::Unknown
+        }
+    };
+    (verdict, provenance)
 }
 
 /// `group/Kind`, or `Kind` for the core group.

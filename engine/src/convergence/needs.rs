@@ -54,7 +54,6 @@ fn relevance(name: &str, url: Option<&str>, group: &str) -> u8 {
 
 /// Every need of every tier that applies to this cluster, with its
 /// suppliers.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn needs<'m>(
     cluster: &'m Cluster,
     catalog: &Catalog,
@@ -67,65 +66,22 @@ pub(super) fn needs<'m>(
     // a platform has hundreds of thousands.
     let objects: usize = cluster.tiers.values().map(|t| t.objects().len()).sum();
     let mut out = Vec::with_capacity(2 * objects + cluster.tiers.len());
-    let index = ObjectIndex::of(cluster);
-    let releases = Releases::of(cluster);
-    // The sources the cluster's entries sync from: created with Flux at
-    // bootstrap (`flux bootstrap`, a FluxInstance, a managed extension),
-    // whether or not the repository renders them.
-    let entry_sources: Vec<String> = cluster
-        .tiers
-        .values()
-        .filter(|t| t.parent.is_none())
-        .map(|t| {
-            format!(
-                "{}/{}/{}",
-                t.source_ref.kind, t.source_ref.namespace, t.source_ref.name
-            )
-        })
-        .collect();
-    // A directory entry is synced by a FluxInstance (or a platform) whose
-    // source is named as the entry's but may be of any source kind
-    // (`spec.sync.kind`).
-    let directory_entry = matches!(cluster.entry, crate::model::Entry::Directory { .. });
-    let entry_sources: Vec<String> = if directory_entry {
-        entry_sources
-            .iter()
-            .flat_map(|s| {
-                let rest = s.split_once('/').map_or("", |(_, r)| r).to_string();
-                ["GitRepository", "OCIRepository", "Bucket"]
-                    .iter()
-                    .map(move |k| format!("{k}/{rest}"))
-            })
-            .collect()
-    } else {
-        entry_sources
-    };
+    let entry_sources = entry_sources(cluster);
     // Objects created before Flux: by the bootstrap, or declared.
     let outside = |object: &str| {
         bootstrap.object(&cluster.name, object).is_some()
             || catalog.preinstalled_objects.iter().any(|o| o == object)
             || entry_sources.iter().any(|o| o == object)
     };
-    // Tiers that were not checked, with the address of their source.
-    let unchecked: Vec<(TierId, Option<String>)> = cluster
-        .tiers
-        .values()
-        .filter(|t| !t.fully_known())
-        .map(|t| {
-            let url = cluster
-                .tiers
-                .values()
-                .flat_map(|x| x.objects())
-                .find_map(|o| {
-                    (o.id.kind == t.source_ref.kind
-                        && o.id.name == t.source_ref.name
-                        && o.id.namespace.as_deref() == Some(t.source_ref.namespace.as_str()))
-                    .then(|| o.body.str_at(&["spec", "url"]))
-                    .flatten()
-                });
-            (t.id.clone(), url)
-        })
-        .collect();
+    let cx = Needs {
+        order,
+        providers,
+        initial_namespaces,
+        index: ObjectIndex::of(cluster),
+        releases: Releases::of(cluster),
+        outside: &outside,
+        unchecked: unchecked(cluster),
+    };
     for id in &order.sequence {
         let tier = &cluster.tiers[id];
         if tier.remote_target().is_some() {
@@ -144,134 +100,10 @@ pub(super) fn needs<'m>(
             .iter()
             .filter(|o| !crate::model::is_opaque(&o.body))
         {
-            let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
-            match providers.initial(group, kind) {
-                None => {
-                    let mut located: Vec<crate::provenance::Provider> = providers
-                        .located(group, kind)
-                        .into_iter()
-                        .cloned()
-                        .collect();
-                    // A kind in one of Flux's groups that Flux does not
-                    // serve (`Kustomizatio`): nothing else makes it exist.
-                    let not_flux =
-                        located.is_empty() && crate::provenance::unserved_flux_kind(group, kind);
-                    if located.is_empty() && !not_flux {
-                        // Nothing the catalog knows: a chart whose name or
-                        // address matches, probably.
-                        located = providers.probable(group);
-                    }
-                    // Tiers that were not checked whose name or source
-                    // matches the group: they may well provide it (a
-                    // `crds-<operator>` Kustomization of an upstream repo).
-                    let plausible: Vec<&TierId> = unchecked
-                        .iter()
-                        .filter(|(t, url)| {
-                            crate::provenance::chart::plausible(&t.name, url.as_deref(), group)
-                        })
-                        .map(|(t, _)| t)
-                        .collect();
-                    // Nothing at all: any tier that was not checked may, the
-                    // likeliest first.
-                    // A CRD tier that was not checked (`prometheus-crd`,
-                    // built from a remote base) and is applied before this
-                    // one may provide what a same-tier chart cannot.
-                    let plausible: Vec<&TierId> = plausible
-                        .into_iter()
-                        .chain(unchecked.iter().map(|(t, _)| t).filter(|t| {
-                            t.name.contains("crd") && order.applied_before(&tier.id).contains(t)
-                        }))
-                        .collect();
-                    let candidates: Vec<&TierId> = if not_flux {
-                        Vec::new()
-                    } else if located.is_empty() && plausible.is_empty() {
-                        let mut all: Vec<&(TierId, Option<String>)> = unchecked.iter().collect();
-                        all.sort_by_key(|(t, url)| {
-                            std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
-                        });
-                        all.into_iter().map(|(t, _)| t).collect()
-                    } else {
-                        plausible
-                    };
-                    for t in candidates {
-                        located.push(crate::provenance::Provider {
-                            group: group.to_string(),
-                            kind: None,
-                            scope: None,
-                            provenance: Provenance::Unchecked { tier: t.clone() },
-                        });
-                    }
-                    out.push(Pending {
-                        tier,
-                        what: What::Kind {
-                            object,
-                            initial: None,
-                        },
-                        suppliers: located
-                            .iter()
-                            .map(|p| supplier(p, group, kind, &releases))
-                            .collect(),
-                        provenances: located.iter().map(|p| p.provenance.clone()).collect(),
-                    });
-                }
-                initial => out.push(Pending {
-                    tier,
-                    what: What::Kind {
-                        object,
-                        initial: initial.map(Box::new),
-                    },
-                    suppliers: Vec::new(),
-                    provenances: Vec::new(),
-                }),
-            }
-            if let Some(ns) = &object.id.namespace
-                && !initial_namespaces.contains_key(ns)
-                && providers.scope(group, kind) != Some(Scope::Cluster)
-            {
-                let creators = providers.namespaces.get(ns).cloned().unwrap_or_default();
-                let mut suppliers: Vec<Supplier> = creators
-                    .iter()
-                    .map(|t| Supplier {
-                        tier: t.clone(),
-                        level: Level::Stage1,
-                        probable: false,
-                    })
-                    .collect();
-                // HelmReleases that create it (install.createNamespace).
-                for (t, hr, chart) in providers.release_namespaces.get(ns).into_iter().flatten() {
-                    suppliers.push(Supplier {
-                        tier: t.clone(),
-                        level: Level::Runtime(Box::new(super::supplier::Runtime {
-                            how: crate::provenance::RuntimeHow::Chart {
-                                chart: chart.clone(),
-                                probable: false,
-                            },
-                            trigger: hr.clone(),
-                            created: (String::new(), "Namespace".into()),
-                            after: releases.after(hr),
-                        })),
-                        probable: false,
-                    });
-                }
-                out.push(Pending {
-                    tier,
-                    suppliers,
-                    what: What::Namespace {
-                        object,
-                        name: ns.clone(),
-                        creators,
-                    },
-                    provenances: Vec::new(),
-                });
-            }
-            for r in references::references(object) {
-                if let Some(p) = reference_need(&index, &outside, tier, Some(object), r) {
-                    out.push(p);
-                }
-            }
+            cx.object_needs(tier, object, &mut out);
         }
         for r in references::tier_references(tier) {
-            if let Some(p) = reference_need(&index, &outside, tier, None, r) {
+            if let Some(p) = cx.reference_need(tier, None, r) {
                 out.push(p);
             }
         }
@@ -279,56 +111,292 @@ pub(super) fn needs<'m>(
     out
 }
 
-fn reference_need<'m>(
-    objects: &ObjectIndex,
-    outside: &dyn Fn(&str) -> bool,
-    tier: &'m Tier,
-    object: Option<&'m Object>,
-    reference: Reference,
-) -> Option<Pending<'m>> {
-    if reference.name.contains("${") {
-        return None;
-    }
-    // A SOPS key the repository holds only encrypted cannot be the one
-    // Flux decrypts it with: it was created outside Flux first (`sops -d
-    // … | kubectl apply`), and the Kustomization that renders it only
-    // adopts it.
-    if reference.via == "spec.decryption.secretRef" && objects.encrypted(&reference) {
-        return None;
-    }
-    // Applied before Flux (a bootstrap script, Terraform, declared): there
-    // on the cold start, whoever renders it later.
-    if outside(&reference.target()) {
-        return None;
-    }
-    let targets = objects.get(&reference);
-    // Not defined in the repository: left alone, unless a missing target
-    // fails the referrer and nothing before Flux creates it either. What
-    // a Kustomization reads before it builds (its source, its SOPS key) is
-    // kept, unmet, for the strict cold start ([`simulate::Mode::Strict`]): the live
-    // model takes it as created outside the repository.
-    if targets.is_empty()
-        && (outside(&reference.target()) || (!reference.required && object.is_some()))
-    {
-        return None;
-    }
-    Some(Pending {
-        tier,
-        suppliers: targets
+/// The sources the cluster's entries sync from: created with Flux at
+/// bootstrap (`flux bootstrap`, a FluxInstance, a managed extension),
+/// whether or not the repository renders them.
+fn entry_sources(cluster: &Cluster) -> Vec<String> {
+    let entry_sources: Vec<String> = cluster
+        .tiers
+        .values()
+        .filter(|t| t.parent.is_none())
+        .map(|t| {
+            format!(
+                "{}/{}/{}",
+                t.source_ref.kind, t.source_ref.namespace, t.source_ref.name
+            )
+        })
+        .collect();
+    // A directory entry is synced by a FluxInstance (or a platform) whose
+    // source is named as the entry's but may be of any source kind
+    // (`spec.sync.kind`).
+    let directory_entry = matches!(cluster.entry, crate::model::Entry::Directory { .. });
+    if directory_entry {
+        entry_sources
             .iter()
-            .map(|(t, _)| Supplier {
+            .flat_map(|s| {
+                let rest = s.split_once('/').map_or("", |(_, r)| r).to_string();
+                ["GitRepository", "OCIRepository", "Bucket"]
+                    .iter()
+                    .map(move |k| format!("{k}/{rest}"))
+            })
+            .collect()
+    } else {
+        entry_sources
+    }
+}
+
+/// Tiers that were not checked, with the address of their source.
+fn unchecked(cluster: &Cluster) -> Vec<(TierId, Option<String>)> {
+    cluster
+        .tiers
+        .values()
+        .filter(|t| !t.fully_known())
+        .map(|t| {
+            let url = cluster
+                .tiers
+                .values()
+                .flat_map(|x| x.objects())
+                .find_map(|o| {
+                    (o.id.kind == t.source_ref.kind
+                        && o.id.name == t.source_ref.name
+                        && o.id.namespace.as_deref() == Some(t.source_ref.namespace.as_str()))
+                    .then(|| o.body.str_at(&["spec", "url"]))
+                    .flatten()
+                });
+            (t.id.clone(), url)
+        })
+        .collect()
+}
+
+/// What the needs of one cluster are located with: its order, providers
+/// and initial namespaces, its objects and HelmReleases indexed, what
+/// exists before Flux, and the tiers that were not checked.
+struct Needs<'a, 'm> {
+    order: &'a Order,
+    providers: &'a Providers<'m>,
+    initial_namespaces: &'a BTreeMap<String, Option<(crate::model::Span, String)>>,
+    index: ObjectIndex<'m>,
+    releases: Releases,
+    /// Whether an object (`Kind/namespace/name`) is created before Flux.
+    outside: &'a dyn Fn(&str) -> bool,
+    /// Tiers that were not checked, with the address of their source.
+    unchecked: Vec<(TierId, Option<String>)>,
+}
+
+impl<'m> Needs<'_, 'm> {
+    /// What one object needs: its kind, its namespace, what it refers to.
+    fn object_needs(&self, tier: &'m Tier, object: &'m Object, out: &mut Vec<Pending<'m>>) {
+        let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
+        out.push(self.kind_need(tier, object));
+        if let Some(ns) = &object.id.namespace
+            && !self.initial_namespaces.contains_key(ns)
+            && self.providers.scope(group, kind) != Some(Scope::Cluster)
+        {
+            out.push(self.namespace_need(tier, object, ns));
+        }
+        for r in references::references(object) {
+            if let Some(p) = self.reference_need(tier, Some(object), r) {
+                out.push(p);
+            }
+        }
+    }
+
+    /// An object's kind: there from the start, or supplied by the
+    /// providers located for it.
+    fn kind_need(&self, tier: &'m Tier, object: &'m Object) -> Pending<'m> {
+        let (group, kind) = (object.id.group.as_str(), object.id.kind.as_str());
+        match self.providers.initial(group, kind) {
+            None => {
+                let located = self.located(tier, group, kind);
+                Pending {
+                    tier,
+                    what: What::Kind {
+                        object,
+                        initial: None,
+                    },
+                    suppliers: located
+                        .iter()
+                        .map(|p| supplier(p, group, kind, &self.releases))
+                        .collect(),
+                    provenances: located.iter().map(|p| p.provenance.clone()).collect(),
+                }
+            }
+            initial => Pending {
+                tier,
+                what: What::Kind {
+                    object,
+                    initial: initial.map(Box::new),
+                },
+                suppliers: Vec::new(),
+                provenances: Vec::new(),
+            },
+        }
+    }
+
+    /// The providers of a kind that is not there from the start: those
+    /// located, else probable ones, with the tiers that were not checked
+    /// that may provide it.
+    fn located(&self, tier: &Tier, group: &str, kind: &str) -> Vec<crate::provenance::Provider> {
+        let mut located: Vec<crate::provenance::Provider> = self
+            .providers
+            .located(group, kind)
+            .into_iter()
+            .cloned()
+            .collect();
+        // A kind in one of Flux's groups that Flux does not
+        // serve (`Kustomizatio`): nothing else makes it exist.
+        let not_flux = located.is_empty() && crate::provenance::unserved_flux_kind(group, kind);
+        if located.is_empty() && !not_flux {
+            // Nothing the catalog knows: a chart whose name or
+            // address matches, probably.
+            located = self.providers.probable(group);
+        }
+        let candidates = if not_flux {
+            Vec::new()
+        } else {
+            self.unchecked_candidates(tier, group, located.is_empty())
+        };
+        for t in candidates {
+            located.push(crate::provenance::Provider {
+                group: group.to_string(),
+                kind: None,
+                scope: None,
+                provenance: Provenance::Unchecked { tier: t.clone() },
+            });
+        }
+        located
+    }
+
+    /// The tiers that were not checked that may provide `group` to
+    /// `tier`: the plausible ones, or, when nothing is located
+    /// (`none_located`) and none is plausible, every one of them, the
+    /// likeliest first.
+    fn unchecked_candidates(&self, tier: &Tier, group: &str, none_located: bool) -> Vec<&TierId> {
+        // Tiers that were not checked whose name or source
+        // matches the group: they may well provide it (a
+        // `crds-<operator>` Kustomization of an upstream repo).
+        let plausible: Vec<&TierId> = self
+            .unchecked
+            .iter()
+            .filter(|(t, url)| crate::provenance::chart::plausible(&t.name, url.as_deref(), group))
+            .map(|(t, _)| t)
+            .collect();
+        // Nothing at all: any tier that was not checked may, the
+        // likeliest first.
+        // A CRD tier that was not checked (`prometheus-crd`,
+        // built from a remote base) and is applied before this
+        // one may provide what a same-tier chart cannot.
+        let plausible: Vec<&TierId> = plausible
+            .into_iter()
+            .chain(self.unchecked.iter().map(|(t, _)| t).filter(|t| {
+                t.name.contains("crd") && self.order.applied_before(&tier.id).contains(t)
+            }))
+            .collect();
+        if none_located && plausible.is_empty() {
+            let mut all: Vec<&(TierId, Option<String>)> = self.unchecked.iter().collect();
+            all.sort_by_key(|(t, url)| {
+                std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
+            });
+            all.into_iter().map(|(t, _)| t).collect()
+        } else {
+            plausible
+        }
+    }
+
+    /// An object's namespace, which does not exist at first: the tiers
+    /// that render it, and the HelmReleases that create it.
+    fn namespace_need(&self, tier: &'m Tier, object: &'m Object, ns: &str) -> Pending<'m> {
+        let providers = self.providers;
+        let creators = providers.namespaces.get(ns).cloned().unwrap_or_default();
+        let mut suppliers: Vec<Supplier> = creators
+            .iter()
+            .map(|t| Supplier {
                 tier: t.clone(),
-                level: Level::Applied,
+                level: Level::Stage1,
                 probable: false,
             })
-            .collect(),
-        what: What::Reference {
-            object,
-            reference: Box::new(reference),
-            targets,
-        },
-        provenances: Vec::new(),
-    })
+            .collect();
+        // HelmReleases that create it (install.createNamespace).
+        for (t, hr, chart) in providers.release_namespaces.get(ns).into_iter().flatten() {
+            suppliers.push(Supplier {
+                tier: t.clone(),
+                level: Level::Runtime(Box::new(super::supplier::Runtime {
+                    how: crate::provenance::RuntimeHow::Chart {
+                        chart: chart.clone(),
+                        probable: false,
+                    },
+                    trigger: hr.clone(),
+                    created: (String::new(), "Namespace".into()),
+                    after: self.releases.after(hr),
+                })),
+                probable: false,
+            });
+        }
+        Pending {
+            tier,
+            suppliers,
+            what: What::Namespace {
+                object,
+                name: ns.to_string(),
+                creators,
+            },
+            provenances: Vec::new(),
+        }
+    }
+
+    /// A reference's target, unless nothing needs to supply it: a name
+    /// the tool cannot know, a SOPS key held only encrypted, an object
+    /// created before Flux, a target left alone.
+    fn reference_need(
+        &self,
+        tier: &'m Tier,
+        object: Option<&'m Object>,
+        reference: Reference,
+    ) -> Option<Pending<'m>> {
+        if reference.name.contains("${") {
+            return None;
+        }
+        // A SOPS key the repository holds only encrypted cannot be the one
+        // Flux decrypts it with: it was created outside Flux first (`sops -d
+        // … | kubectl apply`), and the Kustomization that renders it only
+        // adopts it.
+        if reference.via == "spec.decryption.secretRef" && self.index.encrypted(&reference) {
+            return None;
+        }
+        // Applied before Flux (a bootstrap script, Terraform, declared): there
+        // on the cold start, whoever renders it later.
+        if (self.outside)(&reference.target()) {
+            return None;
+        }
+        let targets = self.index.get(&reference);
+        // Not defined in the repository: left alone, unless a missing target
+        // fails the referrer and nothing before Flux creates it either. What
+        // a Kustomization reads before it builds (its source, its SOPS key) is
+        // kept, unmet, for the strict cold start ([`simulate::Mode::Strict`]): the live
+        // model takes it as created outside the repository.
+        if targets.is_empty()
+            && ((self.outside)(&reference.target()) || (!reference.required && object.is_some()))
+        {
+            return None;
+        }
+        Some(Pending {
+            tier,
+            suppliers: targets
+                .iter()
+                .map(|(t, _)| Supplier {
+                    tier: t.clone(),
+                    level: Level::Applied,
+                    probable: false,
+                })
+                .collect(),
+            what: What::Reference {
+                object,
+                reference: Box::new(reference),
+                targets,
+            },
+            provenances: Vec::new(),
+        })
+    }
 }
 
 /// The supplier a located provider is.

@@ -285,6 +285,81 @@ pub enum Blocked<'s> {
     BuildFails,
 }
 
+/// What each tier of one run is, by index, fixed for the whole run.
+struct Facts {
+    /// Strict: a dependsOn on a Kustomization that does not exist.
+    missing: Vec<Option<TierId>>,
+    /// The tier that applies it.
+    parent: Vec<Option<usize>>,
+    /// The tiers it depends on.
+    deps: Vec<Vec<usize>>,
+    /// The tiers its health checks wait for.
+    waits: Vec<Vec<usize>>,
+    /// Tiers whose content is unknown apply (optimistically) once they
+    /// start, and are Ready once they apply.
+    opaque: Vec<bool>,
+    /// Strict: a build that fails as Flux's would never applies.
+    fails: Vec<bool>,
+    /// Suspended, and not taken as resumed.
+    suspended: Vec<bool>,
+}
+
+impl Facts {
+    /// The facts of `ids`' tiers (`index`: the position of each).
+    fn of(
+        cluster: &Cluster,
+        ids: &[TierId],
+        index: &BTreeMap<TierId, usize>,
+        strict: bool,
+        resume: bool,
+    ) -> Facts {
+        let tiers: Vec<&crate::model::Tier> = ids.iter().map(|id| &cluster.tiers[id]).collect();
+        let edges = crate::graph::wait_edges(cluster);
+        Facts {
+            missing: tiers
+                .iter()
+                .map(|t| {
+                    t.depends_on
+                        .iter()
+                        .find(|d| strict && !index.contains_key(&d.target))
+                        .map(|d| d.target.clone())
+                })
+                .collect(),
+            parent: tiers
+                .iter()
+                .map(|t| t.applied_by().and_then(|p| index.get(p).copied()))
+                .collect(),
+            deps: tiers
+                .iter()
+                .map(|t| {
+                    t.depends_on
+                        .iter()
+                        .filter_map(|d| index.get(&d.target).copied())
+                        .collect()
+                })
+                .collect(),
+            waits: tiers
+                .iter()
+                .map(|t| {
+                    edges[&t.id]
+                        .iter()
+                        .filter_map(|c| index.get(*c).copied())
+                        .collect()
+                })
+                .collect(),
+            opaque: tiers
+                .iter()
+                .map(|t| !matches!(t.state, TierState::Rendered(_)))
+                .collect(),
+            fails: tiers
+                .iter()
+                .map(|t| strict && matches!(t.state, TierState::RenderFailed(_)))
+                .collect(),
+            suspended: tiers.iter().map(|t| t.suspend && !resume).collect(),
+        }
+    }
+}
+
 /// The outcome of one cold start.
 #[derive(Debug, Clone)]
 pub struct Simulation {
@@ -330,52 +405,7 @@ impl Simulation {
             .iter()
             .map(|id| requirements.remove(id).unwrap_or_default())
             .collect();
-        let tiers: Vec<&crate::model::Tier> = ids.iter().map(|id| &cluster.tiers[id]).collect();
-        // Strict: a dependsOn on a Kustomization that does not exist.
-        let missing: Vec<Option<TierId>> = tiers
-            .iter()
-            .map(|t| {
-                t.depends_on
-                    .iter()
-                    .find(|d| strict && !index.contains_key(&d.target))
-                    .map(|d| d.target.clone())
-            })
-            .collect();
-        let parent: Vec<Option<usize>> = tiers
-            .iter()
-            .map(|t| t.applied_by().and_then(|p| index.get(p).copied()))
-            .collect();
-        let deps: Vec<Vec<usize>> = tiers
-            .iter()
-            .map(|t| {
-                t.depends_on
-                    .iter()
-                    .filter_map(|d| index.get(&d.target).copied())
-                    .collect()
-            })
-            .collect();
-        let edges = crate::graph::wait_edges(cluster);
-        let waits: Vec<Vec<usize>> = tiers
-            .iter()
-            .map(|t| {
-                edges[&t.id]
-                    .iter()
-                    .filter_map(|c| index.get(*c).copied())
-                    .collect()
-            })
-            .collect();
-        // Tiers whose content is unknown apply (optimistically) once they
-        // start, and are Ready once they apply.
-        let opaque: Vec<bool> = tiers
-            .iter()
-            .map(|t| !matches!(t.state, TierState::Rendered(_)))
-            .collect();
-        // Strict: a build that fails as Flux's would never applies.
-        let fails: Vec<bool> = tiers
-            .iter()
-            .map(|t| strict && matches!(t.state, TierState::RenderFailed(_)))
-            .collect();
-        let suspended: Vec<bool> = tiers.iter().map(|t| t.suspend && !resume).collect();
+        let facts = Facts::of(cluster, &ids, &index, strict, resume);
         let order: Vec<usize> = sequence
             .iter()
             .filter_map(|id| index.get(id).copied())
@@ -393,67 +423,81 @@ impl Simulation {
         loop {
             let mut changed = false;
             for &i in &order {
-                if !sim.started[i]
-                    && !suspended[i]
-                    && missing[i].is_none()
-                    && parent[i].is_none_or(|p| sim.applied[p])
-                    && deps[i].iter().all(|&d| sim.ready[d])
-                    && sim.unmet(i, Phase::Build).is_none()
-                {
-                    sim.started[i] = true;
-                    changed = true;
-                }
-                if sim.started[i]
-                    && !sim.applied[i]
-                    && !fails[i]
-                    && (opaque[i] || sim.unmet(i, Phase::Apply).is_none())
-                {
-                    sim.applied[i] = true;
-                    changed = true;
-                }
-                if sim.applied[i]
-                    && !sim.ready[i]
-                    && waits[i].iter().all(|&c| sim.ready[c])
-                    && sim.unmet(i, Phase::Ready).is_none()
-                {
-                    sim.ready[i] = true;
-                    changed = true;
-                }
+                changed |= sim.step(i, &facts);
             }
             if !changed {
                 break;
             }
         }
         for i in 0..n {
-            sim.blockers[i] = if sim.ready[i] {
-                None
-            } else if !sim.started[i] {
-                if suspended[i] {
-                    Some(Blocker::Suspended)
-                } else if let Some(t) = &missing[i] {
-                    Some(Blocker::Missing(t.clone()))
-                } else if let Some(p) = parent[i].filter(|&p| !sim.applied[p]) {
-                    Some(Blocker::Parent(p))
-                } else if let Some(&d) = deps[i].iter().find(|&&d| !sim.ready[d]) {
-                    Some(Blocker::DependsOn(d))
-                } else {
-                    sim.unmet(i, Phase::Build).map(Blocker::Needs)
-                }
-            } else if !sim.applied[i] {
-                if fails[i] {
-                    Some(Blocker::Build)
-                } else {
-                    sim.unmet(i, Phase::Apply).map(Blocker::Needs)
-                }
-            } else {
-                waits[i]
-                    .iter()
-                    .find(|&&c| !sim.ready[c])
-                    .map(|&c| Blocker::WaitsFor(c))
-                    .or_else(|| sim.unmet(i, Phase::Ready).map(Blocker::Needs))
-            };
+            sim.blockers[i] = sim.blocker(i, &facts);
         }
         sim
+    }
+
+    /// Moves tier `i` on as far as it can go now (started, applied,
+    /// Ready); whether it moved.
+    fn step(&mut self, i: usize, facts: &Facts) -> bool {
+        let mut changed = false;
+        if !self.started[i]
+            && !facts.suspended[i]
+            && facts.missing[i].is_none()
+            && facts.parent[i].is_none_or(|p| self.applied[p])
+            && facts.deps[i].iter().all(|&d| self.ready[d])
+            && self.unmet(i, Phase::Build).is_none()
+        {
+            self.started[i] = true;
+            changed = true;
+        }
+        if self.started[i]
+            && !self.applied[i]
+            && !facts.fails[i]
+            && (facts.opaque[i] || self.unmet(i, Phase::Apply).is_none())
+        {
+            self.applied[i] = true;
+            changed = true;
+        }
+        if self.applied[i]
+            && !self.ready[i]
+            && facts.waits[i].iter().all(|&c| self.ready[c])
+            && self.unmet(i, Phase::Ready).is_none()
+        {
+            self.ready[i] = true;
+            changed = true;
+        }
+        changed
+    }
+
+    /// What keeps tier `i` from becoming Ready once the run has settled:
+    /// the first thing that stops the step it stopped at.
+    fn blocker(&self, i: usize, facts: &Facts) -> Option<Blocker> {
+        if self.ready[i] {
+            None
+        } else if !self.started[i] {
+            if facts.suspended[i] {
+                Some(Blocker::Suspended)
+            } else if let Some(t) = &facts.missing[i] {
+                Some(Blocker::Missing(t.clone()))
+            } else if let Some(p) = facts.parent[i].filter(|&p| !self.applied[p]) {
+                Some(Blocker::Parent(p))
+            } else if let Some(&d) = facts.deps[i].iter().find(|&&d| !self.ready[d]) {
+                Some(Blocker::DependsOn(d))
+            } else {
+                self.unmet(i, Phase::Build).map(Blocker::Needs)
+            }
+        } else if !self.applied[i] {
+            if facts.fails[i] {
+                Some(Blocker::Build)
+            } else {
+                self.unmet(i, Phase::Apply).map(Blocker::Needs)
+            }
+        } else {
+            facts.waits[i]
+                .iter()
+                .find(|&&c| !self.ready[c])
+                .map(|&c| Blocker::WaitsFor(c))
+                .or_else(|| self.unmet(i, Phase::Ready).map(Blocker::Needs))
+        }
     }
 
     /// The first requirement of tier `i` in `phase` that no supplier meets.

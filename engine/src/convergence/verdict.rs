@@ -17,7 +17,7 @@
 //!   supplier has applied: a **race**, which converges.
 
 use super::health::{self, Check, Gate};
-use super::order::Order;
+use super::order::{Order, TierSet};
 use super::simulate::{Simulation, Step};
 pub use super::supplier::{Level, Runtime, Supplier};
 use crate::model::{Cluster, TierId};
@@ -157,6 +157,60 @@ pub struct Judge<'a> {
     pub unchecked: &'a [TierId],
 }
 
+/// The consumer of a need, as its suppliers are judged for it.
+struct Consumer<'a> {
+    /// The consumer's tier.
+    id: &'a TierId,
+    /// The simulation it is judged by ([`Judge::simulation`]).
+    sim: &'a Simulation,
+    /// Tiers applied before it starts.
+    applied: TierSet<'a>,
+    /// Tiers Ready before it starts.
+    ready: TierSet<'a>,
+    /// Whether its own [`Level::Applied`] objects serve the need.
+    self_ok: bool,
+}
+
+/// A supplier that never supplies in the simulation: why, as the chain of
+/// what blocks it; a deadlock that never resolves when the chain loops
+/// back to the consumer or ends at a suspension.
+fn never(c: &Consumer, s: &Supplier) -> Verdict {
+    let sim = c.sim;
+    let mut chain = sim.chain(&s.tier);
+    // Applied, but its HelmRelease waits for one that
+    // never installs.
+    if let Level::Runtime(r) = &s.level
+        && sim.applied(&s.tier)
+        && let Some(blocked) = r.after.iter().find(|t| !sim.applied(t))
+    {
+        chain = vec![Step::ReleaseAfter {
+            tier: s.tier.clone(),
+            release: r.trigger.name.clone(),
+            on: blocked.clone(),
+        }];
+        chain.extend(sim.chain(blocked));
+    }
+    // A chain that leads back to the consumer ends there.
+    let back = chain.iter().position(|step| step.mentions(c.id));
+    let loops = back.is_some();
+    if let Some(at) = back {
+        chain.truncate(at + 1);
+    }
+    let suspended = matches!(chain.last(), Some(Step::Suspended { .. }));
+    if loops || suspended {
+        Verdict::Deadlock(Deadlock::Never {
+            supplier: s.tier.clone(),
+            chain,
+            loops,
+        })
+    } else {
+        Verdict::Deadlock(Deadlock::Downstream {
+            supplier: s.tier.clone(),
+            chain,
+        })
+    }
+}
+
 impl Judge<'_> {
     /// The simulation a consumer is judged by.
     pub fn simulation(&self, consumer: &TierId) -> &Simulation {
@@ -183,108 +237,23 @@ impl Judge<'_> {
         suppliers: &[Supplier],
         self_ok: bool,
     ) -> (Verdict, Option<usize>) {
-        let sim = self.simulation(consumer);
-        let applied = self.order.applied_before(consumer);
-        let ready = self.order.ready_before(consumer);
+        let c = Consumer {
+            id: consumer,
+            sim: self.simulation(consumer),
+            applied: self.order.applied_before(consumer),
+            ready: self.order.ready_before(consumer),
+            self_ok,
+        };
         let mut best: Option<(Verdict, usize)> = None;
         for (k, s) in suppliers.iter().enumerate() {
-            let own = s.tier == *consumer;
-            let verdict = match &s.level {
-                Level::Stage1 if own => Verdict::Available,
-                Level::Applied if own && self_ok => Verdict::Available,
-                Level::Applied if own => Verdict::Deadlock(Deadlock::OwnOutput),
-                Level::Runtime(_) if own => Verdict::Deadlock(Deadlock::SameTier),
-                level => {
-                    let eventually = match level {
-                        Level::Stage1 => sim.started(&s.tier),
-                        Level::Applied => sim.applied(&s.tier),
-                        Level::Runtime(r) => {
-                            sim.applied(&s.tier) && r.after.iter().all(|t| sim.applied(t))
-                        }
-                    };
-                    if !eventually {
-                        let mut chain = sim.chain(&s.tier);
-                        // Applied, but its HelmRelease waits for one that
-                        // never installs.
-                        if let Level::Runtime(r) = level
-                            && sim.applied(&s.tier)
-                            && let Some(blocked) = r.after.iter().find(|t| !sim.applied(t))
-                        {
-                            chain = vec![Step::ReleaseAfter {
-                                tier: s.tier.clone(),
-                                release: r.trigger.name.clone(),
-                                on: blocked.clone(),
-                            }];
-                            chain.extend(sim.chain(blocked));
-                        }
-                        // A chain that leads back to the consumer ends there.
-                        let back = chain.iter().position(|step| step.mentions(consumer));
-                        let loops = back.is_some();
-                        if let Some(at) = back {
-                            chain.truncate(at + 1);
-                        }
-                        let suspended = matches!(chain.last(), Some(Step::Suspended { .. }));
-                        if loops || suspended {
-                            Verdict::Deadlock(Deadlock::Never {
-                                supplier: s.tier.clone(),
-                                chain,
-                                loops,
-                            })
-                        } else {
-                            Verdict::Deadlock(Deadlock::Downstream {
-                                supplier: s.tier.clone(),
-                                chain,
-                            })
-                        }
-                    } else if !applied.contains(&s.tier) {
-                        Verdict::Race {
-                            supplier: s.tier.clone(),
-                            possible: s.probable,
-                        }
-                    } else if let Level::Runtime(runtime) = level {
-                        let Runtime {
-                            how,
-                            trigger,
-                            created,
-                            ..
-                        } = runtime.as_ref();
-                        let tier = &self.cluster.tiers[&s.tier];
-                        let gate = health::gate(
-                            tier,
-                            trigger,
-                            (&created.0, &created.1),
-                            how.kstatus_reads(),
-                        );
-                        let why = match gate {
-                            _ if !ready.contains(&s.tier) => {
-                                if self.renders(&s.tier, consumer) {
-                                    Some(Ungated::RenderedBy)
-                                } else {
-                                    Some(Ungated::NotReady)
-                                }
-                            }
-                            Gate::Proven => None,
-                            Gate::Unreadable(check) => Some(Ungated::Unreadable(check.into())),
-                            Gate::None => Some(Ungated::NoCheck),
-                        };
-                        match why {
-                            None => Verdict::Available,
-                            Some(why) => Verdict::Ungated {
-                                supplier: s.tier.clone(),
-                                why,
-                            },
-                        }
-                    } else {
-                        Verdict::Available
-                    }
-                }
-            };
+            let verdict = self.supplier_verdict(&c, s);
             // The best kind of verdict; among equals, the first supplier
             // (suppliers come best-ranked first).
             if best.as_ref().is_none_or(|(b, _)| verdict.rank() < b.rank()) {
                 best = Some((verdict, k));
             }
         }
+        let applied = c.applied;
         // Only charts merely matched by name, and not available through
         // them: a tier that was not checked and is ordered before may
         // provide it as well.
@@ -310,6 +279,71 @@ impl Judge<'_> {
             None => Verdict::Unknown,
         };
         (verdict, None)
+    }
+
+    /// The verdict on one supplier of a consumer's need.
+    fn supplier_verdict(&self, c: &Consumer, s: &Supplier) -> Verdict {
+        let (sim, own) = (c.sim, s.tier == *c.id);
+        match &s.level {
+            Level::Stage1 if own => Verdict::Available,
+            Level::Applied if own && c.self_ok => Verdict::Available,
+            Level::Applied if own => Verdict::Deadlock(Deadlock::OwnOutput),
+            Level::Runtime(_) if own => Verdict::Deadlock(Deadlock::SameTier),
+            level => {
+                let eventually = match level {
+                    Level::Stage1 => sim.started(&s.tier),
+                    Level::Applied => sim.applied(&s.tier),
+                    Level::Runtime(r) => {
+                        sim.applied(&s.tier) && r.after.iter().all(|t| sim.applied(t))
+                    }
+                };
+                if !eventually {
+                    never(c, s)
+                } else if !c.applied.contains(&s.tier) {
+                    Verdict::Race {
+                        supplier: s.tier.clone(),
+                        possible: s.probable,
+                    }
+                } else if let Level::Runtime(runtime) = level {
+                    self.gated(c, s, runtime)
+                } else {
+                    Verdict::Available
+                }
+            }
+        }
+    }
+
+    /// A runtime supplier applied before the consumer: available when the
+    /// consumer waits for its tier's Ready and that Ready covers what it
+    /// creates, else why not.
+    fn gated(&self, c: &Consumer, s: &Supplier, runtime: &Runtime) -> Verdict {
+        let Runtime {
+            how,
+            trigger,
+            created,
+            ..
+        } = runtime;
+        let tier = &self.cluster.tiers[&s.tier];
+        let gate = health::gate(tier, trigger, (&created.0, &created.1), how.kstatus_reads());
+        let why = match gate {
+            _ if !c.ready.contains(&s.tier) => {
+                if self.renders(&s.tier, c.id) {
+                    Some(Ungated::RenderedBy)
+                } else {
+                    Some(Ungated::NotReady)
+                }
+            }
+            Gate::Proven => None,
+            Gate::Unreadable(check) => Some(Ungated::Unreadable(check.into())),
+            Gate::None => Some(Ungated::NoCheck),
+        };
+        match why {
+            None => Verdict::Available,
+            Some(why) => Verdict::Ungated {
+                supplier: s.tier.clone(),
+                why,
+            },
+        }
     }
 
     /// Whether `ancestor` renders `tier` (directly or through children).
