@@ -140,13 +140,31 @@ pub fn stages(objects: &[Object]) -> Vec<Stage> {
 /// Plans the L1 run of one cluster.
 pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
     let cluster = a.cluster;
-    let entry = match &cluster.entry {
-        Entry::SyncKustomization { tier, .. } => Some(tier.clone()),
-        Entry::Directory { .. } => Some(TierId::new("flux-system", "flux-system")),
-    };
-    // Runtime triggers (not charts: a bare k3s has no helm-controller).
-    let triggered: Vec<(&TierId, &ObjectId, String)> = a
-        .uses
+    let triggered = triggers(a);
+    let (selected, selection) = select(a, l1, &triggered);
+    let tiers: Vec<PlannedTier> = a
+        .order
+        .sequence
+        .iter()
+        .filter(|id| selected.contains(id))
+        .map(|id| planned_tier(a, id))
+        .collect();
+    let assertions = assertions(a, catalog, &tiers, &triggered, &selected);
+    Plan {
+        cluster: cluster.name.clone(),
+        tiers,
+        assertions,
+        selection,
+    }
+}
+
+/// A runtime trigger: the tier that holds it, the trigger, and the
+/// operator the catalog names for it.
+type Trigger<'a> = (&'a TierId, &'a ObjectId, String);
+
+/// Runtime triggers (not charts: a bare k3s has no helm-controller).
+fn triggers<'a>(a: &'a ClusterAnalysis) -> Vec<Trigger<'a>> {
+    a.uses
         .iter()
         .filter_map(|u| match &u.provenance {
             Provenance::Runtime {
@@ -173,34 +191,25 @@ pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
             | Provenance::Unchecked { .. }
             | Provenance::Unknown => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The tiers to apply, and how they were chosen: `l1.tiers`, or by
+/// default the triggers' tiers, their ancestors and the tiers using what
+/// they create, the Flux entry left out.
+fn select(
+    a: &ClusterAnalysis,
+    l1: &super::L1,
+    triggered: &[Trigger],
+) -> (BTreeSet<TierId>, String) {
+    let cluster = a.cluster;
+    let entry = match &cluster.entry {
+        Entry::SyncKustomization { tier, .. } => Some(tier.clone()),
+        Entry::Directory { .. } => Some(TierId::new("flux-system", "flux-system")),
+    };
     let configured: Vec<String> = l1.tiers.clone();
-    let (selected, selection): (BTreeSet<TierId>, String) = if configured.is_empty() {
-        let mut set = BTreeSet::new();
-        for (trigger_tier, _, _) in &triggered {
-            set.insert((*trigger_tier).clone());
-            set.extend(a.order.applied_before(trigger_tier).iter().cloned());
-        }
-        for u in &a.uses {
-            if matches!(
-                &u.provenance,
-                Provenance::Runtime {
-                    how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
-                    ..
-                }
-            ) {
-                set.insert(u.tier.id.clone());
-            }
-        }
-        if let Some(e) = &entry {
-            set.remove(e);
-        }
-        (
-            set,
-            "default: tiers holding runtime-catalog triggers, their ancestors, and the tiers using the kinds they create (the Flux entry excluded)".into(),
-        )
-    } else {
-        (
+    if !configured.is_empty() {
+        return (
             cluster
                 .tiers
                 .keys()
@@ -208,58 +217,102 @@ pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
                 .cloned()
                 .collect(),
             "l1.tiers in conformance.yaml".into(),
-        )
-    };
-    let mut tiers = Vec::new();
-    for id in a.order.sequence.iter().filter(|id| selected.contains(id)) {
-        let tier = &cluster.tiers[id];
-        let mut keep = Vec::new();
-        let mut skipped = Vec::new();
-        for u in a.uses.iter().filter(|u| u.tier.id == *id) {
-            let reason = match &u.provenance {
-                Provenance::BuiltIn | Provenance::Crd { .. } => None,
-                Provenance::Runtime {
-                    how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
-                    ..
-                } => None,
-                Provenance::Runtime {
-                    how: RuntimeHow::Package { package },
-                    ..
-                } => Some(format!(
-                    "its CRD comes from Crossplane package {package}, and a bare k3s runs no Crossplane"
-                )),
-                Provenance::Runtime {
-                    how: RuntimeHow::Chart { chart, .. },
-                    ..
-                } => Some(format!(
-                    "its CRD comes from chart {chart}, and a bare k3s runs no helm-controller"
-                )),
-                Provenance::Flux => {
-                    Some("a Flux kind; L1 applies tiers itself and does not run Flux".to_string())
-                }
-                Provenance::Preinstalled => {
-                    Some("its CRD is installed outside Flux (catalog.preinstalled)".to_string())
-                }
-                Provenance::Bootstrap { at, via } => Some(format!(
-                    "its CRD is installed before Flux by the repository's bootstrap ({via}, {at})"
-                )),
-                Provenance::Unchecked { .. } | Provenance::Unknown => {
-                    Some("no known source for its CRD".to_string())
-                }
-            };
-            match reason {
-                None => keep.push(u.object.clone()),
-                Some(r) => skipped.push((u.object.id.clone(), r)),
-            }
-        }
-        tiers.push(PlannedTier {
-            id: id.clone(),
-            label: cluster.tier_label(id),
-            wait: tier.wait,
-            stages: stages(&keep),
-            skipped,
-        });
+        );
     }
+    let mut set = BTreeSet::new();
+    for (trigger_tier, _, _) in triggered {
+        set.insert((*trigger_tier).clone());
+        set.extend(a.order.applied_before(trigger_tier).iter().cloned());
+    }
+    for u in &a.uses {
+        if matches!(
+            &u.provenance,
+            Provenance::Runtime {
+                how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+                ..
+            }
+        ) {
+            set.insert(u.tier.id.clone());
+        }
+    }
+    if let Some(e) = &entry {
+        set.remove(e);
+    }
+    (
+        set,
+        "default: tiers holding runtime-catalog triggers, their ancestors, and the tiers using the kinds they create (the Flux entry excluded)".into(),
+    )
+}
+
+/// One selected tier: the objects a bare k3s can take, by stage, and the
+/// others with why they are left out.
+fn planned_tier(a: &ClusterAnalysis, id: &TierId) -> PlannedTier {
+    let cluster = a.cluster;
+    let tier = &cluster.tiers[id];
+    let mut keep = Vec::new();
+    let mut skipped = Vec::new();
+    for u in a.uses.iter().filter(|u| u.tier.id == *id) {
+        match skip_reason(&u.provenance) {
+            None => keep.push(u.object.clone()),
+            Some(r) => skipped.push((u.object.id.clone(), r)),
+        }
+    }
+    PlannedTier {
+        id: id.clone(),
+        label: cluster.tier_label(id),
+        wait: tier.wait,
+        stages: stages(&keep),
+        skipped,
+    }
+}
+
+/// Why an object whose kind comes from `provenance` is not applied on a
+/// bare k3s; `None` when it is.
+fn skip_reason(provenance: &Provenance) -> Option<String> {
+    match provenance {
+        Provenance::BuiltIn | Provenance::Crd { .. } => None,
+        Provenance::Runtime {
+            how: RuntimeHow::Operator { .. } | RuntimeHow::Crossplane,
+            ..
+        } => None,
+        Provenance::Runtime {
+            how: RuntimeHow::Package { package },
+            ..
+        } => Some(format!(
+            "its CRD comes from Crossplane package {package}, and a bare k3s runs no Crossplane"
+        )),
+        Provenance::Runtime {
+            how: RuntimeHow::Chart { chart, .. },
+            ..
+        } => Some(format!(
+            "its CRD comes from chart {chart}, and a bare k3s runs no helm-controller"
+        )),
+        Provenance::Flux => {
+            Some("a Flux kind; L1 applies tiers itself and does not run Flux".to_string())
+        }
+        Provenance::Preinstalled => {
+            Some("its CRD is installed outside Flux (catalog.preinstalled)".to_string())
+        }
+        Provenance::Bootstrap { at, via } => Some(format!(
+            "its CRD is installed before Flux by the repository's bootstrap ({via}, {at})"
+        )),
+        Provenance::Unchecked { .. } | Provenance::Unknown => {
+            Some("no known source for its CRD".to_string())
+        }
+    }
+}
+
+/// What the run asserts: each planned tier applies; then, for each
+/// trigger of a selected tier (once), the CRDs its operator creates and
+/// one repository object of those kinds rejected before it.
+fn assertions(
+    a: &ClusterAnalysis,
+    catalog: &Catalog,
+    tiers: &[PlannedTier],
+    triggered: &[Trigger],
+    selected: &BTreeSet<TierId>,
+) -> Vec<Assertion> {
+    let cluster = a.cluster;
     let mut assertions: Vec<Assertion> = tiers
         .iter()
         .map(|t| Assertion::TierApplies {
@@ -267,7 +320,7 @@ pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
         })
         .collect();
     let mut seen = BTreeSet::new();
-    for (tier, trigger, operator) in &triggered {
+    for (tier, trigger, operator) in triggered {
         if !selected.contains(*tier) || !seen.insert((*trigger).clone()) {
             continue;
         }
@@ -304,12 +357,7 @@ pub fn plan(a: &ClusterAnalysis, l1: &super::L1, catalog: &Catalog) -> Plan {
             });
         }
     }
-    Plan {
-        cluster: cluster.name.clone(),
-        tiers,
-        assertions,
-        selection,
-    }
+    assertions
 }
 
 /// The plan as text (`conformance l1-plan`).
