@@ -60,9 +60,43 @@ pub fn installed(
     index: &RepoIndex,
     bootstrap: &crate::provenance::bootstrap::Bootstrap,
 ) -> Option<Installed> {
-    let objects = || cluster.local_tiers().flat_map(|t| t.objects());
-    // gotk-components.yaml: the kustomize-controller Deployment.
-    for o in objects() {
+    if let Some(installed) = rendered_components(cluster, index) {
+        return Some(installed);
+    }
+    if let Some(installed) = bootstrapped_components(cluster, index) {
+        return Some(installed);
+    }
+    // The Flux Operator: a FluxInstance's distribution version, in the
+    // cluster or (for the instance that syncs it) in the repository.
+    let (written, at) = cluster_instance(cluster)
+        // What the bootstrap states: a helmfile `flux-instance` release's
+        // values, `flux install|bootstrap --version`, Flux's install
+        // manifests at a ref.
+        .or_else(|| {
+            bootstrap
+                .flux_of(&cluster.name)
+                .map(|p| (p.written.clone(), p.at.clone()))
+        })
+        .or_else(|| manifests_resource(index))
+        .or_else(|| repository_distribution(index))
+        // Flux's own manifests as a source of the cluster (an OCIRepository of
+        // ghcr.io/fluxcd/flux-manifests, a GitRepository of fluxcd/flux2), a
+        // FluxInstance Terraform creates.
+        .or_else(|| flux_source(cluster))
+        .or_else(|| terraform_instance(index))?;
+    let (flux, pinned) = resolve_range(&written);
+    Some(Installed {
+        flux,
+        kustomize_controller: flux.and_then(kustomize_controller_of),
+        at,
+        written,
+        pinned,
+    })
+}
+
+/// gotk-components.yaml: the kustomize-controller Deployment.
+fn rendered_components(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
+    for o in cluster.local_tiers().flat_map(|t| t.objects()) {
         if o.id.kind != "Deployment" || o.id.name != "kustomize-controller" {
             continue;
         }
@@ -99,30 +133,36 @@ pub fn installed(
             pinned: true,
         });
     }
-    // The gotk-components.yaml `flux bootstrap` wrote beside the sync file:
-    // bootstrap applied it, even when the sync path leaves it out of its
-    // build (then git does not manage Flux, but it runs that version).
-    if let crate::model::Entry::SyncKustomization { tier, .. } = &cluster.entry
-        && let Some(t) = cluster.tiers.get(tier)
-    {
-        let dir = t.defined_at.file.rsplit_once('/').map_or("", |(d, _)| d);
-        let file = crate::repo::join(dir, "gotk-components.yaml");
-        if let Ok(text) = index.read_text(&file)
-            && let Some((line, header)) = version_header(&text)
-            && let Some(flux) = Version::parse(&header)
-        {
-            return Some(Installed {
-                flux: Some(flux),
-                kustomize_controller: kustomize_controller_of(flux),
-                written: header,
-                at: Span::new(&file, line),
-                pinned: true,
-            });
-        }
-    }
-    // The Flux Operator: a FluxInstance's distribution version, in the
-    // cluster or (for the instance that syncs it) in the repository.
-    let instance = objects()
+    None
+}
+
+/// The gotk-components.yaml `flux bootstrap` wrote beside the sync file:
+/// bootstrap applied it, even when the sync path leaves it out of its
+/// build (then git does not manage Flux, but it runs that version).
+fn bootstrapped_components(cluster: &Cluster, index: &RepoIndex) -> Option<Installed> {
+    let crate::model::Entry::SyncKustomization { tier, .. } = &cluster.entry else {
+        return None;
+    };
+    let t = cluster.tiers.get(tier)?;
+    let dir = t.defined_at.file.rsplit_once('/').map_or("", |(d, _)| d);
+    let file = crate::repo::join(dir, "gotk-components.yaml");
+    let text = index.read_text(&file).ok()?;
+    let (line, header) = version_header(&text)?;
+    let flux = Version::parse(&header)?;
+    Some(Installed {
+        flux: Some(flux),
+        kustomize_controller: kustomize_controller_of(flux),
+        written: header,
+        at: Span::new(&file, line),
+        pinned: true,
+    })
+}
+
+/// A FluxInstance of the cluster: its distribution version, and where.
+fn cluster_instance(cluster: &Cluster) -> Option<(String, Span)> {
+    cluster
+        .local_tiers()
+        .flat_map(|t| t.objects())
         .find(|o| o.id.kind == "FluxInstance")
         .and_then(|o| {
             Some((
@@ -130,80 +170,68 @@ pub fn installed(
                 o.source.clone()?,
             ))
         })
-        // What the bootstrap states: a helmfile `flux-instance` release's
-        // values, `flux install|bootstrap --version`, Flux's install
-        // manifests at a ref.
-        .or_else(|| {
-            bootstrap
-                .flux_of(&cluster.name)
-                .map(|p| (p.written.clone(), p.at.clone()))
+}
+
+/// A kustomization whose resources are Flux's install manifests at a ref.
+fn manifests_resource(index: &RepoIndex) -> Option<(String, Span)> {
+    index.all_files().find_map(|(file, f)| {
+        // Only files that name Flux's repository can.
+        if !crate::repo::KUSTOMIZATION_FILE_NAMES.contains(&file.rsplit('/').next().unwrap_or(file))
+            || !f.may_contain("fluxcd/flux2/")
+        {
+            return None;
+        }
+        let doc = f.docs().as_ref().ok()?.first()?;
+        doc.get("resources")?.as_seq().iter().find_map(|r| {
+            let version = flux_manifests_version(r.as_str()?)?;
+            Some((version, Span::new(file, r.line)))
         })
-        // A kustomization whose resources are Flux's install manifests at a ref.
-        .or_else(|| {
-            index.all_files().find_map(|(file, f)| {
-                // Only files that name Flux's repository can.
-                if !crate::repo::KUSTOMIZATION_FILE_NAMES
-                    .contains(&file.rsplit('/').next().unwrap_or(file))
-                    || !f.may_contain("fluxcd/flux2/")
-                {
-                    return None;
-                }
-                let doc = f.docs().as_ref().ok()?.first()?;
-                doc.get("resources")?.as_seq().iter().find_map(|r| {
-                    let version = flux_manifests_version(r.as_str()?)?;
-                    Some((version, Span::new(file, r.line)))
-                })
-            })
-        })
-        .or_else(|| {
-            index.all_files().find_map(|(file, f)| {
-                // Only files that can hold one (`spec.distribution`, or
-                // `instance.distribution` in a HelmRelease's values).
-                if !f.may_contain("distribution") {
-                    return None;
-                }
-                f.docs().as_ref().ok()?.iter().find_map(|d| {
-                    let version = match d.str_at(&["kind"]).as_deref() {
-                        Some("FluxInstance") => d.str_at(&["spec", "distribution", "version"]),
-                        Some("HelmRelease") => {
-                            d.str_at(&["spec", "values", "instance", "distribution", "version"])
-                        }
-                        _ => None,
-                    }?;
-                    Some((version, Span::new(file, d.line)))
-                })
-            })
-        });
-    // Flux's own manifests as a source of the cluster (an OCIRepository of
-    // ghcr.io/fluxcd/flux-manifests, a GitRepository of fluxcd/flux2), a
-    // FluxInstance Terraform creates.
-    let instance = instance
-        .or_else(|| {
-            objects().find_map(|o| {
-                let url = o.body.str_at(&["spec", "url"])?;
-                let flux_source = (o.id.kind == "OCIRepository"
-                    && url.trim_end_matches('/').ends_with("fluxcd/flux-manifests"))
-                    || (o.id.kind == "GitRepository" && url.contains("github.com/fluxcd/flux2"));
-                if !flux_source {
-                    return None;
-                }
-                let version = o
-                    .body
-                    .str_at(&["spec", "ref", "tag"])
-                    .or_else(|| o.body.str_at(&["spec", "ref", "semver"]))?;
-                Some((version, o.source.clone()?))
-            })
-        })
-        .or_else(|| terraform_instance(index));
-    let (written, at) = instance?;
-    let (flux, pinned) = resolve_range(&written);
-    Some(Installed {
-        flux,
-        kustomize_controller: flux.and_then(kustomize_controller_of),
-        at,
-        written,
-        pinned,
     })
+}
+
+/// A FluxInstance anywhere in the repository, or the instance a
+/// HelmRelease's values describe: its distribution version.
+fn repository_distribution(index: &RepoIndex) -> Option<(String, Span)> {
+    index.all_files().find_map(|(file, f)| {
+        // Only files that can hold one (`spec.distribution`, or
+        // `instance.distribution` in a HelmRelease's values).
+        if !f.may_contain("distribution") {
+            return None;
+        }
+        f.docs().as_ref().ok()?.iter().find_map(|d| {
+            let version = match d.str_at(&["kind"]).as_deref() {
+                Some("FluxInstance") => d.str_at(&["spec", "distribution", "version"]),
+                Some("HelmRelease") => {
+                    d.str_at(&["spec", "values", "instance", "distribution", "version"])
+                }
+                _ => None,
+            }?;
+            Some((version, Span::new(file, d.line)))
+        })
+    })
+}
+
+/// A source of Flux's own manifests (an OCIRepository of
+/// ghcr.io/fluxcd/flux-manifests, a GitRepository of fluxcd/flux2): the
+/// tag or semver range it follows.
+fn flux_source(cluster: &Cluster) -> Option<(String, Span)> {
+    cluster
+        .local_tiers()
+        .flat_map(|t| t.objects())
+        .find_map(|o| {
+            let url = o.body.str_at(&["spec", "url"])?;
+            let flux_source = (o.id.kind == "OCIRepository"
+                && url.trim_end_matches('/').ends_with("fluxcd/flux-manifests"))
+                || (o.id.kind == "GitRepository" && url.contains("github.com/fluxcd/flux2"));
+            if !flux_source {
+                return None;
+            }
+            let version = o
+                .body
+                .str_at(&["spec", "ref", "tag"])
+                .or_else(|| o.body.str_at(&["spec", "ref", "semver"]))?;
+            Some((version, o.source.clone()?))
+        })
 }
 
 /// The `# Flux Version: v2.6.4` header `flux install --export` writes at

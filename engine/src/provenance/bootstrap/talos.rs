@@ -43,122 +43,152 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> (Vec<Item>, Vec<(Span, Stri
             continue;
         };
         let lines: Vec<&str> = text.lines().collect();
-        for (n, line) in lines.iter().enumerate() {
+        for n in 0..lines.len() {
             let at = Span::new(&rel, n as u32 + 1);
-            let t = line.trim();
-            // `enabled: true` anywhere in the block under the key.
-            let indent = line.len() - line.trim_start().len();
-            let access = t == "kind: KubeTalosAPIAccessConfig"
-                || (t.starts_with("kubernetesTalosAPIAccess:")
-                    && lines[n + 1..]
-                        .iter()
-                        .take_while(|l| {
-                            l.trim().is_empty() || l.len() - l.trim_start().len() > indent
-                        })
-                        .any(|l| l.trim() == "enabled: true"));
-            if access {
+            if api_access(&lines, n) {
                 out.push(Item {
                     at: at.clone(),
                     via: "Talos API access (kubernetesTalosAPIAccess)".into(),
                     provides: Provides::Group("talos.dev".into()),
                 });
             }
-            // `cluster.extraManifests`, and the manifests of a custom CNI
-            // (`cluster.network.cni.urls`, applied by Talos at bootstrap).
-            let cni = t.starts_with("urls:")
-                && lines[..n]
-                    .iter()
-                    .rev()
-                    .take(4)
-                    .any(|l| l.trim_start().starts_with("cni:"));
-            if t.starts_with("extraManifests:") || cni {
-                let what = if cni {
-                    "Talos custom CNI"
-                } else {
-                    "Talos extraManifests"
-                };
-                let indent = line.len() - line.trim_start().len();
-                for (m, item) in lines[n + 1..].iter().enumerate() {
-                    let it = item.trim();
-                    if it.is_empty() || it.starts_with('#') {
-                        continue;
+            if let Some(what) = manifest_list(&lines, n) {
+                for (line, url) in list_urls(&lines, n) {
+                    let found = super::fetched(index, catalog, url);
+                    if found.is_empty()
+                        && let Some(note) = super::unknown_url(url)
+                    {
+                        notes.push((Span::new(&rel, line), format!("{what}: {note}")));
                     }
-                    let item_indent = item.len() - item.trim_start().len();
-                    if item_indent <= indent && !it.starts_with('-') {
-                        break;
-                    }
-                    let url = it
-                        .trim_start_matches('-')
-                        .trim()
-                        .trim_matches(|c| c == '"' || c == '\'');
-                    if url.starts_with("http") {
-                        let found = super::fetched(index, catalog, url);
-                        if found.is_empty()
-                            && let Some(note) = super::unknown_url(url)
-                        {
-                            notes.push((
-                                Span::new(&rel, (n + m) as u32 + 2),
-                                format!("{what}: {note}"),
-                            ));
-                        }
-                        for provides in found {
-                            out.push(Item {
-                                at: Span::new(&rel, (n + m) as u32 + 2),
-                                via: format!("{what} {url}"),
-                                provides,
-                            });
-                        }
-                    }
-                }
-            }
-            if t.starts_with("contents:")
-                && lines[..n]
-                    .iter()
-                    .rev()
-                    .take(40)
-                    .any(|l| l.contains("inlineManifests"))
-            {
-                // A block scalar: the lines indented deeper than `contents:`.
-                let indent = line.len() - line.trim_start().len();
-                let block: Vec<&str> = lines[n + 1..]
-                    .iter()
-                    .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent)
-                    .copied()
-                    .collect();
-                let depth = block
-                    .iter()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| l.len() - l.trim_start().len())
-                    .min()
-                    .unwrap_or(0);
-                let body: String = block
-                    .iter()
-                    .map(|l| if l.len() >= depth { &l[depth..] } else { "" })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let docs = crate::yaml::parse_documents(&untemplate(&body)).unwrap_or_default();
-                for doc in docs {
-                    let kind = doc.str_at(&["kind"]).unwrap_or_default();
-                    let provides = match kind.as_str() {
-                        "CustomResourceDefinition" => doc
-                            .str_at(&["spec", "group"])
-                            .zip(doc.str_at(&["spec", "names", "kind"]))
-                            .map(|(g, k)| Provides::Group(format!("{g}/{k}"))),
-                        "Namespace" => doc.str_at(&["metadata", "name"]).map(Provides::Namespace),
-                        _ => None,
-                    };
-                    if let Some(provides) = provides {
+                    for provides in found {
                         out.push(Item {
-                            at: at.clone(),
-                            via: "Talos inlineManifests".into(),
+                            at: Span::new(&rel, line),
+                            via: format!("{what} {url}"),
                             provides,
                         });
                     }
                 }
             }
+            for provides in inline_manifests(&lines, n) {
+                out.push(Item {
+                    at: at.clone(),
+                    via: "Talos inlineManifests".into(),
+                    provides,
+                });
+            }
         }
     }
     (out, notes)
+}
+
+/// The indentation of a line.
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Whether line `n` enables Talos API access: a `KubeTalosAPIAccessConfig`
+/// document, or `enabled: true` anywhere in the block under
+/// `kubernetesTalosAPIAccess:`.
+fn api_access(lines: &[&str], n: usize) -> bool {
+    let (line, t) = (lines[n], lines[n].trim());
+    let indent = indent(line);
+    t == "kind: KubeTalosAPIAccessConfig"
+        || (t.starts_with("kubernetesTalosAPIAccess:")
+            && lines[n + 1..]
+                .iter()
+                .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent)
+                .any(|l| l.trim() == "enabled: true"))
+}
+
+/// Whether line `n` starts a list of manifest URLs Talos applies at
+/// bootstrap, and which in words: `cluster.extraManifests`, or the
+/// manifests of a custom CNI (`cluster.network.cni.urls`).
+fn manifest_list(lines: &[&str], n: usize) -> Option<&'static str> {
+    let t = lines[n].trim();
+    let cni = t.starts_with("urls:")
+        && lines[..n]
+            .iter()
+            .rev()
+            .take(4)
+            .any(|l| l.trim_start().starts_with("cni:"));
+    if cni {
+        Some("Talos custom CNI")
+    } else if t.starts_with("extraManifests:") {
+        Some("Talos extraManifests")
+    } else {
+        None
+    }
+}
+
+/// The URLs of the list that line `n` starts, each with its 1-based line.
+fn list_urls<'a>(lines: &[&'a str], n: usize) -> Vec<(u32, &'a str)> {
+    let indent = indent(lines[n]);
+    let mut out = Vec::new();
+    for (m, item) in lines[n + 1..].iter().enumerate() {
+        let it = item.trim();
+        if it.is_empty() || it.starts_with('#') {
+            continue;
+        }
+        let item_indent = item.len() - item.trim_start().len();
+        if item_indent <= indent && !it.starts_with('-') {
+            break;
+        }
+        let url = it
+            .trim_start_matches('-')
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'');
+        if url.starts_with("http") {
+            out.push(((n + m) as u32 + 2, url));
+        }
+    }
+    out
+}
+
+/// When line `n` is the `contents:` of an inline manifest
+/// (`cluster.inlineManifests`), the CRDs and namespaces it holds.
+fn inline_manifests(lines: &[&str], n: usize) -> Vec<Provides> {
+    let line = lines[n];
+    if !line.trim().starts_with("contents:")
+        || !lines[..n]
+            .iter()
+            .rev()
+            .take(40)
+            .any(|l| l.contains("inlineManifests"))
+    {
+        return Vec::new();
+    }
+    // A block scalar: the lines indented deeper than `contents:`.
+    let indent = indent(line);
+    let block: Vec<&str> = lines[n + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent)
+        .copied()
+        .collect();
+    let depth = block
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let body: String = block
+        .iter()
+        .map(|l| if l.len() >= depth { &l[depth..] } else { "" })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let docs = crate::yaml::parse_documents(&untemplate(&body)).unwrap_or_default();
+    docs.iter()
+        .filter_map(|doc| {
+            let kind = doc.str_at(&["kind"]).unwrap_or_default();
+            match kind.as_str() {
+                "CustomResourceDefinition" => doc
+                    .str_at(&["spec", "group"])
+                    .zip(doc.str_at(&["spec", "names", "kind"]))
+                    .map(|(g, k)| Provides::Group(format!("{g}/{k}"))),
+                "Namespace" => doc.str_at(&["metadata", "name"]).map(Provides::Namespace),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// The bootstrap reader of Talos machine configuration (inline and extra manifests).

@@ -239,32 +239,12 @@ pub(super) fn flux_values(model: &Model, namespace: &str, name: &str) -> Vec<cra
 /// script syncs, and the nested ones they name, included), and what their
 /// hooks apply.
 pub fn read(cx: &super::ReadCx) -> Vec<Item> {
-    let (index, model, scripts) = (cx.index, cx.model, cx.scripts);
+    let (index, scripts) = (cx.index, cx.scripts);
     let mut out = Vec::new();
     let (mut files, left_out) = live(cx);
     let mut layered: Vec<String> = Vec::new();
-    // `helmfile -f DIR` reads the directory's YAML files.
     for synced in &scripts.synced {
-        let each: Vec<String> = match index.kind(synced) {
-            Some(Kind::File) => vec![synced.clone()],
-            Some(Kind::Dir) => index
-                .below(synced)
-                .filter(|(rel, kind)| {
-                    **kind == Kind::File
-                        && rel[synced.len()..]
-                            .trim_start_matches('/')
-                            .matches('/')
-                            .count()
-                            == 0
-                        && [".yaml", ".yml", ".gotmpl"]
-                            .iter()
-                            .any(|e| rel.ends_with(e))
-                })
-                .map(|(rel, _)| rel.to_string())
-                .collect(),
-            _ => Vec::new(),
-        };
-        for f in each {
+        for f in synced_files(index, synced) {
             if !files.contains(&f) {
                 files.push(f);
             }
@@ -279,95 +259,8 @@ pub fn read(cx: &super::ReadCx) -> Vec<Item> {
         };
         let crds_only = (text.contains("--include-crds") && !scripts.synced.contains(&rel))
             || scripts.crds_only.contains(&rel);
-        let releases = match state::read(index, &rel, &text) {
-            Ok(state) => {
-                layered.extend(state.bases);
-                for nested in state.nested {
-                    if !files.contains(&nested) && index.kind(&nested) == Some(&Kind::File) {
-                        files.push(nested);
-                    }
-                }
-                state.releases
-            }
-            Err(e) => {
-                cx.note(
-                    Span::new(&rel, e.line),
-                    format!(
-                        "not read as YAML once its templates are rendered ({}); its releases are taken line by line, their values not read",
-                        e.why
-                    ),
-                );
-                lines::releases(&rel, &text)
-            }
-        };
-        for r in releases {
-            let at = Span::new(&r.file, r.line);
-            let chart = r
-                .chart
-                .clone()
-                .or_else(|| flux_chart(model, r.namespace.as_deref(), &r.name))
-                .unwrap_or_else(|| r.name.clone());
-            if let Some(version) = &r.flux {
-                cx.flux(at.clone(), version, &format!("helmfile release {}", r.name));
-            }
-            if !crds_only {
-                let namespace = r.namespace.as_deref().unwrap_or("default");
-                // Values the helmfile cannot show (a templated path) are
-                // the Flux HelmRelease's that later adopts the release.
-                let values = if r.values.is_empty() {
-                    flux_values(model, namespace, &r.name)
-                } else {
-                    r.values.clone()
-                };
-                if let Some(injection) = crate::postbuild::injected::from_chart(
-                    &chart,
-                    namespace,
-                    &values,
-                    at.clone(),
-                    &r.name,
-                ) {
-                    cx.injection(injection);
-                }
-            }
-            if r.crds {
-                let via = if crds_only {
-                    format!("helmfile release {} (its CRDs)", r.name)
-                } else {
-                    format!("helmfile release {}", r.name)
-                };
-                out.push(Item {
-                    at: at.clone(),
-                    via,
-                    provides: Provides::Chart {
-                        chart,
-                        namespace: r.namespace.clone().filter(|_| r.create_namespace),
-                        crds_only,
-                    },
-                });
-            }
-            if !crds_only
-                && r.create_namespace
-                && let Some(ns) = &r.namespace
-            {
-                out.push(Item {
-                    at: at.clone(),
-                    via: format!("helmfile release {} (its namespace)", r.name),
-                    provides: Provides::Namespace(ns.clone()),
-                });
-            }
-            if crds_only {
-                continue;
-            }
-            for (line, hook) in &r.hooks {
-                for command in super::scripts::command_line(index, &r.file, *line, hook) {
-                    for item in command.items(index, cx.catalog) {
-                        out.push(Item {
-                            via: format!("helmfile hook: {}", item.via),
-                            ..item
-                        });
-                    }
-                }
-            }
+        for r in releases(cx, &rel, &text, &mut files, &mut layered) {
+            release_items(cx, &r, crds_only, &mut out);
         }
     }
     // A helmfile left out that a live one layers on or nests is read
@@ -378,6 +271,134 @@ pub fn read(cx: &super::ReadCx) -> Vec<Item> {
         }
     }
     out
+}
+
+/// The files a script syncs with `helmfile -f PATH`: the file, or the
+/// directory's YAML files (`helmfile -f DIR` reads them).
+fn synced_files(index: &crate::repo::RepoIndex, synced: &str) -> Vec<String> {
+    match index.kind(synced) {
+        Some(Kind::File) => vec![synced.to_string()],
+        Some(Kind::Dir) => index
+            .below(synced)
+            .filter(|(rel, kind)| {
+                **kind == Kind::File
+                    && rel[synced.len()..]
+                        .trim_start_matches('/')
+                        .matches('/')
+                        .count()
+                        == 0
+                    && [".yaml", ".yml", ".gotmpl"]
+                        .iter()
+                        .any(|e| rel.ends_with(e))
+            })
+            .map(|(rel, _)| rel.to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The releases of one helmfile, read as YAML once rendered (its bases
+/// added to `layered`, its nested helmfiles to `files`), else line by
+/// line with a note saying so.
+fn releases(
+    cx: &super::ReadCx,
+    rel: &str,
+    text: &str,
+    files: &mut Vec<String>,
+    layered: &mut Vec<String>,
+) -> Vec<state::Release> {
+    let index = cx.index;
+    match state::read(index, rel, text) {
+        Ok(state) => {
+            layered.extend(state.bases);
+            for nested in state.nested {
+                if !files.contains(&nested) && index.kind(&nested) == Some(&Kind::File) {
+                    files.push(nested);
+                }
+            }
+            state.releases
+        }
+        Err(e) => {
+            cx.note(
+                Span::new(rel, e.line),
+                format!(
+                    "not read as YAML once its templates are rendered ({}); its releases are taken line by line, their values not read",
+                    e.why
+                ),
+            );
+            lines::releases(rel, text)
+        }
+    }
+}
+
+/// What one release installs (its chart's CRDs, its namespace, what its
+/// hooks apply; only the CRDs when `crds_only`), the Flux version it pins
+/// and the injection its chart makes.
+fn release_items(cx: &super::ReadCx, r: &state::Release, crds_only: bool, out: &mut Vec<Item>) {
+    let (index, model) = (cx.index, cx.model);
+    let at = Span::new(&r.file, r.line);
+    let chart = r
+        .chart
+        .clone()
+        .or_else(|| flux_chart(model, r.namespace.as_deref(), &r.name))
+        .unwrap_or_else(|| r.name.clone());
+    if let Some(version) = &r.flux {
+        cx.flux(at.clone(), version, &format!("helmfile release {}", r.name));
+    }
+    if !crds_only {
+        let namespace = r.namespace.as_deref().unwrap_or("default");
+        // Values the helmfile cannot show (a templated path) are
+        // the Flux HelmRelease's that later adopts the release.
+        let values = if r.values.is_empty() {
+            flux_values(model, namespace, &r.name)
+        } else {
+            r.values.clone()
+        };
+        if let Some(injection) =
+            crate::postbuild::injected::from_chart(&chart, namespace, &values, at.clone(), &r.name)
+        {
+            cx.injection(injection);
+        }
+    }
+    if r.crds {
+        let via = if crds_only {
+            format!("helmfile release {} (its CRDs)", r.name)
+        } else {
+            format!("helmfile release {}", r.name)
+        };
+        out.push(Item {
+            at: at.clone(),
+            via,
+            provides: Provides::Chart {
+                chart,
+                namespace: r.namespace.clone().filter(|_| r.create_namespace),
+                crds_only,
+            },
+        });
+    }
+    if !crds_only
+        && r.create_namespace
+        && let Some(ns) = &r.namespace
+    {
+        out.push(Item {
+            at: at.clone(),
+            via: format!("helmfile release {} (its namespace)", r.name),
+            provides: Provides::Namespace(ns.clone()),
+        });
+    }
+    if crds_only {
+        return;
+    }
+    for (line, hook) in &r.hooks {
+        for command in super::scripts::command_line(index, &r.file, *line, hook) {
+            for item in command.items(index, cx.catalog) {
+                out.push(Item {
+                    via: format!("helmfile hook: {}", item.via),
+                    ..item
+                });
+            }
+        }
+    }
 }
 
 /// The bootstrap reader of helmfiles (releases, their charts and CRD switches, hooks).
