@@ -159,84 +159,12 @@ impl Rule for FieldPolicyRule {
                         continue;
                     }
                     let label = cluster.tier_label(&tier.id);
-                    for object in tier.objects() {
-                        let selected = kind_matches(&policy.kind, object)
-                            && matches_glob(policy.name.as_deref(), &object.id.name)
-                            && policy.namespace.as_deref().is_none_or(|ns| {
-                                object
-                                    .id
-                                    .namespace
-                                    .as_deref()
-                                    .is_some_and(|o| matches_glob(Some(ns), o))
-                            });
-                        if !selected {
-                            continue;
-                        }
+                    for object in tier.objects().iter().filter(|o| selects(policy, o)) {
                         let reached = path.select(&object.body);
-                        let (problem, line): (Option<String>, u32) = if policy.absent == Some(true)
-                        {
-                            match reached.first() {
-                                Some(n) => {
-                                    (Some(format!("sets {field}, which must be absent")), n.line)
-                                }
-                                None => (None, 0),
-                            }
-                        } else if policy.present == Some(true) {
-                            if reached.is_empty() {
-                                (
-                                    Some(format!("does not set {field}, which must be present")),
-                                    0,
-                                )
-                            } else {
-                                (None, 0)
-                            }
-                        } else if let Some(want) = &policy.equals {
-                            match reached.iter().find(|n| {
-                                n.as_scalar_string().as_deref() != Some(want.value.as_str())
-                            }) {
-                                Some(n) => (
-                                    Some(format!(
-                                        "has {field} = {}, policy wants {}",
-                                        shown(n),
-                                        want.value
-                                    )),
-                                    n.line,
-                                ),
-                                None if reached.is_empty() => (
-                                    Some(format!(
-                                        "does not set {field}, policy wants {}",
-                                        want.value
-                                    )),
-                                    0,
-                                ),
-                                None => (None, 0),
-                            }
-                        } else if let Some(re) = &regex {
-                            match reached
-                                .iter()
-                                .find(|n| !n.as_scalar_string().is_some_and(|v| re.is_match(&v)))
-                            {
-                                Some(n) => (
-                                    Some(format!(
-                                        "has {field} = {}, which does not match {}",
-                                        shown(n),
-                                        re.as_str()
-                                    )),
-                                    n.line,
-                                ),
-                                None if reached.is_empty() => (
-                                    Some(format!(
-                                        "does not set {field}, which must match {}",
-                                        re.as_str()
-                                    )),
-                                    0,
-                                ),
-                                None => (None, 0),
-                            }
-                        } else {
-                            (None, 0)
+                        let Some((problem, line)) = problem(policy, regex.as_ref(), &reached)
+                        else {
+                            continue;
                         };
-                        let Some(problem) = problem else { continue };
                         let at = object
                             .source
                             .clone()
@@ -269,6 +197,90 @@ impl Rule for FieldPolicyRule {
         }
         out
     }
+}
+
+/// Whether a field policy applies to an object: its kind, name and
+/// namespace.
+fn selects(policy: &cfg::FieldPolicy, object: &Object) -> bool {
+    kind_matches(&policy.kind, object)
+        && matches_glob(policy.name.as_deref(), &object.id.name)
+        && policy.namespace.as_deref().is_none_or(|ns| {
+            object
+                .id
+                .namespace
+                .as_deref()
+                .is_some_and(|o| matches_glob(Some(ns), o))
+        })
+}
+
+/// How the nodes a policy's path reaches break it (absent, present,
+/// equals, matches `regex`), with the line of the node at fault (0 for
+/// none); `None` when they keep it.
+fn problem(
+    policy: &cfg::FieldPolicy,
+    regex: Option<&regex::Regex>,
+    reached: &[&crate::yaml::Node],
+) -> Option<(String, u32)> {
+    let field = &policy.path.value;
+    let (problem, line): (Option<String>, u32) = if policy.absent == Some(true) {
+        match reached.first() {
+            Some(n) => (Some(format!("sets {field}, which must be absent")), n.line),
+            None => (None, 0),
+        }
+    } else if policy.present == Some(true) {
+        if reached.is_empty() {
+            (
+                Some(format!("does not set {field}, which must be present")),
+                0,
+            )
+        } else {
+            (None, 0)
+        }
+    } else if let Some(want) = &policy.equals {
+        match reached
+            .iter()
+            .find(|n| n.as_scalar_string().as_deref() != Some(want.value.as_str()))
+        {
+            Some(n) => (
+                Some(format!(
+                    "has {field} = {}, policy wants {}",
+                    shown(n),
+                    want.value
+                )),
+                n.line,
+            ),
+            None if reached.is_empty() => (
+                Some(format!("does not set {field}, policy wants {}", want.value)),
+                0,
+            ),
+            None => (None, 0),
+        }
+    } else if let Some(re) = regex {
+        match reached
+            .iter()
+            .find(|n| !n.as_scalar_string().is_some_and(|v| re.is_match(&v)))
+        {
+            Some(n) => (
+                Some(format!(
+                    "has {field} = {}, which does not match {}",
+                    shown(n),
+                    re.as_str()
+                )),
+                n.line,
+            ),
+            None if reached.is_empty() => (
+                Some(format!(
+                    "does not set {field}, which must match {}",
+                    re.as_str()
+                )),
+                0,
+            ),
+            None => (None, 0),
+        }
+    } else {
+        (None, 0)
+    };
+    Some((problem?, line))
 }
 
 /// A value for a message: scalars as text, structures by shape.
