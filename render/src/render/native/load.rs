@@ -76,70 +76,11 @@ impl Kustomization {
     /// Reads and checks a kustomization file of the build.
     pub fn read(tree: &Tree, file: &str) -> Result<Kustomization, Error> {
         let docs = documents(tree, file)?;
-        let doc = match docs.len() {
-            // kustomize refuses a file with nothing in it.
-            0 => return Err(format!("{file}: kustomization.yaml is empty").into()),
-            1 => &docs[0],
-            _ => {
-                return Err(format!("{file}: a kustomization file must hold one document").into());
-            }
-        };
-        if !doc.is_map() {
-            return Err(Error::at(
-                file,
-                doc.line,
-                "a kustomization must be a mapping".to_string(),
-            ));
-        }
-        // kustomize compares the decoded file with an empty Kustomization
-        // (`KustTarget.Load`): apiVersion and kind alone, or fields that
-        // decode to Go zero values (`resources:`, `namespace: ""`), are
-        // empty; an empty list or map (`resources: []`) is not.
-        let zero = |v: &Node| match &v.value {
-            Value::Null | Value::Bool(false) | Value::Int(0) => true,
-            Value::String(s) => s.is_empty(),
-            Value::Float(f) => *f == 0.0,
-            _ => false,
-        };
-        if doc
-            .as_map()
-            .iter()
-            .all(|(k, v)| k == "apiVersion" || k == "kind" || zero(v))
-        {
-            return Err(format!("{file}: kustomization.yaml is empty").into());
-        }
+        let doc = the_document(&docs, file)?;
         let mut k = Kustomization {
-            kind: doc
-                .str_at(&["kind"])
-                .filter(|k| !k.is_empty())
-                .unwrap_or_else(|| "Kustomization".into()),
+            kind: header(doc, file)?,
             ..Kustomization::default()
         };
-        // kustomize's own check of the header (types.Kustomization
-        // CheckEmpty/EnforceFields, via kusttarget's load): either may be
-        // left out; when written, they must agree.
-        let line_of = |key: &str| doc.get(key).map_or(doc.line, |n| n.line);
-        if k.kind != "Kustomization" && k.kind != "Component" {
-            return Err(Error::at(
-                file,
-                line_of("kind"),
-                "kind should be Kustomization or Component",
-            ));
-        }
-        if let Some(api) = doc.str_at(&["apiVersion"]).filter(|a| !a.is_empty()) {
-            let want = if k.kind == "Component" {
-                "kustomize.config.k8s.io/v1alpha1"
-            } else {
-                "kustomize.config.k8s.io/v1beta1"
-            };
-            if api != want {
-                return Err(Error::at(
-                    file,
-                    line_of("apiVersion"),
-                    format!("apiVersion for {} should be {want}", k.kind),
-                ));
-            }
-        }
         // kustomize decodes every kustomization strictly into its Go
         // types: an unknown field at any depth, or a value of the wrong
         // JSON type, fails the build.
@@ -150,72 +91,150 @@ impl Kustomization {
                 format!("invalid Kustomization: {}", e.message),
             )
         })?;
-        let at = |n: &Node| format!("{file}:{}", n.line);
         for (written, value) in doc.as_map() {
-            let Some(key) = canonical_field(written) else {
-                return Err(format!(
-                    "{}: invalid Kustomization: unknown field \"{written}\"",
-                    at(value)
-                )
-                .into());
-            };
-            let key = &key.to_string();
-            check_shape(key, value).map_err(|expected| {
-                format!(
-                    "{}: invalid Kustomization: {key} must be {expected}",
-                    at(value)
-                )
-            })?;
-            match key.as_str() {
-                k_ if IGNORED.contains(&k_) => {}
-                k_ if UNSUPPORTED.contains(&k_) => {
-                    return Err(Error::unsupported(format!(
-                        "{key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
-                        at(value)
-                    )));
-                }
-                "resources" | "bases" => k.resources.extend(entries(value, file, key)?),
-                "configurations" => k.configurations.extend(entries(value, file, key)?),
-                "generators" => k.generators.extend(entries(value, file, key)?),
-                "transformers" => k.transformers.extend(entries(value, file, key)?),
-                "components" => k.components.extend(entries(value, file, key)?),
-                "namespace" => k.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
-                "namePrefix" => k.name_prefix = value.as_scalar_string(),
-                "nameSuffix" => k.name_suffix = value.as_scalar_string(),
-                "commonLabels" => k.common_labels = Some(value.clone()),
-                "labels" => k.labels.extend(value.as_seq().iter().cloned()),
-                "commonAnnotations" => k.common_annotations = Some(value.clone()),
-                "patches" => k.patches.extend(value.as_seq().iter().cloned()),
-                "patchesStrategicMerge" => k
-                    .patches_strategic_merge
-                    .extend(value.as_seq().iter().cloned()),
-                "patchesJson6902" => k.patches_json6902.extend(value.as_seq().iter().cloned()),
-                "images" => k.images.extend(value.as_seq().iter().cloned()),
-                "replicas" => k.replicas.extend(value.as_seq().iter().cloned()),
-                "configMapGenerator" => k
-                    .config_map_generator
-                    .extend(value.as_seq().iter().cloned()),
-                "secretGenerator" => k.secret_generator.extend(value.as_seq().iter().cloned()),
-                "generatorOptions" => k.generator_options = Some(value.clone()),
-                "replacements" => k.replacements.extend(value.as_seq().iter().cloned()),
-                "buildMetadata" => {
-                    k.build_metadata = value
-                        .as_seq()
-                        .iter()
-                        .filter_map(Node::as_scalar_string)
-                        .collect();
-                }
-                other => {
-                    return Err(format!(
-                        "{}: invalid Kustomization: unknown field \"{other}\"",
-                        at(value)
-                    )
-                    .into());
-                }
-            }
+            k.field(written, value, file)?;
         }
         Ok(k)
     }
+
+    /// Reads one field of the file (`written` as the file spells it), with
+    /// the shape kustomize decodes it to.
+    fn field(&mut self, written: &str, value: &Node, file: &str) -> Result<(), Error> {
+        let at = |n: &Node| format!("{file}:{}", n.line);
+        let Some(key) = canonical_field(written) else {
+            return Err(format!(
+                "{}: invalid Kustomization: unknown field \"{written}\"",
+                at(value)
+            )
+            .into());
+        };
+        let key = &key.to_string();
+        check_shape(key, value).map_err(|expected| {
+            format!(
+                "{}: invalid Kustomization: {key} must be {expected}",
+                at(value)
+            )
+        })?;
+        match key.as_str() {
+            k_ if IGNORED.contains(&k_) => {}
+            k_ if UNSUPPORTED.contains(&k_) => {
+                return Err(Error::unsupported(format!(
+                    "{key} in {} (the native renderer does not implement it; use --renderer kustomize or auto)",
+                    at(value)
+                )));
+            }
+            "resources" | "bases" => self.resources.extend(entries(value, file, key)?),
+            "configurations" => self.configurations.extend(entries(value, file, key)?),
+            "generators" => self.generators.extend(entries(value, file, key)?),
+            "transformers" => self.transformers.extend(entries(value, file, key)?),
+            "components" => self.components.extend(entries(value, file, key)?),
+            "namespace" => self.namespace = value.as_scalar_string().filter(|s| !s.is_empty()),
+            "namePrefix" => self.name_prefix = value.as_scalar_string(),
+            "nameSuffix" => self.name_suffix = value.as_scalar_string(),
+            "commonLabels" => self.common_labels = Some(value.clone()),
+            "labels" => self.labels.extend(value.as_seq().iter().cloned()),
+            "commonAnnotations" => self.common_annotations = Some(value.clone()),
+            "patches" => self.patches.extend(value.as_seq().iter().cloned()),
+            "patchesStrategicMerge" => self
+                .patches_strategic_merge
+                .extend(value.as_seq().iter().cloned()),
+            "patchesJson6902" => self.patches_json6902.extend(value.as_seq().iter().cloned()),
+            "images" => self.images.extend(value.as_seq().iter().cloned()),
+            "replicas" => self.replicas.extend(value.as_seq().iter().cloned()),
+            "configMapGenerator" => self
+                .config_map_generator
+                .extend(value.as_seq().iter().cloned()),
+            "secretGenerator" => self.secret_generator.extend(value.as_seq().iter().cloned()),
+            "generatorOptions" => self.generator_options = Some(value.clone()),
+            "replacements" => self.replacements.extend(value.as_seq().iter().cloned()),
+            "buildMetadata" => {
+                self.build_metadata = value
+                    .as_seq()
+                    .iter()
+                    .filter_map(Node::as_scalar_string)
+                    .collect();
+            }
+            other => {
+                return Err(format!(
+                    "{}: invalid Kustomization: unknown field \"{other}\"",
+                    at(value)
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The one document of a kustomization file: a mapping, and not empty.
+fn the_document<'d>(docs: &'d [Node], file: &str) -> Result<&'d Node, Error> {
+    let doc = match docs.len() {
+        // kustomize refuses a file with nothing in it.
+        0 => return Err(format!("{file}: kustomization.yaml is empty").into()),
+        1 => &docs[0],
+        _ => {
+            return Err(format!("{file}: a kustomization file must hold one document").into());
+        }
+    };
+    if !doc.is_map() {
+        return Err(Error::at(
+            file,
+            doc.line,
+            "a kustomization must be a mapping".to_string(),
+        ));
+    }
+    // kustomize compares the decoded file with an empty Kustomization
+    // (`KustTarget.Load`): apiVersion and kind alone, or fields that
+    // decode to Go zero values (`resources:`, `namespace: ""`), are
+    // empty; an empty list or map (`resources: []`) is not.
+    let zero = |v: &Node| match &v.value {
+        Value::Null | Value::Bool(false) | Value::Int(0) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Float(f) => *f == 0.0,
+        _ => false,
+    };
+    if doc
+        .as_map()
+        .iter()
+        .all(|(k, v)| k == "apiVersion" || k == "kind" || zero(v))
+    {
+        return Err(format!("{file}: kustomization.yaml is empty").into());
+    }
+    Ok(doc)
+}
+
+/// The file's kind (`Kustomization` when left out), checked with its
+/// apiVersion: kustomize's own check of the header (types.Kustomization
+/// CheckEmpty/EnforceFields, via kusttarget's load): either may be
+/// left out; when written, they must agree.
+fn header(doc: &Node, file: &str) -> Result<String, Error> {
+    let kind = doc
+        .str_at(&["kind"])
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "Kustomization".into());
+    let line_of = |key: &str| doc.get(key).map_or(doc.line, |n| n.line);
+    if kind != "Kustomization" && kind != "Component" {
+        return Err(Error::at(
+            file,
+            line_of("kind"),
+            "kind should be Kustomization or Component",
+        ));
+    }
+    if let Some(api) = doc.str_at(&["apiVersion"]).filter(|a| !a.is_empty()) {
+        let want = if kind == "Component" {
+            "kustomize.config.k8s.io/v1alpha1"
+        } else {
+            "kustomize.config.k8s.io/v1beta1"
+        };
+        if api != want {
+            return Err(Error::at(
+                file,
+                line_of("apiVersion"),
+                format!("apiVersion for {kind} should be {want}"),
+            ));
+        }
+    }
+    Ok(kind)
 }
 
 /// kustomize decodes the file strictly into its Go types: a field of the

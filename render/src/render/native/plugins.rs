@@ -93,73 +93,9 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
                 let pairs = transform::pairs(config.get("annotations"));
                 transform::set_all(acc, &specs, &pairs);
             }
-            "NamespaceTransformer" => {
-                let Some(ns) = config
-                    .str_at(&["metadata", "namespace"])
-                    .filter(|n| !n.is_empty())
-                else {
-                    continue;
-                };
-                let subjects = match config.str_at(&["setRoleBindingSubjects"]).as_deref() {
-                    None | Some("" | "defaultOnly") => transform::Subjects::DefaultOnly,
-                    Some("allServiceAccounts") => transform::Subjects::AllServiceAccounts,
-                    Some("none") => transform::Subjects::None,
-                    Some(other) => {
-                        return Err(Error::at(
-                            cx.file,
-                            entry.line,
-                            format!(
-                                "invalid value for setRoleBindingSubjects: {other:?} (kustomize accepts defaultOnly, allServiceAccounts, none)"
-                            ),
-                        ));
-                    }
-                };
-                let unset_only = config.get("unsetOnly").and_then(Node::as_bool) == Some(true);
-                if unset_only {
-                    let mut unset: Vec<Res> = Vec::new();
-                    let mut kept: Vec<Res> = Vec::new();
-                    for r in acc.drain(..) {
-                        if r.namespace().is_empty() {
-                            unset.push(r);
-                        } else {
-                            kept.push(r);
-                        }
-                    }
-                    transform::namespace_with(&mut unset, &ns, subjects)?;
-                    acc.extend(kept);
-                    acc.extend(unset);
-                } else {
-                    transform::namespace_with(acc, &ns, subjects)?;
-                }
-                namespace_fields(acc, &specs, &ns, unset_only);
-            }
+            "NamespaceTransformer" => namespace_transformer(cx, acc, entry, &config, &specs)?,
             "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
-                if !specs.iter().any(|s| s.path == "metadata/name") {
-                    continue; // no field spec: nothing renamed
-                }
-                let names_kinds: Vec<Option<&str>> = specs
-                    .iter()
-                    .filter(|s| s.path == "metadata/name")
-                    .map(|s| s.kind)
-                    .collect();
-                let all = names_kinds.contains(&None);
-                let mut selected: Vec<Res> = Vec::new();
-                let mut rest: Vec<Res> = Vec::new();
-                for r in acc.drain(..) {
-                    if all || names_kinds.contains(&Some(r.kind().as_str())) {
-                        selected.push(r);
-                    } else {
-                        rest.push(r);
-                    }
-                }
-                if let Some(prefix) = config.str_at(&["prefix"]).filter(|p| !p.is_empty()) {
-                    transform::affix(&mut selected, &prefix, true);
-                }
-                if let Some(suffix) = config.str_at(&["suffix"]).filter(|p| !p.is_empty()) {
-                    transform::affix(&mut selected, &suffix, false);
-                }
-                acc.extend(selected);
-                acc.extend(rest);
+                affix_transformer(acc, &config, &specs);
             }
             "ImageTagTransformer" => {
                 if !specs.is_empty()
@@ -217,6 +153,89 @@ pub fn transform(cx: &Cx, acc: &mut Vec<Res>, entry: &Entry) -> Result<(), Error
         }
     }
     Ok(())
+}
+
+/// A NamespaceTransformer config: its namespace set on the objects (only
+/// those without one, with `unsetOnly`) and at its own field specs, its
+/// binding subjects as `setRoleBindingSubjects` says.
+fn namespace_transformer(
+    cx: &Cx,
+    acc: &mut Vec<Res>,
+    entry: &Entry,
+    config: &Node,
+    specs: &[FieldSpec],
+) -> Result<(), Error> {
+    let Some(ns) = config
+        .str_at(&["metadata", "namespace"])
+        .filter(|n| !n.is_empty())
+    else {
+        return Ok(());
+    };
+    let subjects = match config.str_at(&["setRoleBindingSubjects"]).as_deref() {
+        None | Some("" | "defaultOnly") => transform::Subjects::DefaultOnly,
+        Some("allServiceAccounts") => transform::Subjects::AllServiceAccounts,
+        Some("none") => transform::Subjects::None,
+        Some(other) => {
+            return Err(Error::at(
+                cx.file,
+                entry.line,
+                format!(
+                    "invalid value for setRoleBindingSubjects: {other:?} (kustomize accepts defaultOnly, allServiceAccounts, none)"
+                ),
+            ));
+        }
+    };
+    let unset_only = config.get("unsetOnly").and_then(Node::as_bool) == Some(true);
+    if unset_only {
+        let mut unset: Vec<Res> = Vec::new();
+        let mut kept: Vec<Res> = Vec::new();
+        for r in acc.drain(..) {
+            if r.namespace().is_empty() {
+                unset.push(r);
+            } else {
+                kept.push(r);
+            }
+        }
+        transform::namespace_with(&mut unset, &ns, subjects)?;
+        acc.extend(kept);
+        acc.extend(unset);
+    } else {
+        transform::namespace_with(acc, &ns, subjects)?;
+    }
+    namespace_fields(acc, specs, &ns, unset_only);
+    Ok(())
+}
+
+/// A PrefixSuffixTransformer (or PrefixTransformer, SuffixTransformer)
+/// config: its prefix and suffix on the names of the kinds its
+/// `metadata/name` field specs select (none: nothing renamed).
+fn affix_transformer(acc: &mut Vec<Res>, config: &Node, specs: &[FieldSpec]) {
+    if !specs.iter().any(|s| s.path == "metadata/name") {
+        return; // no field spec: nothing renamed
+    }
+    let names_kinds: Vec<Option<&str>> = specs
+        .iter()
+        .filter(|s| s.path == "metadata/name")
+        .map(|s| s.kind)
+        .collect();
+    let all = names_kinds.contains(&None);
+    let mut selected: Vec<Res> = Vec::new();
+    let mut rest: Vec<Res> = Vec::new();
+    for r in acc.drain(..) {
+        if all || names_kinds.contains(&Some(r.kind().as_str())) {
+            selected.push(r);
+        } else {
+            rest.push(r);
+        }
+    }
+    if let Some(prefix) = config.str_at(&["prefix"]).filter(|p| !p.is_empty()) {
+        transform::affix(&mut selected, &prefix, true);
+    }
+    if let Some(suffix) = config.str_at(&["suffix"]).filter(|p| !p.is_empty()) {
+        transform::affix(&mut selected, &suffix, false);
+    }
+    acc.extend(selected);
+    acc.extend(rest);
 }
 
 /// Runs one `generators:` entry: ConfigMapGenerator and SecretGenerator
