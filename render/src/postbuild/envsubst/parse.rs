@@ -93,6 +93,7 @@ impl Parser<'_> {
         self.input[start..self.pos].to_string()
     }
 
+    /// One `${…}` expression, from its `$`.
     fn var(&mut self, depth: usize) -> Result<Var, ParseError> {
         let offset = self.pos;
         let err = |message| ParseError { offset, message };
@@ -120,22 +121,7 @@ impl Parser<'_> {
         let op = match self.peek(0) {
             None => return Err(err("missing closing brace")),
             Some(b'}') => Op::Plain,
-            Some(b'^' | b',') => {
-                let first = self.s[self.pos];
-                let double = self.peek(1) == Some(first);
-                let mixed = matches!(self.peek(1), Some(b'^' | b',')) && !double;
-                self.pos += if double || mixed { 2 } else { 1 };
-                if matches!(self.peek(0), Some(b'^' | b',')) {
-                    return Err(err("bad substitution"));
-                }
-                match (first, double, mixed) {
-                    (_, _, true) => Op::Plain, // `^,` and `,^` return the value unchanged
-                    (b'^', false, _) => Op::UpperFirst,
-                    (b'^', true, _) => Op::UpperAll,
-                    (_, false, _) => Op::LowerFirst,
-                    (_, true, _) => Op::LowerAll,
-                }
-            }
+            Some(b'^' | b',') => self.case(offset)?,
             Some(b'=') => {
                 self.pos += 1;
                 Op::Default("=", self.argument(depth, offset)?)
@@ -151,66 +137,10 @@ impl Parser<'_> {
                     self.pos += 2;
                     Op::Default(op, self.argument(depth, offset)?)
                 }
-                _ => {
-                    self.pos += 1;
-                    let start = self.pos;
-                    while !matches!(self.peek(0), None | Some(b'}' | b':')) {
-                        self.pos += 1;
-                    }
-                    let from = self.input[start..self.pos].to_string();
-                    let len = if self.peek(0) == Some(b':') {
-                        self.pos += 1;
-                        let start = self.pos;
-                        while !matches!(self.peek(0), None | Some(b'}')) {
-                            self.pos += 1;
-                        }
-                        Some(self.input[start..self.pos].to_string())
-                    } else {
-                        None
-                    };
-                    if from.is_empty() || len.as_deref() == Some("") || self.peek(0).is_none() {
-                        return Err(err("unable to parse substitution within function"));
-                    }
-                    Op::Substring(from, len)
-                }
+                _ => self.substring(offset)?,
             },
-            Some(b'#' | b'%') => {
-                let c = self.s[self.pos];
-                let longest = self.peek(1) == Some(c);
-                self.pos += if longest { 2 } else { 1 };
-                let pattern = self.argument(depth, offset)?;
-                if pattern.0.is_empty() {
-                    return Err(err("unable to parse substitution within function"));
-                }
-                match (c, longest) {
-                    (b'#', false) => Op::TrimPrefix(pattern),
-                    (b'#', true) => Op::TrimPrefixLongest(pattern),
-                    (_, false) => Op::TrimSuffix(pattern),
-                    (_, true) => Op::TrimSuffixLongest(pattern),
-                }
-            }
-            Some(b'/') => {
-                let kind = match self.peek(1) {
-                    Some(b'/') => "//",
-                    Some(b'#') => "/#",
-                    Some(b'%') => "/%",
-                    _ => "/",
-                };
-                self.pos += kind.len();
-                let pattern = Template(self.text(depth + 1, Some(Stop::Slash))?);
-                match self.peek(0) {
-                    Some(b'/') => self.pos += 1,
-                    _ => return Err(err("bad substitution")),
-                }
-                if pattern.0.is_empty() {
-                    return Err(err("unable to parse substitution within function"));
-                }
-                let replacement = Template(self.text(depth + 1, Some(Stop::EscapedBrace))?);
-                if self.peek(0).is_none() {
-                    return Err(err("unable to parse substitution within function"));
-                }
-                Op::Replace(kind, pattern, replacement)
-            }
+            Some(b'#' | b'%') => self.trim(depth, offset)?,
+            Some(b'/') => self.replace(depth, offset)?,
             Some(_) => return Err(err("missing closing brace")),
         };
         if self.peek(0) != Some(b'}') {
@@ -218,6 +148,101 @@ impl Parser<'_> {
         }
         self.pos += 1;
         Ok(Var { name, op, offset })
+    }
+
+    /// Case modification: `^`, `^^`, `,`, `,,` (`^,` and `,^` change
+    /// nothing).
+    fn case(&mut self, offset: usize) -> Result<Op, ParseError> {
+        let first = self.s[self.pos];
+        let double = self.peek(1) == Some(first);
+        let mixed = matches!(self.peek(1), Some(b'^' | b',')) && !double;
+        self.pos += if double || mixed { 2 } else { 1 };
+        if matches!(self.peek(0), Some(b'^' | b',')) {
+            return Err(ParseError {
+                offset,
+                message: "bad substitution",
+            });
+        }
+        Ok(match (first, double, mixed) {
+            (_, _, true) => Op::Plain, // `^,` and `,^` return the value unchanged
+            (b'^', false, _) => Op::UpperFirst,
+            (b'^', true, _) => Op::UpperAll,
+            (_, false, _) => Op::LowerFirst,
+            (_, true, _) => Op::LowerAll,
+        })
+    }
+
+    /// A substring: `:FROM` or `:FROM:LEN`, both literal.
+    fn substring(&mut self, offset: usize) -> Result<Op, ParseError> {
+        self.pos += 1;
+        let start = self.pos;
+        while !matches!(self.peek(0), None | Some(b'}' | b':')) {
+            self.pos += 1;
+        }
+        let from = self.input[start..self.pos].to_string();
+        let len = if self.peek(0) == Some(b':') {
+            self.pos += 1;
+            let start = self.pos;
+            while !matches!(self.peek(0), None | Some(b'}')) {
+                self.pos += 1;
+            }
+            Some(self.input[start..self.pos].to_string())
+        } else {
+            None
+        };
+        if from.is_empty() || len.as_deref() == Some("") || self.peek(0).is_none() {
+            return Err(ParseError {
+                offset,
+                message: "unable to parse substitution within function",
+            });
+        }
+        Ok(Op::Substring(from, len))
+    }
+
+    /// A trim: `#`, `##` (prefix), `%`, `%%` (suffix), then its pattern.
+    fn trim(&mut self, depth: usize, offset: usize) -> Result<Op, ParseError> {
+        let c = self.s[self.pos];
+        let longest = self.peek(1) == Some(c);
+        self.pos += if longest { 2 } else { 1 };
+        let pattern = self.argument(depth, offset)?;
+        if pattern.0.is_empty() {
+            return Err(ParseError {
+                offset,
+                message: "unable to parse substitution within function",
+            });
+        }
+        Ok(match (c, longest) {
+            (b'#', false) => Op::TrimPrefix(pattern),
+            (b'#', true) => Op::TrimPrefixLongest(pattern),
+            (_, false) => Op::TrimSuffix(pattern),
+            (_, true) => Op::TrimSuffixLongest(pattern),
+        })
+    }
+
+    /// A replacement: `/`, `//`, `/#`, `/%`, its pattern up to `/`, then
+    /// the replacement.
+    fn replace(&mut self, depth: usize, offset: usize) -> Result<Op, ParseError> {
+        let err = |message| ParseError { offset, message };
+        let kind = match self.peek(1) {
+            Some(b'/') => "//",
+            Some(b'#') => "/#",
+            Some(b'%') => "/%",
+            _ => "/",
+        };
+        self.pos += kind.len();
+        let pattern = Template(self.text(depth + 1, Some(Stop::Slash))?);
+        match self.peek(0) {
+            Some(b'/') => self.pos += 1,
+            _ => return Err(err("bad substitution")),
+        }
+        if pattern.0.is_empty() {
+            return Err(err("unable to parse substitution within function"));
+        }
+        let replacement = Template(self.text(depth + 1, Some(Stop::EscapedBrace))?);
+        if self.peek(0).is_none() {
+            return Err(err("unable to parse substitution within function"));
+        }
+        Ok(Op::Replace(kind, pattern, replacement))
     }
 
     /// An argument up to the closing `}` of the expression (consumed by the
