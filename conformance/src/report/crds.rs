@@ -68,107 +68,13 @@ pub const WIDTH: usize = 100;
 /// wide. Otherwise a table wider than [`WIDTH`] is printed grouped by tier,
 /// each kind on one line and its provenance wrapped under it.
 pub fn render_with(a: &ClusterAnalysis, wide: bool) -> String {
-    // (tier position, tier, group/kind) → (objects, provenance, status)
-    let mut rows: BTreeMap<(usize, String, String), (usize, String, String)> = BTreeMap::new();
-    let mut chains: BTreeMap<(usize, String, String), String> = BTreeMap::new();
-    let mut second_order: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for u in &a.uses {
-        let position = a
-            .order
-            .sequence
-            .iter()
-            .position(|t| *t == u.tier.id)
-            .unwrap_or(usize::MAX);
-        let tier = a.cluster.tier_label(&u.tier.id);
-        let id = &u.object.id;
-        let kind = if id.group.is_empty() {
-            id.kind.clone()
-        } else {
-            format!("{}/{}", id.group, id.kind)
-        };
-        let provenance = describe(a, &u.provenance, u.provenance.tier() == Some(&u.tier.id));
-        let (word, why) = verdict_words(a, &u.verdict);
-        let status = match crate::rules::kind_rule(&u.verdict, &u.provenance) {
-            Some(rule) => format!("{word} ({rule})"),
-            None => word.to_string(),
-        };
-        if !why.is_empty() {
-            chains
-                .entry((position, tier.clone(), kind.clone()))
-                .or_insert(why);
-        }
-        if matches!(
-            u.provenance,
-            Provenance::Runtime {
-                how: RuntimeHow::Operator { .. }
-                    | RuntimeHow::Crossplane
-                    | RuntimeHow::Package { .. },
-                ..
-            }
-        ) {
-            let entry = second_order.entry(tier.clone()).or_default();
-            if !entry.contains(&id.kind) {
-                entry.push(id.kind.clone());
-            }
-        }
-        let row = rows
-            .entry((position, tier, kind))
-            .or_insert((0, provenance, status.clone()));
-        row.0 += 1;
-        if status != "available" {
-            row.2 = status;
-        }
-    }
-    let headers = ("TIER", "KIND", "OBJECTS", "PROVENANCE", "STATUS");
-    let w_tier = rows
-        .keys()
-        .map(|k| k.1.len())
-        .max()
-        .unwrap_or(0)
-        .max(headers.0.len());
-    let w_kind = rows
-        .keys()
-        .map(|k| k.2.len())
-        .max()
-        .unwrap_or(0)
-        .max(headers.1.len());
-    let w_prov = rows
-        .values()
-        .map(|v| v.1.len())
-        .max()
-        .unwrap_or(0)
-        .max(headers.3.len());
+    let Kinds {
+        rows,
+        chains,
+        second_order,
+    } = Kinds::of(a);
     let mut out = String::new();
-    let w_status = rows.values().map(|v| v.2.len()).max().unwrap_or(0);
-    let table_width = w_tier + w_kind + 7 + w_prov + w_status + 8;
-    if wide || table_width <= WIDTH {
-        let _ = writeln!(
-            out,
-            "{:w_tier$}  {:w_kind$}  {:>7}  {:w_prov$}  {}",
-            headers.0, headers.1, headers.2, headers.3, headers.4
-        );
-        for ((_, tier, kind), (count, provenance, status)) in &rows {
-            let _ = writeln!(
-                out,
-                "{tier:w_tier$}  {kind:w_kind$}  {count:>7}  {provenance:w_prov$}  {status}"
-            );
-        }
-    } else {
-        // Grouped: a tier heading, then per kind `KIND  OBJECTS  STATUS`
-        // and the provenance wrapped beneath (`--wide` for the table).
-        let w_kind = w_kind.min(WIDTH / 2);
-        let mut current: Option<&str> = None;
-        for ((_, tier, kind), (count, provenance, status)) in &rows {
-            if current != Some(tier.as_str()) {
-                let _ = writeln!(out, "{tier}");
-                current = Some(tier.as_str());
-            }
-            let _ = writeln!(out, "  {kind:w_kind$}  {count:>5}  {status}");
-            for line in wrap(&format!("from: {provenance}"), WIDTH - 6) {
-                let _ = writeln!(out, "      {line}");
-            }
-        }
-    }
+    table(&mut out, &rows, wide);
     out.push('\n');
     if !chains.is_empty() {
         let _ = writeln!(out, "Why each kind is not simply available:");
@@ -195,6 +101,137 @@ pub fn render_with(a: &ClusterAnalysis, wide: bool) -> String {
         let _ = writeln!(out, "  {tier}: {}", kinds.join(", "));
     }
     out
+}
+
+/// A row's key: (tier position, tier, group/kind).
+type Key = (usize, String, String);
+
+/// A row: (objects, provenance, status).
+type Row = (usize, String, String);
+
+/// The kinds a cluster uses, gathered for the report.
+struct Kinds {
+    /// One row per tier and kind.
+    rows: BTreeMap<Key, Row>,
+    /// Why a kind of a tier is not simply available (the first reason).
+    chains: BTreeMap<Key, String>,
+    /// The second-order kinds of each tier.
+    second_order: BTreeMap<String, Vec<String>>,
+}
+
+impl Kinds {
+    /// Every kind use of the cluster, counted per tier and kind; a row's
+    /// status is its last use's that is not available.
+    fn of(a: &ClusterAnalysis) -> Kinds {
+        let mut out = Kinds {
+            rows: BTreeMap::new(),
+            chains: BTreeMap::new(),
+            second_order: BTreeMap::new(),
+        };
+        for u in &a.uses {
+            let position = a
+                .order
+                .sequence
+                .iter()
+                .position(|t| *t == u.tier.id)
+                .unwrap_or(usize::MAX);
+            let tier = a.cluster.tier_label(&u.tier.id);
+            let id = &u.object.id;
+            let kind = if id.group.is_empty() {
+                id.kind.clone()
+            } else {
+                format!("{}/{}", id.group, id.kind)
+            };
+            let provenance = describe(a, &u.provenance, u.provenance.tier() == Some(&u.tier.id));
+            let (word, why) = verdict_words(a, &u.verdict);
+            let status = match crate::rules::kind_rule(&u.verdict, &u.provenance) {
+                Some(rule) => format!("{word} ({rule})"),
+                None => word.to_string(),
+            };
+            if !why.is_empty() {
+                out.chains
+                    .entry((position, tier.clone(), kind.clone()))
+                    .or_insert(why);
+            }
+            if matches!(
+                u.provenance,
+                Provenance::Runtime {
+                    how: RuntimeHow::Operator { .. }
+                        | RuntimeHow::Crossplane
+                        | RuntimeHow::Package { .. },
+                    ..
+                }
+            ) {
+                let entry = out.second_order.entry(tier.clone()).or_default();
+                if !entry.contains(&id.kind) {
+                    entry.push(id.kind.clone());
+                }
+            }
+            let row =
+                out.rows
+                    .entry((position, tier, kind))
+                    .or_insert((0, provenance, status.clone()));
+            row.0 += 1;
+            if status != "available" {
+                row.2 = status;
+            }
+        }
+        out
+    }
+}
+
+/// The rows as a table, or, when the table is wider than [`WIDTH`] and
+/// not `wide`, grouped by tier.
+fn table(out: &mut String, rows: &BTreeMap<Key, Row>, wide: bool) {
+    let headers = ("TIER", "KIND", "OBJECTS", "PROVENANCE", "STATUS");
+    let w_tier = rows
+        .keys()
+        .map(|k| k.1.len())
+        .max()
+        .unwrap_or(0)
+        .max(headers.0.len());
+    let w_kind = rows
+        .keys()
+        .map(|k| k.2.len())
+        .max()
+        .unwrap_or(0)
+        .max(headers.1.len());
+    let w_prov = rows
+        .values()
+        .map(|v| v.1.len())
+        .max()
+        .unwrap_or(0)
+        .max(headers.3.len());
+    let w_status = rows.values().map(|v| v.2.len()).max().unwrap_or(0);
+    let table_width = w_tier + w_kind + 7 + w_prov + w_status + 8;
+    if wide || table_width <= WIDTH {
+        let _ = writeln!(
+            out,
+            "{:w_tier$}  {:w_kind$}  {:>7}  {:w_prov$}  {}",
+            headers.0, headers.1, headers.2, headers.3, headers.4
+        );
+        for ((_, tier, kind), (count, provenance, status)) in rows {
+            let _ = writeln!(
+                out,
+                "{tier:w_tier$}  {kind:w_kind$}  {count:>7}  {provenance:w_prov$}  {status}"
+            );
+        }
+    } else {
+        // Grouped: a tier heading, then per kind `KIND  OBJECTS  STATUS`
+        // and the provenance wrapped beneath (`--wide` for the table).
+        let w_kind = w_kind.min(WIDTH / 2);
+        let mut current: Option<&str> = None;
+        for ((_, tier, kind), (count, provenance, status)) in rows {
+            if current != Some(tier.as_str()) {
+                let _ = writeln!(out, "{tier}");
+                current = Some(tier.as_str());
+            }
+            let _ = writeln!(out, "  {kind:w_kind$}  {count:>5}  {status}");
+            for line in wrap(&format!("from: {provenance}"), WIDTH - 6) {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
 }
 
 /// Words of `text` in lines of at most `width` characters (a longer word

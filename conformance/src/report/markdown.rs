@@ -17,6 +17,25 @@ pub const LINES: usize = 150;
 pub fn render(outcome: &Outcome, selected: &[String]) -> String {
     let mut out = String::new();
     let o = super::Overview::of(outcome, selected);
+    heading(&mut out, outcome, selected, &o);
+    sections(&mut out, &lines(outcome));
+    if !o.unchecked.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>Not checked ({})</summary>\n",
+            o.unchecked.len()
+        );
+        for line in &o.unchecked {
+            let _ = writeln!(out, "- {}", escape(line));
+        }
+        out.push_str("\n</details>\n");
+    }
+    out
+}
+
+/// The verdict and counts, what was checked, and the Kustomizations that
+/// do not build.
+fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::Overview) {
     let verdict = if o.errors > 0 {
         "❌"
     } else if o.warnings > 0 {
@@ -54,10 +73,13 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
             let _ = writeln!(out, "- `{line}`");
         }
     }
-    // One line per root cause or group, in report order, with how many
-    // findings follow from it.
+}
+
+/// One line per root cause or group, in report order, with how many
+/// findings follow from it.
+fn lines(outcome: &Outcome) -> Vec<(Severity, String)> {
     let following = super::Following::of(&outcome.findings);
-    let lines: Vec<(Severity, String)> = super::items(&outcome.findings)
+    super::items(&outcome.findings)
         .into_iter()
         .filter_map(|item| {
             let (members, text) = match &item {
@@ -87,7 +109,12 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
                 ),
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// The errors, then the warnings folded away, at most [`LINES`] lines in
+/// all; the rest counted.
+fn sections(out: &mut String, lines: &[(Severity, String)]) {
     let mut listed = 0;
     let mut left = 0;
     for (title, wanted) in [("Errors", Severity::Error), ("Warnings", Severity::Warning)] {
@@ -128,18 +155,6 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
             "\n… and {left} more, in the full report (`--format human`, JSON, SARIF)."
         );
     }
-    if !o.unchecked.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n<details><summary>Not checked ({})</summary>\n",
-            o.unchecked.len()
-        );
-        for line in &o.unchecked {
-            let _ = writeln!(out, "- {}", escape(line));
-        }
-        out.push_str("\n</details>\n");
-    }
-    out
 }
 
 /// Text safe in a Markdown list item: no HTML, no table or emphasis
