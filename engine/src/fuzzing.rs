@@ -45,14 +45,13 @@ pub fn renderer(data: &[u8]) {
     .and_then(|mut d| (!d.is_empty()).then(|| d.remove(0))) else {
         return;
     };
-    let _ = flux::build(
-        &index.artifact(),
-        &TierId::new("flux-system", "app"),
-        "app",
-        &spec,
-        &Native,
-        None,
-    );
+    let target = flux::Target {
+        id: &TierId::new("flux-system", "app"),
+        path: "app",
+        spec: &spec,
+        defined_at: &crate::model::Span::new("clusters/fuzz/app.yaml", 1),
+    };
+    let _ = flux::build(&index.artifact(), &target, &Native, None);
 }
 
 /// The bootstrap's script reader on an arbitrary repository of scripts:

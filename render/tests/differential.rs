@@ -332,7 +332,13 @@ fn flux_paths(index: &RepoIndex, _repo: &Path, external: &External, coverage: &m
                 continue;
             }
             let build = |k: &dyn Kustomize| {
-                flux::build(&index.artifact(), &tier.id, &tier.path, &tier.spec, k, None)
+                let target = flux::Target {
+                    id: &tier.id,
+                    path: &tier.path,
+                    spec: &tier.spec,
+                    defined_at: &tier.defined_at,
+                };
+                flux::build(&index.artifact(), &target, k, None)
                     .map(|b| b.objects.into_iter().map(|o| o.body).collect::<Vec<_>>())
                     .map_err(|e| match e {
                         flux::BuildError::Failed(f) | flux::BuildError::Budget(f) => {

@@ -32,14 +32,14 @@ pub mod subtree;
 mod tier;
 mod unbuilt;
 mod walk;
+mod waves;
 
-use rayon::prelude::*;
 use serde::Deserialize;
 
 pub use tier::tier_from;
 
-use crate::model::{Cluster, Model, SourceRef, TierId, TierState};
-use crate::render::{Kustomize, flux};
+use crate::model::{Cluster, Model, SourceRef};
+use crate::render::Kustomize;
 use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
 use entries::{cluster_names, find_entries};
@@ -213,12 +213,53 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
 /// As [`discover`], with what conformance.yaml declares (sources that are
 /// this repository, clusters whose sync is not in git).
 pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &Declared) -> Model {
-    let local = &declared.sources;
+    let instances = flux_instances(index);
+    let (local, mut notes) = local_sources(index, &declared.sources, &instances);
+    let mut walks = walks(index, declared, &local, &instances, &mut notes);
+    let artifacts = artifacts(index, &walks);
+    let read_files = waves::build_all(
+        &mut walks,
+        &artifacts,
+        kustomize,
+        declared.remote.as_deref(),
+        index,
+    );
+    let taken: std::collections::BTreeSet<String> = walks
+        .iter()
+        .flat_map(|w| w.taken.values().cloned())
+        .collect();
+    notes.extend(taken);
+    let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
+    let mut clusters = adopt_under_unbuilt(clusters, &mut notes);
+    adopt_unbuilt_children(index, &mut clusters, &local);
+    let unreferenced = unreferenced(index, &clusters, &read_files);
+    if let Some(note) = unreferenced_note(&unreferenced) {
+        notes.push(note);
+    }
+    notes.extend(index.notes().iter().cloned());
+    notes.extend(other_branches(index, &clusters));
+    notes.extend(opaque_note(&clusters));
+    Model {
+        repo: index.root().to_path_buf(),
+        clusters,
+        notes,
+        unreferenced,
+    }
+}
+
+/// The sources that are this repository: those conformance.yaml
+/// configures, then a FluxInstance's artifact of this repository, then a
+/// subdirectory pushed as its own repository (with the note that says it
+/// was inferred).
+fn local_sources(
+    index: &RepoIndex,
+    configured: &LocalSources,
+    instances: &[operator::Instance],
+) -> (LocalSources, Vec<String>) {
     // Configured sources win; a FluxInstance syncing an artifact of this
     // repository adds its own.
-    let instances = flux_instances(index);
-    let mut local = local.clone();
-    for source in self_syncing_artifacts(&instances) {
+    let mut local = configured.clone();
+    for source in self_syncing_artifacts(instances) {
         if local
             .dir_for(&source.kind, &source.name, source.namespace.as_deref())
             .is_none()
@@ -229,12 +270,23 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     // A GitOps tree kept in a subdirectory that is pushed as its own
     // repository: its source's root is that subdirectory.
     let inferred = subtree::infer(index, &local);
-    let mut notes: Vec<String> = inferred.iter().map(subtree::Inferred::note).collect();
+    let notes: Vec<String> = inferred.iter().map(subtree::Inferred::note).collect();
     local.0.extend(inferred.into_iter().map(|i| i.source));
-    let local = &local;
-    let self_urls = entries::self_urls(index, &instances, &declared.urls);
+    (local, notes)
+}
+
+/// One walk per cluster: the declared clusters first (they keep their
+/// names), then each discovered entry, named.
+fn walks(
+    index: &RepoIndex,
+    declared: &Declared,
+    local: &LocalSources,
+    instances: &[operator::Instance],
+    notes: &mut Vec<String>,
+) -> Vec<Walk> {
+    let self_urls = entries::self_urls(index, instances, &declared.urls);
     let (mut entries, entry_notes, named) =
-        find_entries(index, local, &instances, &self_urls, &declared.vars);
+        find_entries(index, local, instances, &self_urls, &declared.vars);
     notes.extend(entry_notes);
     // What a walk may take for this repository by URL alone: only what
     // names this checkout for certain (`repository.url`, a remote that a
@@ -280,9 +332,13 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     for walk in &mut walks {
         walk.checkout_names = names.clone();
     }
-    // Each cluster builds from the artifact of its own GitRepository, whose
-    // spec.ignore replaces the default ignore rules.
-    let artifacts: Vec<Artifact> = walks
+    walks
+}
+
+/// The artifact each cluster builds from: its own GitRepository's, whose
+/// spec.ignore replaces the default ignore rules.
+fn artifacts<'a>(index: &'a RepoIndex, walks: &[Walk]) -> Vec<Artifact<'a>> {
+    walks
         .iter()
         .map(|w| {
             let near = w
@@ -293,162 +349,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
                 .unwrap_or_else(|| format!("{}/", w.entry.path()));
             index.artifact_with(spec_ignore(index, &w.local_source, &near).as_deref())
         })
-        .collect();
-
-    let mut built = 0usize;
-    // Every file some tier's build read, for the Kustomizations nothing applies.
-    let mut read_files: std::collections::BTreeSet<String> = Default::default();
-    loop {
-        for walk in &mut walks {
-            walk.settle_sources(index);
-        }
-        let jobs: Vec<(usize, TierId)> = walks
-            .iter()
-            .enumerate()
-            .flat_map(|(i, w)| w.ready.iter().map(move |id| (i, id.clone())))
-            .collect();
-        if jobs.is_empty() {
-            break;
-        }
-        let known: usize = walks.iter().map(|w| w.tiers.len()).sum();
-        crate::progress::show(&format!(
-            "building Kustomizations: {built} of {known} found so far"
-        ));
-        built += jobs.len();
-        let results: Vec<(usize, TierId, Result<flux::Built, flux::BuildError>)> = jobs
-            .par_iter()
-            .map(|(i, id)| {
-                let tier = &walks[*i].tiers[id];
-                let built = flux::build(
-                    &artifacts[*i],
-                    id,
-                    &tier.path,
-                    &tier.spec,
-                    kustomize,
-                    declared.remote.as_deref(),
-                );
-                (*i, id.clone(), built)
-            })
-            .collect();
-        for walk in &mut walks {
-            walk.ready.clear();
-        }
-        for (i, id, built) in results {
-            let state = match built {
-                Ok(mut built) => {
-                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
-                        for (span, _) in &mut built.remote_bases {
-                            if span.file.is_empty() {
-                                span.file = tier.defined_at.file.clone();
-                            }
-                        }
-                        for fetched in &mut built.fetched {
-                            if fetched.at.file.is_empty() {
-                                fetched.at.file = tier.defined_at.file.clone();
-                            }
-                        }
-                        tier.remote_bases = built.remote_bases;
-                        tier.fetched = built.fetched;
-                        tier.fetch_failures = built.fetch_failures;
-                        tier.generator_inputs = built.generator_inputs;
-                        tier.remote_inputs = built.remote_inputs;
-                        tier.files_read = built.files_read;
-                        read_files.extend(std::mem::take(&mut built.reads));
-                        tier.dropped_fields = built.dropped;
-                    }
-                    TierState::Rendered(built.objects)
-                }
-                Err(flux::BuildError::Failed(mut failure)) => {
-                    // A place in the Flux Kustomization itself (its
-                    // spec.patches, spec.components): the file it is in.
-                    if let Some(at) = failure.at.as_mut().filter(|a| a.file.is_empty())
-                        && let Some(tier) = walks[i].tiers.get(&id)
-                    {
-                        at.file = tier.defined_at.file.clone();
-                        if at.line == 0 {
-                            at.line = tier.defined_at.line;
-                        }
-                    }
-                    TierState::RenderFailed(failure)
-                }
-                Err(flux::BuildError::Budget(failure)) => {
-                    let reason = format!(
-                        "{} ({}): this tool does not read it, so the tier is not checked (see budget-exceeded)",
-                        failure.message,
-                        failure
-                            .at
-                            .as_ref()
-                            .map(|a| a.to_string())
-                            .unwrap_or_default()
-                    );
-                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
-                        tier.over_budget = Some(failure);
-                    }
-                    TierState::NotChecked(reason)
-                }
-                Err(flux::BuildError::RemoteBases(part)) => {
-                    let flux::RemotePart {
-                        mut left_out,
-                        mut fetched,
-                        failures,
-                    } = *part;
-                    let list: Vec<String> = left_out.iter().map(|(_, url)| url.clone()).collect();
-                    let reason = if failures.is_empty() {
-                        format!(
-                            "its local part does not build without its remote bases ({}), which are not fetched without --fetch-remote (see remote-base)",
-                            list.join(", ")
-                        )
-                    } else {
-                        let why: Vec<String> = failures
-                            .iter()
-                            .map(|(url, why)| format!("{url}: {why}"))
-                            .collect();
-                        format!(
-                            "its local part does not build without remote bases that could not be fetched here ({})",
-                            why.join("; ")
-                        )
-                    };
-                    if let Some(tier) = walks[i].tiers.get_mut(&id) {
-                        let spans = left_out
-                            .iter_mut()
-                            .map(|(span, _)| span)
-                            .chain(fetched.iter_mut().map(|f| &mut f.at));
-                        for span in spans {
-                            if span.file.is_empty() {
-                                span.file = tier.defined_at.file.clone();
-                            }
-                        }
-                        tier.remote_bases = left_out;
-                        tier.fetched = fetched;
-                        tier.fetch_failures = failures;
-                    }
-                    TierState::NotChecked(reason)
-                }
-            };
-            walks[i].record(&id, state);
-        }
-    }
-    let taken: std::collections::BTreeSet<String> = walks
-        .iter()
-        .flat_map(|w| w.taken.values().cloned())
-        .collect();
-    notes.extend(taken);
-    let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
-    let mut clusters = adopt_under_unbuilt(clusters, &mut notes);
-    adopt_unbuilt_children(index, &mut clusters, local);
-    let unreferenced = unreferenced(index, &clusters, &read_files);
-    if let Some(note) = unreferenced_note(&unreferenced) {
-        notes.push(note);
-    }
-    notes.extend(index.notes().iter().cloned());
-    notes.extend(other_branches(index, &clusters));
-    notes.extend(opaque_note(&clusters));
-    Model {
-        repo: index.root().to_path_buf(),
-        clusters,
-        notes,
-        unreferenced,
-    }
+        .collect()
 }
 
 /// Clusters that follow a branch of their own (an environment-branch
