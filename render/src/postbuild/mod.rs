@@ -343,81 +343,10 @@ fn substitute_tier(
             if !pass_ran {
                 // No variable defined: Flux skips the pass and the tokens
                 // ship literally (often meant, as in Grafana dashboards).
-                if let Ok(t) = envsubst::parse(text) {
-                    for var in t.vars() {
-                        let entry = (id.clone(), at.clone(), var.name.clone());
-                        if !audit.unaudited.contains(&entry) {
-                            audit.unaudited.push(entry);
-                        }
-                    }
-                }
+                list_unaudited(text, &id, at, &mut audit);
                 return None;
             }
-            let template = match envsubst::parse(text) {
-                Ok(t) => t,
-                Err(err) => {
-                    audit.hazards.push(Hazard {
-                        object: Some(id.clone()),
-                        at,
-                        kind: HazardKind::Unparsable {
-                            expression: excerpt(text, err.offset),
-                            message: err.message.to_string(),
-                        },
-                    });
-                    return None;
-                }
-            };
-            for var in template.vars() {
-                match lookup(&var.name) {
-                    Lookup::Value(_) | Lookup::Unknown => {
-                        audit.defined.insert(var.name.clone());
-                    }
-                    Lookup::Missing if !var.op.is_default() => audit.hazards.push(Hazard {
-                        object: Some(id.clone()),
-                        at: at.clone(),
-                        kind: HazardKind::Undefined {
-                            name: var.name.clone(),
-                        },
-                    }),
-                    Lookup::Missing => {}
-                }
-                if let Op::Default(op @ (":?" | ":+"), _) = &var.op {
-                    audit.hazards.push(Hazard {
-                        object: Some(id.clone()),
-                        at: at.clone(),
-                        kind: HazardKind::Misleading {
-                            name: var.name.clone(),
-                            op,
-                        },
-                    });
-                }
-            }
-            // Non-strict evaluation for the object itself: strict failures
-            // are hazards above, and the object keeps its best-known shape.
-            match template.eval(text, &lookup, false) {
-                Ok(out) => {
-                    if let Some(message) = retype::unparsable(text, &out) {
-                        audit.hazards.push(Hazard {
-                            object: Some(id.clone()),
-                            at,
-                            kind: HazardKind::InvalidYaml {
-                                written: text.to_string(),
-                                message,
-                            },
-                        });
-                    }
-                    Some(out)
-                }
-                Err(EvalError::BadSubstring { name, .. }) => {
-                    audit.hazards.push(Hazard {
-                        object: Some(id.clone()),
-                        at,
-                        kind: HazardKind::BadSubstring { name },
-                    });
-                    None
-                }
-                Err(EvalError::NotSet { .. }) => None,
-            }
+            substitute_text(text, &id, at, &lookup, &mut audit)
         };
         rewrite(&mut object.body, &mut visit);
         if let Some(new_id) = ObjectId::of(&object.body) {
@@ -426,6 +355,109 @@ fn substitute_tier(
     }
     audit.hazards.dedup();
     audit
+}
+
+/// The variables of a string in a tier whose pass does not run: left as
+/// written, and listed as unaudited.
+fn list_unaudited(text: &str, id: &ObjectId, at: Option<Span>, audit: &mut Audit) {
+    if let Ok(t) = envsubst::parse(text) {
+        for var in t.vars() {
+            let entry = (id.clone(), at.clone(), var.name.clone());
+            if !audit.unaudited.contains(&entry) {
+                audit.unaudited.push(entry);
+            }
+        }
+    }
+}
+
+/// One string of an object through Flux's envsubst: its hazards and
+/// defined variables go to the audit; the substituted text, or `None` to
+/// leave it as written.
+fn substitute_text(
+    text: &str,
+    id: &ObjectId,
+    at: Option<Span>,
+    lookup: &dyn Fn(&str) -> Lookup,
+    audit: &mut Audit,
+) -> Option<String> {
+    let template = match envsubst::parse(text) {
+        Ok(t) => t,
+        Err(err) => {
+            audit.hazards.push(Hazard {
+                object: Some(id.clone()),
+                at,
+                kind: HazardKind::Unparsable {
+                    expression: excerpt(text, err.offset),
+                    message: err.message.to_string(),
+                },
+            });
+            return None;
+        }
+    };
+    audit_vars(&template, id, &at, lookup, audit);
+    // Non-strict evaluation for the object itself: strict failures
+    // are hazards above, and the object keeps its best-known shape.
+    match template.eval(text, lookup, false) {
+        Ok(out) => {
+            if let Some(message) = retype::unparsable(text, &out) {
+                audit.hazards.push(Hazard {
+                    object: Some(id.clone()),
+                    at,
+                    kind: HazardKind::InvalidYaml {
+                        written: text.to_string(),
+                        message,
+                    },
+                });
+            }
+            Some(out)
+        }
+        Err(EvalError::BadSubstring { name, .. }) => {
+            audit.hazards.push(Hazard {
+                object: Some(id.clone()),
+                at,
+                kind: HazardKind::BadSubstring { name },
+            });
+            None
+        }
+        Err(EvalError::NotSet { .. }) => None,
+    }
+}
+
+/// What each variable of a parsed string says: defined (or unknown), a
+/// hazard when no source defines it and it has no default, a hazard for
+/// an operator whose meaning misleads (`:?`, `:+`).
+fn audit_vars(
+    template: &envsubst::Template,
+    id: &ObjectId,
+    at: &Option<Span>,
+    lookup: &dyn Fn(&str) -> Lookup,
+    audit: &mut Audit,
+) {
+    for var in template.vars() {
+        match lookup(&var.name) {
+            Lookup::Value(_) | Lookup::Unknown => {
+                audit.defined.insert(var.name.clone());
+            }
+            Lookup::Missing if !var.op.is_default() => audit.hazards.push(Hazard {
+                object: Some(id.clone()),
+                at: at.clone(),
+                kind: HazardKind::Undefined {
+                    name: var.name.clone(),
+                },
+            }),
+            Lookup::Missing => {}
+        }
+        if let Op::Default(op @ (":?" | ":+"), _) = &var.op {
+            audit.hazards.push(Hazard {
+                object: Some(id.clone()),
+                at: at.clone(),
+                kind: HazardKind::Misleading {
+                    name: var.name.clone(),
+                    op,
+                },
+            });
+        }
+    }
 }
 
 /// `${…}` references in the objects of a tier without postBuild (escaped
