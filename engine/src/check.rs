@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use crate::model::Model;
 use crate::rules::{self, Finding};
+use crate::session::Session;
 pub use crate::session::{RunOptions, SessionError};
-use crate::session::{Session, stat};
 
 /// What a check covers: the run, and what `check` adds to it.
 #[derive(Debug, Clone, Default)]
@@ -97,12 +97,10 @@ pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome
         .as_ref()
         .map(|base| session.base_model(base))
         .transpose()?;
-    let started = std::time::Instant::now();
     let mut findings = {
         let cx = session.rule_context(base_model.as_ref());
-        rules::run_all(&cx)
+        crate::pipeline::findings(&cx)
     };
-    stat("rules", started);
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.iter().any(|c| c == f.cluster()));
     }
@@ -110,7 +108,7 @@ pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome
     let fallbacks = session.fallbacks();
     Ok(Outcome {
         model: session.model,
-        config: session.config,
+        config: session.declared.config,
         bootstrap: session.bootstrap,
         findings,
         renderer,

@@ -30,6 +30,7 @@ pub mod discover;
 pub mod fuzzing;
 pub mod graph;
 pub mod l1;
+pub mod pipeline;
 pub mod provenance;
 pub mod rules;
 pub mod schema;

@@ -22,7 +22,7 @@ pub fn run(action: Action) -> anyhow::Result<ExitCode> {
     let Action::Check { run } = action;
     let session = Session::open(&run)?;
     session.check_config()?;
-    let config = &session.config;
+    let config = &session.declared.config;
     let exists = run.repo.join(FILE_NAME).is_file();
     for m in config.l1.manifests.iter().filter(|m| m.sha256.is_none()) {
         eprintln!(

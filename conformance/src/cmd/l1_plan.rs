@@ -24,15 +24,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let session = Session::open(&args.run)?;
     let name = args
         .cluster
-        .or_else(|| session.config.l1.cluster.clone())
+        .or_else(|| session.declared.config.l1.cluster.clone())
         .or_else(|| session.model.clusters.first().map(|c| c.name.clone()))
         .unwrap_or_default();
     let found = session.cluster(&name)?;
-    let prediction =
-        l1::predict::predict(found, &session.catalog, &session.index, &session.bootstrap);
+    let prediction = l1::predict::predict(
+        found,
+        &session.declared.catalog,
+        &session.declared.index,
+        &session.bootstrap,
+    );
     let analysis = session.analysis(found);
-    let plan = l1::plan(&analysis, &session.config.l1, &session.catalog);
-    let image = l1::k3s_image(&session.config.l1, session.config.kubernetes_of(&name));
+    let plan = l1::plan(
+        &analysis,
+        &session.declared.config.l1,
+        &session.declared.catalog,
+    );
+    let image = l1::k3s_image(
+        &session.declared.config.l1,
+        session.declared.config.kubernetes_of(&name),
+    );
     print_text(&format!(
         "{}\nApply mode (L1_MODE=apply): the harness applies tiers itself\n{}",
         l1::predict::render(&prediction),

@@ -15,7 +15,11 @@ fn plan(repo: &Path, cluster: &str) -> l1::Plan {
         Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))
             .unwrap();
     let c = session.cluster(cluster).unwrap();
-    l1::plan(&session.analysis(c), &session.config.l1, &session.catalog)
+    l1::plan(
+        &session.analysis(c),
+        &session.declared.config.l1,
+        &session.declared.catalog,
+    )
 }
 
 fn fixture(rel: &str) -> std::path::PathBuf {
