@@ -2,8 +2,13 @@
 //! unordered tier provides. On a cold start it fails (a kind or namespace
 //! the dry-run needs) or waits (a reference a controller resolves), and
 //! converges after retries.
+//!
+//! A race (and a supplier whose Ready comes before the need exists) is
+//! worded as every cold-start rule words it ([`cold_start::said`]): a
+//! reference that loses its race for good is an `unresolved-reference`.
 
-use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
+use super::cold_start::{self, Cx, Said, Wording};
+use super::{Context, Finding, Rule, RuleId, Severity};
 
 #[derive(Debug)]
 pub struct ColdStartRace;
@@ -23,5 +28,11 @@ impl Rule for ColdStartRace {
     }
     fn check(&self, cx: &Context) -> Vec<Finding> {
         cold_start::findings(cx, self)
+    }
+}
+
+impl Wording for ColdStartRace {
+    fn said(&self, cx: &Cx) -> Said {
+        cold_start::said(cx)
     }
 }

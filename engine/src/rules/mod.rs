@@ -9,15 +9,16 @@ mod api;
 mod budget_exceeded;
 mod cold_start;
 mod cold_start_race;
+mod crd_unavailable;
 mod dependency_cycle;
 mod dependency_missing;
 mod dependency_suspended;
 mod duplicate_object;
 mod finding;
 mod graph_parity;
+mod health_gate;
 mod helmrelease_invalid;
 mod id;
-mod kinds;
 mod namespace_missing;
 mod namespace_unspecified;
 pub mod placement;
@@ -25,6 +26,7 @@ mod prune_transient;
 mod remote_base;
 mod render_failed;
 mod schema_violation;
+mod second_order_crd;
 pub(crate) mod sops_decryption;
 mod substitution;
 pub mod tier_order_script;
@@ -123,9 +125,9 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &dependency_cycle::DependencyCycle,
         &graph_parity::GraphParity,
         &duplicate_object::DuplicateObject,
-        &kinds::CrdUnavailable,
-        &kinds::SecondOrderCrd,
-        &kinds::HealthGate,
+        &crd_unavailable::CrdUnavailable,
+        &second_order_crd::SecondOrderCrd,
+        &health_gate::HealthGate,
         &cold_start_race::ColdStartRace,
         &dependency_suspended::DependencySuspended,
         &namespace_missing::NamespaceMissing,

@@ -1,9 +1,16 @@
 //! `unresolved-reference`: an object names another object that the
 //! repository defines, but only in a tier that never applies on a cold
-//! start, or that it races and loses for good (the references themselves
-//! are read in [`crate::convergence::references`]).
+//! start, or that it races and loses for good; or one nothing creates (the
+//! references themselves are read in [`crate::convergence::references`]).
+//!
+//! Its own words are for a target nothing creates; a race lost for good
+//! and a supplier that never applies are worded as every cold-start rule
+//! words them ([`cold_start::said`]).
 
-use super::{Context, Finding, Rule, RuleId, Severity, cold_start};
+use super::cold_start::{self, Cx, Need, Said, Wording, words::missing_why};
+use super::finding::Cause;
+use super::{Context, Finding, Rule, RuleId, Severity};
+use crate::convergence::{ReferenceUse, Verdict};
 
 #[derive(Debug)]
 pub struct UnresolvedReference;
@@ -24,4 +31,56 @@ impl Rule for UnresolvedReference {
     fn check(&self, cx: &Context) -> Vec<Finding> {
         cold_start::findings(cx, self)
     }
+}
+
+impl Wording for UnresolvedReference {
+    fn said(&self, cx: &Cx) -> Said {
+        match (cx.need, cx.need.verdict()) {
+            (Need::Reference(u), Verdict::Unknown) => uncreated(cx, u),
+            _ => cold_start::said(cx),
+        }
+    }
+}
+
+/// No Kustomization of the cluster renders the target, and nothing the
+/// repository applies before Flux creates it.
+fn uncreated(cx: &Cx, u: &ReferenceUse) -> Said {
+    let (w, label, cluster) = (&cx.w, &cx.label, cx.a.cluster);
+    let target = u.reference.target();
+    let uncertain = if u.reference.certain {
+        String::new()
+    } else {
+        format!(
+            " (unless something outside the repository creates it: Terraform, the platform, an operator this tool does not model; then declare it in conformance.yaml: `catalog: {{preinstalled_objects: [{target}]}}`)"
+        )
+    };
+    Said::from((
+        format!(
+            "{} {}, which no Kustomization of cluster {} renders and nothing the repository applies before Flux creates{uncertain}",
+            w.subject, w.wants, cluster.name
+        ),
+        missing_why(&u.reference, label),
+        format!(
+            "create {target} in a tier {label} depends on{}, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
+            if u.reference.via == "spec.valuesFrom" || u.reference.via == "postBuild.substituteFrom"
+            {
+                ", mark the entry `optional: true`"
+            } else {
+                ""
+            }
+        ),
+        Some(Cause {
+            key: format!("missing:{target}"),
+            text: format!(
+                "{target} is read by {} but nothing creates it",
+                u.reference
+                    .via
+                    .strip_prefix("postBuild.")
+                    .unwrap_or(u.reference.via)
+            ),
+            fix: format!(
+                "create {target} before them, or declare it under catalog.preinstalled_objects"
+            ),
+        }),
+    ))
 }

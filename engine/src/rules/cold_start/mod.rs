@@ -6,8 +6,7 @@
 
 mod deadlock;
 mod race;
-mod unknown;
-mod words;
+pub(super) mod words;
 
 use super::finding::Cause;
 use super::{Finding, Rule, RuleId};
@@ -146,7 +145,7 @@ pub fn kind_rule(verdict: &Verdict, provenance: &Provenance) -> Option<RuleId> {
 }
 
 /// The findings of `rule` over every cluster's needs.
-pub fn findings(cx: &super::Context, rule: &dyn Rule) -> Vec<Finding> {
+pub(super) fn findings(cx: &super::Context, rule: &dyn Wording) -> Vec<Finding> {
     let mut out = Vec::new();
     for a in &cx.analyses {
         let judge = a.judge();
@@ -209,16 +208,19 @@ impl Said {
 
 /// The need being worded, with the words every verdict shares.
 pub(super) struct Cx<'a, 'm> {
-    a: &'a ClusterAnalysis<'m>,
-    need: Need<'a, 'm>,
-    w: Words,
+    /// The cluster's analysis.
+    pub(super) a: &'a ClusterAnalysis<'m>,
+    /// The need being worded.
+    pub(super) need: Need<'a, 'm>,
+    /// The words every verdict shares: who needs what.
+    pub(super) w: Words,
     /// The consumer tier's label.
-    label: String,
+    pub(super) label: String,
 }
 
 impl Cx<'_, '_> {
     /// The cause shared by every consumer of `supplier`'s `thing`.
-    fn cause(&self, kind: &str, supplier: &TierId, fix: String, text: String) -> Cause {
+    pub(super) fn cause(&self, kind: &str, supplier: &TierId, fix: String, text: String) -> Cause {
         Cause {
             key: format!("{kind}:{supplier}:{}", self.w.thing),
             text,
@@ -227,10 +229,47 @@ impl Cx<'_, '_> {
     }
 }
 
-/// The finding for one judged need: the verdict's words (`race`,
-/// `deadlock`, `unknown`), then where it points, what it follows from, and
-/// how sure it is.
-pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
+/// A rule that reports cold-start verdicts ([`rule_of`] says which rule
+/// reports a need): what it says about one need. A rule words what only it
+/// reports in its own file and leaves the verdicts several rules share (a
+/// race, an ungated supplier, a deadlock) to [`said`].
+pub(super) trait Wording: Rule {
+    /// The words for `cx`'s need.
+    fn said(&self, cx: &Cx) -> Said;
+}
+
+/// The words of a verdict several rules report, whichever reports it: a
+/// race and an ungated supplier (`race.rs`), a deadlock (`deadlock.rs`).
+pub(super) fn said(cx: &Cx) -> Said {
+    match cx.need.verdict() {
+        Verdict::Race { supplier, possible } => race::race(cx, supplier, possible),
+        Verdict::Ungated { supplier, why } => race::ungated(cx, supplier, why),
+        Verdict::Deadlock(Deadlock::SameTier) => deadlock::same_tier(cx),
+        Verdict::Deadlock(Deadlock::OwnOutput) => deadlock::own_output(cx),
+        Verdict::Deadlock(Deadlock::Never {
+            supplier,
+            chain,
+            loops,
+        }) => deadlock::never(cx, supplier, chain, loops),
+        Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => {
+            deadlock::downstream(cx, supplier, chain)
+        }
+        // Worded by the rule that reports it (`crd-unavailable`,
+        // `namespace-missing`, `unresolved-reference`): [`rule_of`] gives
+        // no other rule an unsupplied need.
+        Verdict::Unknown | Verdict::Available => Said::from((
+            format!("{} {}, which nothing provides", cx.w.subject, cx.w.wants),
+            "on a cold cluster it does not exist when this tier is applied".to_string(),
+            format!("provide it in {} or a tier it depends on", cx.label),
+            None,
+        )),
+    }
+}
+
+/// The finding for one judged need: the rule's words for it
+/// ([`Wording::said`]), then where it points, what it follows from, and how
+/// sure it is.
+pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Finding {
     let cluster = a.cluster;
     let tier = need.tier();
     let label = cluster.tier_label(&tier.id);
@@ -247,22 +286,7 @@ pub fn finding(rule: &dyn Rule, a: &ClusterAnalysis, need: Need) -> Finding {
         cause,
         detail,
         related: chain,
-    } = match need.verdict() {
-        Verdict::Race { supplier, possible } => race::race(&cx, supplier, possible),
-        Verdict::Ungated { supplier, why } => race::ungated(&cx, supplier, why),
-        Verdict::Deadlock(Deadlock::SameTier) => deadlock::same_tier(&cx),
-        Verdict::Deadlock(Deadlock::OwnOutput) => deadlock::own_output(&cx),
-        Verdict::Deadlock(Deadlock::Never {
-            supplier,
-            chain,
-            loops,
-        }) => deadlock::never(&cx, supplier, chain, loops),
-        Verdict::Deadlock(Deadlock::Downstream { supplier, chain }) => {
-            deadlock::downstream(&cx, supplier, chain)
-        }
-        Verdict::Unknown => unknown::unknown(&cx),
-        Verdict::Available => unknown::probable(&cx),
-    };
+    } = rule.said(&cx);
     let mut related = vec![(tier.defined_at.clone(), format!("Kustomization {label}"))];
     related.extend(chain);
     related.extend(places(a, need));
@@ -432,7 +456,7 @@ fn sure(need: Need) -> bool {
 
 /// The line of `metadata.namespace` when it was written in the object's
 /// file: a namespace the build set is appended after the keys that were
-/// written and carries its mapping's line (`render::flux::adopt_lines`: a
+/// written and carries its mapping's line (`render::flux::origin::adopt_lines`: a
 /// node the build added takes its parent's), a written one has its own
 /// line or comes first.
 fn written_namespace_line(body: &crate::yaml::Node) -> Option<u32> {

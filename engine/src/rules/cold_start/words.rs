@@ -5,17 +5,17 @@
 use super::*;
 
 /// What a need is, in words: the subject and what it needs.
-pub(super) struct Words {
+pub(in crate::rules) struct Words {
     /// "ExternalSecret/db/creds in grafana", "Kustomization apps".
-    pub(super) subject: String,
+    pub(in crate::rules) subject: String,
     /// "needs externalsecrets.external-secrets.io", "needs namespace vms",
     /// "refers to StorageClass/fast (storageClassName)".
-    pub(super) wants: String,
+    pub(in crate::rules) wants: String,
     /// The thing needed, for grouping ("external-secrets.io", "namespace vms").
-    pub(super) thing: String,
+    pub(in crate::rules) thing: String,
 }
 
-pub(super) fn words(a: &ClusterAnalysis, need: Need) -> Words {
+pub(in crate::rules) fn words(a: &ClusterAnalysis, need: Need) -> Words {
     let label = a.cluster.tier_label(&need.tier().id);
     let subject = match need.object() {
         Some(o) => format!("{} in {label}", o.id),
@@ -42,7 +42,7 @@ pub(super) fn words(a: &ClusterAnalysis, need: Need) -> Words {
 
 /// How `supplier` provides the need: "whose CRD infra applies", "which
 /// cdi-operator creates once CDI/cdi in platform is reconciled".
-pub(super) fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
+pub(in crate::rules) fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
     let p = a.cluster.tier_label(supplier);
     match need {
         Need::Kind(u) => match &u.provenance {
@@ -66,7 +66,7 @@ pub(super) fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &TierId) ->
 }
 
 /// "retries every 1h" (the consumer's `retryInterval`, else `interval`).
-pub(super) fn retries(tier: &Tier) -> String {
+pub(in crate::rules) fn retries(tier: &Tier) -> String {
     match tier.retry_interval() {
         Some(every) => format!("retries every {every}"),
         None => "retries at its interval".into(),
@@ -74,7 +74,7 @@ pub(super) fn retries(tier: &Tier) -> String {
 }
 
 /// The objects of `supplier` that provide the need, for "move …" fixes.
-pub(super) fn providing(need: Need, supplier: &TierId, a: &ClusterAnalysis) -> String {
+pub(in crate::rules) fn providing(need: Need, supplier: &TierId, a: &ClusterAnalysis) -> String {
     match need {
         Need::Kind(u) => match &u.provenance {
             Provenance::Runtime { trigger, .. } => format!("{}/{}", trigger.kind, trigger.name),
@@ -96,7 +96,7 @@ pub(super) fn providing(need: Need, supplier: &TierId, a: &ClusterAnalysis) -> S
 
 /// The fix "add `dependsOn: supplier` to consumer", unless that would close
 /// a cycle: then what must move instead.
-pub(super) fn depend_fix(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
+pub(in crate::rules) fn depend_fix(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> String {
     let consumer = &need.tier().id;
     let t = a.cluster.tier_label(consumer);
     let p = a.cluster.tier_label(supplier);
@@ -112,7 +112,7 @@ pub(super) fn depend_fix(a: &ClusterAnalysis, need: Need, supplier: &TierId) -> 
 
 /// The health-check fix for a runtime supplier whose Ready does not prove
 /// the CRD exists, with the YAML to add.
-pub(super) fn gate_fix(
+pub(in crate::rules) fn gate_fix(
     a: &ClusterAnalysis,
     u: &KindUse,
     supplier: &TierId,
@@ -176,7 +176,7 @@ pub(super) fn gate_fix(
 }
 
 /// The root of a deadlock chain, for the fix.
-pub(super) fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
+pub(in crate::rules) fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
     let l = |t: &TierId| a.cluster.tier_label(t);
     match chain.last() {
         Some(Step::Suspended { tier }) => format!(
@@ -194,7 +194,11 @@ pub(super) fn root_fix(a: &ClusterAnalysis, chain: &[Step]) -> String {
 
 /// The fix of a finding that follows from `root`: the root's, never one of
 /// its own.
-pub(super) fn consequence_fix(a: &ClusterAnalysis, root: &Root, chain: &[Step]) -> String {
+pub(in crate::rules) fn consequence_fix(
+    a: &ClusterAnalysis,
+    root: &Root,
+    chain: &[Step],
+) -> String {
     let l = |t: &TierId| a.cluster.tier_label(t);
     match root {
         Root::Cycle(t) => format!(
@@ -213,7 +217,7 @@ pub(super) fn consequence_fix(a: &ClusterAnalysis, root: &Root, chain: &[Step]) 
 
 /// The root in words, for a consequence's why: "the dependency cycle
 /// through platform", "apps waiting for itself".
-pub(super) fn root_words(a: &ClusterAnalysis, root: &Root) -> String {
+pub(in crate::rules) fn root_words(a: &ClusterAnalysis, root: &Root) -> String {
     let l = |t: &TierId| a.cluster.tier_label(t);
     match root {
         Root::Cycle(t) => format!("the dependency cycle through {}", l(t)),
@@ -226,7 +230,7 @@ pub(super) fn root_words(a: &ClusterAnalysis, root: &Root) -> String {
 /// ", and the repository's bootstrap (helmfile.yaml:3, …) installs chart
 /// cilium, … but not this": what the bootstrap does install, so a reader
 /// sees it was looked at.
-pub(super) fn bootstrap_note(a: &ClusterAnalysis) -> String {
+pub(in crate::rules) fn bootstrap_note(a: &ClusterAnalysis) -> String {
     let items: Vec<&crate::provenance::bootstrap::Item> =
         a.bootstrap.of_cluster(&a.cluster.name).collect();
     if items.is_empty() {
@@ -249,7 +253,7 @@ pub(super) fn bootstrap_note(a: &ClusterAnalysis) -> String {
 
 /// Why a required target nothing creates fails its referrer, by the field
 /// that names it.
-pub(super) fn missing_why(r: &Reference, label: &str) -> String {
+pub(in crate::rules) fn missing_why(r: &Reference, label: &str) -> String {
     match r.via {
         "spec.valuesFrom" => "helm-controller reads every non-optional valuesFrom ConfigMap and Secret before each install and upgrade (ChartValuesFromReferences); a missing one fails the release with 'not found', and it is never installed".into(),
         "chart.spec.sourceRef" | "chartRef" => "helm-controller cannot get the chart without its source; the release is never installed".into(),
