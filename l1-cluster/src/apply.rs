@@ -19,7 +19,11 @@ use kube::api::{Api, DynamicObject, ListParams, LogParams};
 use crate::api::{FIELD_MANAGER, api_for, apply_json, deployment_available, wait_crds};
 use crate::cluster::Cluster;
 
-/// The outcome of each assertion, by trial name suffix.
+/// The outcome of each assertion, by trial name suffix. A failure is the
+/// text the trial fails with (the API server's message and the operators'
+/// last log lines, joined): a verdict for a person, not an error a caller
+/// matches on, so it stays a `String` (libtest-mimic's `Failed` is made
+/// from one).
 pub type Outcomes = BTreeMap<String, Result<(), String>>;
 
 /// Runs the plan against the cluster, in model order. Every assertion gets

@@ -29,6 +29,7 @@ use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 
 use crate::api::{HARNESS_MANAGER, api_for, apply_json, crd_established};
+use crate::error::SubjectError;
 use crate::git::GitServer;
 
 /// How the trial ended.
@@ -67,14 +68,16 @@ pub fn subject(
     trigger: &ObjectId,
     operator: &str,
     crds: &[String],
-) -> std::result::Result<Subject, String> {
+) -> std::result::Result<Subject, SubjectError> {
     let mut found = None;
     for tier in cluster.tiers.values() {
         if let Some(o) = tier.objects().iter().find(|o| o.id == *trigger) {
             found = Some((tier, o.clone()));
         }
     }
-    let (tier, object) = found.ok_or_else(|| format!("{trigger} is not rendered by any tier"))?;
+    let (tier, object) = found.ok_or_else(|| SubjectError::NotRendered {
+        trigger: trigger.to_string(),
+    })?;
     let crd = crd_name(&trigger.group, &trigger.kind);
     let all = || cluster.tiers.values().flat_map(|t| t.objects());
     let of_file = |file: &str| -> Vec<Object> {
@@ -100,9 +103,10 @@ pub fn subject(
             (f, objects)
         }
         _ => {
-            return Err(format!(
-                "the repository does not deploy {operator} (no Deployment beside the {crd} CRD, none named {operator})"
-            ));
+            return Err(SubjectError::NotDeployed {
+                operator: operator.to_string(),
+                crd,
+            });
         }
     };
     let exprs: Vec<serde_json::Value> = tier

@@ -24,6 +24,7 @@
 pub mod api;
 pub mod apply;
 pub mod cluster;
+pub mod error;
 pub mod flux;
 pub mod git;
 pub mod kstatus;
@@ -76,6 +77,7 @@ impl Timing {
 /// The cluster L1 runs: `l1.cluster`, else the first discovered.
 pub fn cluster_name(session: &Session) -> anyhow::Result<String> {
     session
+        .declared
         .config
         .l1
         .cluster
@@ -183,9 +185,12 @@ pub async fn flux_mode(
     let cluster0 = original
         .cluster(&name)
         .map_err(|e| anyhow!("l1.cluster `{name}`: {e}"))?;
-    let source = serve::sync_source(cluster0).map_err(|e| anyhow!(e))?;
-    let fetched = manifests::fetch_all(&original.config.l1.manifests, &manifests::cache_dir())
-        .map_err(|e| anyhow!(e))?;
+    let source = serve::sync_source(cluster0).map_err(|e| anyhow!("{e}"))?;
+    let fetched = manifests::fetch_all(
+        &original.declared.config.l1.manifests,
+        &manifests::cache_dir(),
+    )
+    .map_err(|e| anyhow!("{e}"))?;
     let (flux_from, flux_bytes, replace_components) = flux_manifest(repo, cluster0, &fetched)?;
     let flux_text =
         String::from_utf8(flux_bytes.clone()).context("Flux's manifest is not UTF-8")?;
@@ -197,8 +202,10 @@ pub async fn flux_mode(
     report
         .notes
         .push(format!("Flux installed from {flux_from}"));
-    let image =
-        conformance::l1::k3s_image(&original.config.l1, original.config.kubernetes_of(&name));
+    let image = conformance::l1::k3s_image(
+        &original.declared.config.l1,
+        original.declared.config.kubernetes_of(&name),
+    );
     report
         .notes
         .push(format!("k3s image {}:{}", image.0, image.1));
@@ -231,12 +238,12 @@ pub async fn flux_mode(
                 branch: branch.clone(),
                 retry,
             };
-            let served = serve::serve(repo, dir.path(), cluster0, &changes).map_err(|e| anyhow!(e))?;
+            let served = serve::serve(repo, dir.path(), cluster0, &changes).map_err(|e| anyhow!("{e}"))?;
             report.notes.extend(served.notes.iter().cloned());
             git.push(dir.path(), "repo", &branch, served.tag.as_deref())?;
             let session = Session::open(&conformance::session::RunOptions::at(dir.path()).renderer(Choice::Native)).map_err(|e| anyhow!("the served tree: {e}"))?;
             let served_cluster = session.cluster(&name).map_err(|e| anyhow!("the served tree: {e}"))?;
-            let prediction: Prediction = predict(served_cluster, &session.catalog, &session.index, &session.bootstrap);
+            let prediction: Prediction = predict(served_cluster, &session.declared.catalog, &session.declared.index, &session.bootstrap);
             report.prediction_outside = prediction.outside.clone();
             flux::install(&cluster.client, &flux_objects, timing.timeout).await?;
             // The repository's own sync objects, as served.
@@ -269,8 +276,8 @@ pub async fn flux_mode(
             // git server.
             if std::env::var("L1_KSTATUS").as_deref() != Ok("0") {
                 let analysis = session.analysis(served_cluster);
-                let plan = conformance::l1::plan(&analysis, &session.config.l1, &session.catalog);
-                let subjects: Vec<(String, Result<kstatus::Subject, String>)> = plan
+                let plan = conformance::l1::plan(&analysis, &session.declared.config.l1, &session.declared.catalog);
+                let subjects: Vec<(String, Result<kstatus::Subject, error::SubjectError>)> = plan
                     .assertions
                     .iter()
                     .filter_map(|a| match a {
@@ -296,7 +303,7 @@ pub async fn flux_mode(
                         for (trial, subject) in subjects {
                             let result = match subject {
                                 Ok(s) => kstatus::run(&second.client, &git, &s, timing.timeout, timing.hold).await,
-                                Err(e) => kstatus::Result::Fail(e),
+                                Err(e) => kstatus::Result::Fail(e.to_string()),
                             };
                             report.kstatus.push((trial, result));
                         }

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use conformance::config::L1Manifest;
+
+pub use crate::error::ManifestError;
 use sha2::{Digest, Sha256};
 
 /// A published file, verified.
@@ -32,21 +34,21 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 /// Checks downloaded bytes against the pinned digest.
-pub fn verify(entry: &L1Manifest, bytes: &[u8]) -> Result<String, String> {
+pub fn verify(entry: &L1Manifest, bytes: &[u8]) -> Result<String, ManifestError> {
     let got = digest(bytes);
     match &entry.sha256 {
-        None => Err(format!(
-            "l1.manifests entry for {} (conformance.yaml line {}) has no sha256; {} downloads with sha256 {got}: pin it with `sha256: {got}` after checking the release",
-            entry.file.value,
-            entry.file.referenced.line(),
-            entry.url.value
-        )),
-        Some(want) if !want.value.eq_ignore_ascii_case(&got) => Err(format!(
-            "{} has sha256 {got}, but conformance.yaml (line {}) pins {}: the published file changed, or the pin is wrong",
-            entry.url.value,
-            want.referenced.line(),
-            want.value
-        )),
+        None => Err(ManifestError::Unpinned {
+            file: entry.file.value.clone(),
+            line: entry.file.referenced.line(),
+            url: entry.url.value.clone(),
+            got,
+        }),
+        Some(want) if !want.value.eq_ignore_ascii_case(&got) => Err(ManifestError::Mismatch {
+            url: entry.url.value.clone(),
+            got,
+            line: want.referenced.line(),
+            want: want.value.clone(),
+        }),
         Some(_) => Ok(got),
     }
 }
@@ -60,7 +62,7 @@ pub fn cache_dir() -> PathBuf {
 
 /// Fetches and verifies every entry; every problem is reported, not only
 /// the first.
-pub fn fetch_all(entries: &[L1Manifest], cache: &Path) -> Result<Vec<Fetched>, String> {
+pub fn fetch_all(entries: &[L1Manifest], cache: &Path) -> Result<Vec<Fetched>, ManifestError> {
     let mut fetched = Vec::new();
     let mut problems = Vec::new();
     for entry in entries {
@@ -72,11 +74,11 @@ pub fn fetch_all(entries: &[L1Manifest], cache: &Path) -> Result<Vec<Fetched>, S
     if problems.is_empty() {
         Ok(fetched)
     } else {
-        Err(problems.join("\n"))
+        Err(ManifestError::Several(problems))
     }
 }
 
-fn fetch(entry: &L1Manifest, cache: &Path) -> Result<Fetched, String> {
+fn fetch(entry: &L1Manifest, cache: &Path) -> Result<Fetched, ManifestError> {
     let cached = entry
         .sha256
         .as_ref()
@@ -105,7 +107,7 @@ fn found(entry: &L1Manifest, bytes: Vec<u8>) -> Fetched {
     }
 }
 
-fn download(url: &str) -> Result<Vec<u8>, String> {
+fn download(url: &str) -> Result<Vec<u8>, ManifestError> {
     let out = Command::new("curl")
         .args(["--fail", "--silent", "--show-error", "--location"])
         .args(["--retry", "3", "--max-time", "300", "--proto", "=https"])
@@ -114,12 +116,15 @@ fn download(url: &str) -> Result<Vec<u8>, String> {
         .arg("--url")
         .arg(url)
         .output()
-        .map_err(|e| format!("cannot run curl to download {url}: {e}"))?;
+        .map_err(|source| ManifestError::Curl {
+            url: url.to_string(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(format!(
-            "downloading {url} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(ManifestError::Download {
+            url: url.to_string(),
+            said: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(out.stdout)
 }
@@ -145,18 +150,22 @@ mod tests {
     fn a_pinned_digest_is_checked() {
         let bytes = b"apiVersion: v1\nkind: Namespace\nmetadata: {name: cdi}\n";
         let good = digest(bytes);
-        assert_eq!(verify(&entry(Some(&good)), bytes), Ok(good.clone()));
+        assert_eq!(verify(&entry(Some(&good)), bytes).ok(), Some(good.clone()));
         let upper = good.to_ascii_uppercase();
         assert!(verify(&entry(Some(&upper)), bytes).is_ok());
         let wrong = "0".repeat(64);
-        let e = verify(&entry(Some(&wrong)), bytes).expect_err("mismatch");
+        let e = verify(&entry(Some(&wrong)), bytes)
+            .expect_err("mismatch")
+            .to_string();
         assert!(e.contains(&good) && e.contains("line 5"), "{e}");
     }
 
     #[test]
     fn an_unpinned_file_is_refused_with_its_digest() {
         let bytes = b"kind: Namespace\n";
-        let e = verify(&entry(None), bytes).expect_err("unpinned");
+        let e = verify(&entry(None), bytes)
+            .expect_err("unpinned")
+            .to_string();
         assert!(e.contains(&format!("sha256: {}", digest(bytes))), "{e}");
         assert!(e.contains("platform/cdi/cdi-operator.yaml"), "{e}");
     }

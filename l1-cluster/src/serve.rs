@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use conformance::model::{Cluster, Entry, Span, TierId};
 use conformance::yaml::{self, Node, Value};
 
+use crate::error::{EditError, ServeError};
+
 /// What to change.
 #[derive(Debug, Clone)]
 pub struct Changes {
@@ -63,21 +65,22 @@ pub struct SyncSource {
 /// The sync GitRepository of `cluster`'s entry: the object the entry
 /// Kustomization's `sourceRef` names, where the repository defines it.
 /// Errors name what L1 cannot serve yet.
-pub fn sync_source(cluster: &Cluster) -> Result<SyncSource, String> {
+pub fn sync_source(cluster: &Cluster) -> Result<SyncSource, ServeError> {
     let tier = match &cluster.entry {
         Entry::SyncKustomization { tier, .. } => &cluster.tiers[tier],
         Entry::Directory { path } => {
-            return Err(format!(
-                "cluster {} has no sync Kustomization in git (a Flux Operator FluxInstance or a managed Flux syncs {path}): the Flux mode does not yet serve Flux Operator repositories; run it with L1_MODE=apply",
-                cluster.name
-            ));
+            return Err(ServeError::NoSyncInGit {
+                cluster: cluster.name.clone(),
+                path: path.clone(),
+            });
         }
     };
     if tier.source_ref.kind != "GitRepository" {
-        return Err(format!(
-            "cluster {} syncs from a {} ({}): the Flux mode serves git only; run it with L1_MODE=apply",
-            cluster.name, tier.source_ref.kind, tier.source_ref
-        ));
+        return Err(ServeError::NotGit {
+            cluster: cluster.name.clone(),
+            kind: tier.source_ref.kind.clone(),
+            reference: tier.source_ref.to_string(),
+        });
     }
     let id = TierId::new(&tier.source_ref.namespace, &tier.source_ref.name);
     let at = cluster
@@ -112,15 +115,24 @@ pub fn copy_with(
     repo: &Path,
     dir: &Path,
     replace: &[(String, Vec<u8>, String)],
-) -> Result<Vec<String>, String> {
-    copy_tree(repo, dir, repo).map_err(|e| format!("copying {} for L1: {e}", repo.display()))?;
+) -> Result<Vec<String>, ServeError> {
+    copy_tree(repo, dir, repo).map_err(|source| ServeError::Copy {
+        repo: repo.to_path_buf(),
+        source,
+    })?;
     let mut notes = Vec::new();
     for (file, bytes, from) in replace {
         let path = inside(dir, file)?;
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{file}: {e}"))?;
+            std::fs::create_dir_all(parent).map_err(|source| ServeError::Directory {
+                file: file.clone(),
+                source,
+            })?;
         }
-        std::fs::write(&path, bytes).map_err(|e| format!("writing {file}: {e}"))?;
+        std::fs::write(&path, bytes).map_err(|source| ServeError::Write {
+            file: file.clone(),
+            source,
+        })?;
         notes.push(format!("{file} replaced by {from}"));
     }
     Ok(notes)
@@ -132,7 +144,7 @@ pub fn serve(
     dir: &Path,
     cluster: &Cluster,
     changes: &Changes,
-) -> Result<Served, String> {
+) -> Result<Served, ServeError> {
     let mut notes = copy_with(repo, dir, &changes.replace)?;
     let source = sync_source(cluster)?;
     // Edits per file, applied from the last document up so that line
@@ -141,8 +153,10 @@ pub fn serve(
     let mut tag = None;
     if let Some(at) = &source.at {
         let text = read(dir, &at.file)?;
-        let doc = document_at(&text, at.line)
-            .ok_or_else(|| format!("{}:{}: cannot find the GitRepository", at.file, at.line))?;
+        let doc = document_at(&text, at.line).ok_or_else(|| ServeError::NoGitRepository {
+            file: at.file.clone(),
+            line: at.line,
+        })?;
         let spec = doc.get("spec");
         let reference = spec.and_then(|s| s.get("ref"));
         let mut edit = Edit::default();
@@ -190,8 +204,7 @@ pub fn serve(
         ));
     }
     if let Some(retry) = &changes.retry {
-        let limit = duration_secs(retry)
-            .ok_or_else(|| format!("L1_RETRY_INTERVAL `{retry}` is not a duration like 20s"))?;
+        let limit = duration_secs(retry).ok_or_else(|| ServeError::Retry(retry.clone()))?;
         let mut shortened = 0;
         for tier in cluster.tiers.values() {
             let spec = tier.spec.get("spec");
@@ -222,7 +235,11 @@ pub fn serve(
         list.sort_by_key(|e| std::cmp::Reverse(e.0));
         for (line, edit) in list {
             let (edited, rewritten) =
-                apply_edit(&text, line, &edit).map_err(|e| format!("{file}:{line}: {e}"))?;
+                apply_edit(&text, line, &edit).map_err(|source| ServeError::Edit {
+                    file: file.clone(),
+                    line,
+                    source,
+                })?;
             if rewritten {
                 notes.push(format!(
                     "{file}:{line}: the document was rewritten from its parsed form (its layout defeats a line edit): comments there are gone in the served copy"
@@ -230,7 +247,10 @@ pub fn serve(
             }
             text = edited;
         }
-        std::fs::write(inside(dir, &file)?, text).map_err(|e| format!("writing {file}: {e}"))?;
+        std::fs::write(inside(dir, &file)?, text).map_err(|source| ServeError::Write {
+            file: file.clone(),
+            source,
+        })?;
     }
     Ok(Served {
         dir: dir.to_path_buf(),
@@ -239,16 +259,21 @@ pub fn serve(
     })
 }
 
-fn inside(dir: &Path, file: &str) -> Result<PathBuf, String> {
+fn inside(dir: &Path, file: &str) -> Result<PathBuf, ServeError> {
     let (norm, escapes) = conformance::repo::normalize("", file);
     if escapes || norm.is_empty() {
-        return Err(format!("`{file}` is not a path inside the repository"));
+        return Err(ServeError::Outside {
+            file: file.to_string(),
+        });
     }
     Ok(dir.join(norm))
 }
 
-fn read(dir: &Path, file: &str) -> Result<String, String> {
-    std::fs::read_to_string(inside(dir, file)?).map_err(|e| format!("reading {file}: {e}"))
+fn read(dir: &Path, file: &str) -> Result<String, ServeError> {
+    std::fs::read_to_string(inside(dir, file)?).map_err(|source| ServeError::Read {
+        file: file.to_string(),
+        source,
+    })
 }
 
 /// Copies a tree, leaving out `.git` and symbolic links that lead outside
@@ -370,9 +395,9 @@ fn blank(l: &str) -> bool {
 
 /// Applies `edit` to the document holding `line`; `true` when the document
 /// had to be rewritten from its parsed form.
-fn apply_edit(text: &str, line: u32, edit: &Edit) -> Result<(String, bool), String> {
+fn apply_edit(text: &str, line: u32, edit: &Edit) -> Result<(String, bool), EditError> {
     let lines: Vec<&str> = text.lines().collect();
-    let (start, end) = doc_range(&lines, line).ok_or("no document there")?;
+    let (start, end) = doc_range(&lines, line).ok_or(EditError::NoDocument)?;
     let mut doc: Vec<String> = lines[start..end].iter().map(|l| l.to_string()).collect();
     let edited = edit_lines(&doc, edit);
     let rewritten = match edited {
@@ -497,9 +522,9 @@ fn verify(doc: &[String], edit: &Edit) -> bool {
 }
 
 /// The document rewritten from its parsed form, edited.
-fn rewrite(doc: &[String], edit: &Edit) -> Result<Vec<String>, String> {
-    let parsed = yaml::parse_documents(&doc.join("\n")).map_err(|e| e.to_string())?;
-    let mut node = parsed.into_iter().next().ok_or("an empty document")?;
+fn rewrite(doc: &[String], edit: &Edit) -> Result<Vec<String>, EditError> {
+    let parsed = yaml::parse_documents(&doc.join("\n"))?;
+    let mut node = parsed.into_iter().next().ok_or(EditError::Empty)?;
     let spec = node.map_entry("spec");
     for key in &edit.remove {
         spec.remove(key);

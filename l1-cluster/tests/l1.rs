@@ -61,8 +61,15 @@ fn apply_plan(repo: &Path) -> anyhow::Result<(Plan, (String, String))> {
         .map_err(|e| anyhow::anyhow!("l1.cluster `{name}`: {e}"))?;
     let analysis = session.analysis(cluster);
     Ok((
-        l1::plan(&analysis, &session.config.l1, &session.catalog),
-        l1::k3s_image(&session.config.l1, session.config.kubernetes_of(&name)),
+        l1::plan(
+            &analysis,
+            &session.declared.config.l1,
+            &session.declared.catalog,
+        ),
+        l1::k3s_image(
+            &session.declared.config.l1,
+            session.declared.config.kubernetes_of(&name),
+        ),
     ))
 }
 
@@ -76,8 +83,8 @@ fn flux_trials(repo: &Path) -> anyhow::Result<(String, Vec<String>)> {
         .map_err(|e| anyhow::anyhow!("l1.cluster `{name}`: {e}"))?;
     let prediction = l1::predict::predict(
         cluster,
-        &session.catalog,
-        &session.index,
+        &session.declared.catalog,
+        &session.declared.index,
         &session.bootstrap,
     );
     let mut names: Vec<String> = prediction
@@ -86,7 +93,11 @@ fn flux_trials(repo: &Path) -> anyhow::Result<(String, Vec<String>)> {
         .map(|t| flux_trial(&name, &t.label))
         .collect();
     let analysis = session.analysis(cluster);
-    let plan = l1::plan(&analysis, &session.config.l1, &session.catalog);
+    let plan = l1::plan(
+        &analysis,
+        &session.declared.config.l1,
+        &session.declared.catalog,
+    );
     for a in &plan.assertions {
         if let l1::Assertion::RuntimeCrds {
             trigger,
@@ -120,10 +131,10 @@ fn write_report(text: &str) {
     }
 }
 
-fn run_flux(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, String> {
+fn run_flux(repo: &Path, runtime: &Runtime, timing: Timing) -> anyhow::Result<Results> {
     let report = runtime_handle()
         .block_on(flux_mode(repo, runtime, timing))
-        .map_err(|e| format!("the Flux-mode run failed: {e:#}"))?;
+        .map_err(|e| anyhow::anyhow!("the Flux-mode run failed: {e:#}"))?;
     write_report(&render_report(&report));
     let mut results = Results::new();
     for (p, _, c) in &report.comparisons {
@@ -149,12 +160,14 @@ fn run_flux(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, S
     Ok(results)
 }
 
-fn run_apply(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, String> {
+fn run_apply(repo: &Path, runtime: &Runtime, timing: Timing) -> anyhow::Result<Results> {
     // The plan of the tree with l1.manifests' published files in place.
     let original =
-        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))
-            .map_err(|e| e.to_string())?;
-    let fetched = manifests::fetch_all(&original.config.l1.manifests, &manifests::cache_dir())?;
+        Session::open(&conformance::session::RunOptions::at(repo).renderer(Choice::Native))?;
+    let fetched = manifests::fetch_all(
+        &original.declared.config.l1.manifests,
+        &manifests::cache_dir(),
+    )?;
     let replace: Vec<(String, Vec<u8>, String)> = fetched
         .iter()
         .map(|f| {
@@ -165,19 +178,19 @@ fn run_apply(repo: &Path, runtime: &Runtime, timing: Timing) -> Result<Results, 
             )
         })
         .collect();
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir()?;
     let notes = serve::copy_with(repo, dir.path(), &replace)?;
     for n in &notes {
         println!("L1 apply mode: {n}");
     }
-    let (plan, image) = apply_plan(dir.path()).map_err(|e| format!("{e:#}"))?;
+    let (plan, image) = apply_plan(dir.path()).map_err(|e| anyhow::anyhow!("{e:#}"))?;
     let outcomes = runtime_handle().block_on(async {
         let cluster = Cluster::start(runtime, &image, None)
             .await
-            .map_err(|e| format!("cannot start or reach the cluster: {e:#}"))?;
+            .map_err(|e| anyhow::anyhow!("cannot start or reach the cluster: {e:#}"))?;
         let outcomes = execute(&cluster, &plan, timing.timeout).await;
         cluster.stop().await;
-        Ok::<_, String>(outcomes)
+        anyhow::Ok(outcomes)
     })?;
     Ok(outcomes
         .into_iter()
@@ -237,7 +250,7 @@ fn main() -> ExitCode {
             };
             match run {
                 Ok(r) => results = Some(r),
-                Err(e) => why_not = Some(e),
+                Err(e) => why_not = Some(e.to_string()),
             }
         }
     }
