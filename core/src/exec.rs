@@ -29,7 +29,7 @@ use std::process::Command;
 /// The ssh that git may start: never prompts (a host key or passphrase
 /// question would hang until the timeout), whatever `core.sshCommand` or
 /// `GIT_SSH_COMMAND` say.
-pub const SSH_COMMAND: &str = "ssh -o BatchMode=yes";
+pub(crate) const SSH_COMMAND: &str = "ssh -o BatchMode=yes";
 
 /// The variables a git command inherits from the caller; everything else
 /// (`GIT_DIR`, `GIT_CONFIG_PARAMETERS`, `GIT_SSH_COMMAND`, `GIT_EXEC_PATH`,

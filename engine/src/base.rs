@@ -50,7 +50,7 @@ pub enum BaseError {
 
 /// A materialised base tree; the temporary directory lives as long as it.
 #[derive(Debug)]
-pub struct BaseTree {
+pub(crate) struct BaseTree {
     /// The repository root in the previous tree.
     pub root: PathBuf,
     _dir: Option<tempfile::TempDir>,
@@ -58,7 +58,7 @@ pub struct BaseTree {
 
 impl Base {
     /// Makes the previous tree of `repo` available on disk.
-    pub fn materialise(&self, repo: &Path) -> Result<BaseTree, BaseError> {
+    pub(crate) fn materialise(&self, repo: &Path) -> Result<BaseTree, BaseError> {
         match self {
             Base::Dir(dir) => {
                 if !dir.is_dir() {

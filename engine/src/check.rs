@@ -87,7 +87,10 @@ pub fn check(options: &CheckOptions) -> Result<Outcome, SessionError> {
 }
 
 /// As [`check`], on an open session.
-pub fn check_session(session: Session, options: &CheckOptions) -> Result<Outcome, SessionError> {
+pub(crate) fn check_session(
+    session: Session,
+    options: &CheckOptions,
+) -> Result<Outcome, SessionError> {
     session.check_config()?;
     for wanted in &options.clusters {
         session.cluster(wanted)?;

@@ -30,7 +30,7 @@ pub use crate::rules::{Parity, Substitution};
 
 /// Whether a name is a rule id. The session passes the rule registry's
 /// answer, so this file's parser does not depend on the rules it configures.
-pub type RuleIds<'a> = &'a dyn Fn(&str) -> bool;
+pub(crate) type RuleIds<'a> = &'a dyn Fn(&str) -> bool;
 
 /// The repository's configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -208,7 +208,7 @@ fn sections(text: &str) -> Vec<String> {
 
 /// Why a path of conformance.yaml does not stay inside the repository:
 /// absolute, or climbing out with `..`.
-pub fn outside_problem(path: &str) -> Option<&'static str> {
+pub(crate) fn outside_problem(path: &str) -> Option<&'static str> {
     if path.starts_with('/') {
         return Some("is absolute; paths in conformance.yaml are relative to the repository root");
     }
@@ -323,7 +323,7 @@ impl Config {
 
     /// Reads a conformance.yaml given by path (`--config FILE`); every
     /// problem is reported at that file.
-    pub fn load_file(path: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
+    pub(crate) fn load_file(path: &Path, rule_ids: RuleIds) -> Result<Config, ConfigError> {
         let name = path.display().to_string();
         let fail = |message: String| ConfigError {
             file: name.clone(),
@@ -442,7 +442,7 @@ impl Config {
     /// by their last path segment (the whole path when conformance.yaml
     /// already uses that name); a directory already declared is kept as
     /// it is.
-    pub fn declare_entries(&mut self, dirs: &[String]) {
+    pub(crate) fn declare_entries(&mut self, dirs: &[String]) {
         for dir in dirs {
             let path = crate::repo::normalize("", dir).0;
             let declared = self.clusters.values().any(|facts| {
@@ -522,7 +522,7 @@ impl Config {
     }
 
     /// The sections the rules read.
-    pub fn rule_settings(&self) -> crate::rules::Settings<'_> {
+    pub(crate) fn rule_settings(&self) -> crate::rules::Settings<'_> {
         crate::rules::Settings {
             parity: &self.parity,
             policies: &self.policies,
@@ -536,7 +536,7 @@ impl Config {
     }
 
     /// What conformance.yaml declares about Kubernetes versions.
-    pub fn kubernetes_declared(&self) -> crate::provenance::distribution::Declared<'_> {
+    pub(crate) fn kubernetes_declared(&self) -> crate::provenance::distribution::Declared<'_> {
         crate::provenance::distribution::Declared {
             clusters: &self.clusters,
             file: self.kubernetes.as_ref(),
@@ -557,7 +557,7 @@ impl Config {
 
     /// Names this file uses for clusters that discovery did not find, with
     /// their lines (reported by `config check` and `check`).
-    pub fn unknown_clusters(&self, discovered: &[String]) -> Vec<(String, u32)> {
+    pub(crate) fn unknown_clusters(&self, discovered: &[String]) -> Vec<(String, u32)> {
         let mut out = Vec::new();
         for group in self.parity.groups.iter().flatten() {
             for name in group {

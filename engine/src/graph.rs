@@ -138,7 +138,7 @@ impl TierGraph {
     }
 
     /// The lines that describe one node: itself and its outgoing edges.
-    pub fn lines_of(&self, id: &TierId) -> Vec<String> {
+    pub(crate) fn lines_of(&self, id: &TierId) -> Vec<String> {
         let mut lines = Vec::new();
         if let Some(attrs) = self.nodes.get(id) {
             lines.push(format!(
@@ -361,7 +361,7 @@ pub struct Cycle {
 /// Kustomization as Current only once it is Ready at its generation);
 /// otherwise those its `healthChecks` name. A Kustomization never waits for
 /// itself (`checkHealth` drops it from the set).
-pub fn wait_edges(cluster: &Cluster) -> BTreeMap<&TierId, Vec<&TierId>> {
+pub(crate) fn wait_edges(cluster: &Cluster) -> BTreeMap<&TierId, Vec<&TierId>> {
     let mut children: BTreeMap<&TierId, Vec<&TierId>> = BTreeMap::new();
     for t in cluster.tiers.values() {
         if let Some(p) = &t.parent {

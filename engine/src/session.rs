@@ -46,7 +46,7 @@ impl Session {
     }
 
     /// The renderer's name, for reports.
-    pub fn renderer_name(&self) -> String {
+    pub(crate) fn renderer_name(&self) -> String {
         self.declared.renderer().name().to_string()
     }
 
@@ -82,7 +82,7 @@ impl Session {
     /// What the rules read: every cluster's analysis with the model and the
     /// configuration; `base` is the previous revision's model when the run
     /// compares.
-    pub fn rule_context<'s>(&'s self, base: Option<&'s Model>) -> rules::Context<'s> {
+    pub(crate) fn rule_context<'s>(&'s self, base: Option<&'s Model>) -> rules::Context<'s> {
         pipeline::analyse(&self.declared, &self.model, &self.bootstrap, base)
     }
 

@@ -61,7 +61,7 @@ impl Missing {
 
 /// Which paths ignore rules leave out, precomputed over the repository.
 #[derive(Debug, Clone, Default)]
-pub struct Visibility {
+pub(crate) struct Visibility {
     ignore: SourceIgnore,
     /// Ignored paths (files and directories).
     ignored: BTreeSet<String>,

@@ -45,7 +45,7 @@ const DEFAULTS: &[&str] = &[
 ];
 
 /// The name of an ignore file.
-pub const IGNORE_FILE: &str = ".sourceignore";
+pub(crate) const IGNORE_FILE: &str = ".sourceignore";
 
 /// One gitignore pattern with the directory it applies below.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,7 +214,8 @@ impl SourceIgnore {
 
     /// Whether the repository's own `.sourceignore` files or `spec.ignore`
     /// replaced the defaults.
-    pub fn customised(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn customised(&self) -> bool {
         !self.origins.is_empty()
     }
 }

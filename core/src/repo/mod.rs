@@ -543,12 +543,12 @@ fn relative_error(err: LoadError, rel: &str) -> LoadError {
 /// The most YAML one run reads (every manifest file of the tree, in all):
 /// a tree over it (a checkout holding vendored charts or generated data by
 /// the gigabyte) is refused at once instead of parsed for many minutes.
-pub const MAX_TOTAL_YAML_BYTES: u64 = 1024 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_YAML_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// The most files and directories one run lists: a tree over it (a home
 /// directory, a monorepo's build outputs outside git) is refused with its
 /// largest directories instead of walked for many minutes.
-pub const MAX_PATHS: usize = 2_000_000;
+pub(crate) const MAX_PATHS: usize = 2_000_000;
 
 /// Files Flux's generator would pick up, plus extensionless `Kustomization`.
 pub fn is_manifest_name(name: &str) -> bool {

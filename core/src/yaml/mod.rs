@@ -27,9 +27,9 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// input.
 pub const MAX_DEPTH: usize = 256;
 /// Most parser events (nodes and their ends) in one file.
-pub const MAX_EVENTS: usize = 20_000_000;
+pub(crate) const MAX_EVENTS: usize = 20_000_000;
 /// Most nodes (scalars, sequences, mappings) in one file.
-pub const MAX_NODES: usize = 10_000_000;
+pub(crate) const MAX_NODES: usize = 10_000_000;
 /// Most documents accepted in one stream (a rendered cluster tier can hold
 /// thousands of objects).
 pub const MAX_DOCUMENTS: usize = 50_000;
@@ -347,7 +347,7 @@ fn parse_documents_once(text: &str) -> Result<Vec<Node>, YamlError> {
 }
 
 /// Reads a file under the size budget and parses it.
-pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
+pub(crate) fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
     let text = read_text_within_budget(path)?;
     parse_text(&text).map_err(|source| LoadError::Yaml {
         path: path.display().to_string(),
@@ -356,7 +356,7 @@ pub fn read_documents(path: &Path) -> Result<Vec<Node>, LoadError> {
 }
 
 /// Reads a file's text under the size budget.
-pub fn read_text_within_budget(path: &Path) -> Result<String, LoadError> {
+pub(crate) fn read_text_within_budget(path: &Path) -> Result<String, LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
@@ -422,7 +422,7 @@ pub enum LoadError {
 impl LoadError {
     /// Whether the file exceeds one of this loader's budgets (size,
     /// nesting, documents, nodes, aliases) rather than being invalid.
-    pub fn is_budget(&self) -> bool {
+    pub(crate) fn is_budget(&self) -> bool {
         match self {
             LoadError::TooLarge { .. } => true,
             LoadError::Yaml { source, .. } => source.budget,

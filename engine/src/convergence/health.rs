@@ -121,7 +121,7 @@ fn names(tier: &Tier, group: &str, kind: &str, namespace: Option<&str>, name: &s
 /// Whether a `spec.healthCheckExprs` entry covers the group and kind: keyed
 /// by GroupKind (the version is ignored), an entry without `kind` covering
 /// the whole group (`runtime/cel` `NewStatusReader`).
-pub fn has_expr(tier: &Tier, group: &str, kind: &str) -> bool {
+pub(crate) fn has_expr(tier: &Tier, group: &str, kind: &str) -> bool {
     tier.spec
         .path(&["spec", "healthCheckExprs"])
         .map(|n| n.as_seq())

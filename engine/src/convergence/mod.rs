@@ -62,7 +62,7 @@ fn rendered_crds(cluster: &Cluster) -> BTreeMap<(String, String), &Object> {
 }
 
 /// Namespaces every cluster starts with (Flux's own is added per cluster).
-pub const INITIAL_NAMESPACES: &[&str] =
+pub(crate) const INITIAL_NAMESPACES: &[&str] =
     &["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// The resolution of one object's kind.
@@ -536,7 +536,7 @@ fn kind_verdict(
 }
 
 /// `group/Kind`, or `Kind` for the core group.
-pub fn kind_text(group: &str, kind: &str) -> String {
+pub(crate) fn kind_text(group: &str, kind: &str) -> String {
     if group.is_empty() {
         kind.to_string()
     } else {

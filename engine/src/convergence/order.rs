@@ -230,14 +230,14 @@ impl Order {
     }
 
     /// Tiers that are Ready before `id` starts.
-    pub fn ready_before(&self, id: &TierId) -> TierSet<'_> {
+    pub(crate) fn ready_before(&self, id: &TierId) -> TierSet<'_> {
         self.set(&self.ready, id)
     }
 
     /// Whether `a` can only be Ready after `b` has been applied: `b` is
     /// applied before `a` starts, or `a`'s Ready waits for it. Then a
     /// `dependsOn: a` on `b` would close a cycle.
-    pub fn needs_first(&self, a: &TierId, b: &TierId) -> bool {
+    pub(crate) fn needs_first(&self, a: &TierId, b: &TierId) -> bool {
         a == b || self.set(&self.applied_when_ready, a).contains(b)
     }
 }

@@ -356,7 +356,7 @@ fn depends_on(body: &Node, ns: &Option<String>, out: &mut Vec<Reference>) {
 /// References a Flux Kustomization makes before it builds: its source and
 /// its substituteFrom ConfigMaps and Secrets (which must come from earlier
 /// tiers).
-pub fn tier_references(tier: &Tier) -> Vec<Reference> {
+pub(crate) fn tier_references(tier: &Tier) -> Vec<Reference> {
     let mut out = Vec::new();
     if tier.parent.is_none() || tier.with_entry {
         // The entry, and what the bootstrap applied with it: their sources

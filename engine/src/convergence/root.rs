@@ -46,7 +46,7 @@ impl ClusterAnalysis<'_> {
     /// enters, else the suspended tier or the tier that waits for itself it
     /// ends at, else the tier a loop through needs comes back to. `None`
     /// for a chain that ends anywhere else.
-    pub fn root_of(&self, chain: &[Step]) -> Option<Root> {
+    pub(crate) fn root_of(&self, chain: &[Step]) -> Option<Root> {
         for step in chain {
             if let Some(c) = self.cycle_of(step.tier()) {
                 return Some(Root::Cycle(self.cycles[c].members[0].clone()));
@@ -72,7 +72,7 @@ impl ClusterAnalysis<'_> {
 
     /// The loop a consumer's own deadlock closes (its need's supplier
     /// `chain` leads back to it), as a root.
-    pub fn loop_root(&self, consumer: &TierId, chain: &[Step]) -> Root {
+    pub(crate) fn loop_root(&self, consumer: &TierId, chain: &[Step]) -> Root {
         let smallest = chain
             .iter()
             .map(Step::tier)
@@ -104,7 +104,7 @@ impl ClusterAnalysis<'_> {
     }
 
     /// The index of the dependency cycle `tier` is a member of.
-    pub fn cycle_of(&self, tier: &TierId) -> Option<usize> {
+    pub(crate) fn cycle_of(&self, tier: &TierId) -> Option<usize> {
         self.cycle_index.get(tier).copied()
     }
 }

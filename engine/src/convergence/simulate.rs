@@ -196,13 +196,13 @@ impl Step {
     }
 
     /// Whether the step leads to `tier`.
-    pub fn mentions(&self, tier: &TierId) -> bool {
+    pub(crate) fn mentions(&self, tier: &TierId) -> bool {
         self.next() == Some(tier)
     }
 
     /// The step as a predicate of its tier: "depends on apps", "is
     /// suspended".
-    pub fn predicate(&self, cluster: &Cluster) -> String {
+    pub(crate) fn predicate(&self, cluster: &Cluster) -> String {
         let l = |t: &TierId| cluster.tier_label(t);
         match self {
             Step::Suspended { .. } => "is suspended (spec.suspend: true)".into(),
@@ -386,7 +386,7 @@ impl Simulation {
     }
 
     /// [`Self::run`] in a chosen [`Mode`].
-    pub fn run_mode(
+    pub(crate) fn run_mode(
         cluster: &Cluster,
         sequence: &[TierId],
         mut requirements: BTreeMap<TierId, Vec<Requirement>>,
@@ -661,7 +661,7 @@ impl Simulation {
     }
 
     /// Tiers that never start, with the first step of their chain.
-    pub fn never_started(&self) -> impl Iterator<Item = &TierId> {
+    pub(crate) fn never_started(&self) -> impl Iterator<Item = &TierId> {
         self.ids
             .iter()
             .enumerate()

@@ -121,7 +121,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// How good the verdict is, best first, whatever it is about.
-    pub fn rank(&self) -> u8 {
+    pub(crate) fn rank(&self) -> u8 {
         match self {
             Verdict::Available => 0,
             Verdict::Ungated { .. } => 1,
@@ -231,7 +231,7 @@ impl Judge<'_> {
 
     /// [`Self::judge`], with the index of the supplier the verdict is about
     /// (`None` when none is).
-    pub fn judge_best(
+    pub(crate) fn judge_best(
         &self,
         consumer: &TierId,
         suppliers: &[Supplier],

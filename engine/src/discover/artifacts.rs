@@ -20,10 +20,10 @@ use crate::model::{SourceRef, Span};
 use crate::yaml::Node;
 
 /// The API group of ArtifactGenerator.
-pub const GENERATOR_GROUP: &str = "source.extensions.fluxcd.io";
+pub(crate) const GENERATOR_GROUP: &str = "source.extensions.fluxcd.io";
 
 /// Whether a document is an ArtifactGenerator.
-pub fn is_generator(doc: &Node) -> bool {
+pub(crate) fn is_generator(doc: &Node) -> bool {
     doc.str_at(&["kind"]).as_deref() == Some("ArtifactGenerator")
         && doc
             .str_at(&["apiVersion"])
@@ -34,7 +34,7 @@ pub fn is_generator(doc: &Node) -> bool {
 /// generator named, then what it does that is not modelled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{who} {why}")]
-pub struct ArtifactError {
+pub(crate) struct ArtifactError {
     /// "its ArtifactGenerator ns/name (file:line)".
     pub who: String,
     /// What its copies do.
@@ -45,7 +45,7 @@ pub struct ArtifactError {
 /// What a generator's copies do that makes an artifact something else than
 /// a directory of the repository.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// No copy at all.
     #[error("copies nothing into it")]
     Nothing,
@@ -158,7 +158,7 @@ pub enum Layout {
 /// What a generated artifact's `path` is in this repository.
 #[derive(Clone, Copy)]
 #[allow(missing_debug_implementations)] // closures
-pub struct Repo<'a> {
+pub(crate) struct Repo<'a> {
     /// Which sources are this repository, and which directory of it each
     /// stands for.
     pub dir_of: &'a dyn Fn(&SourceRef) -> Option<String>,
@@ -174,7 +174,7 @@ pub struct Repo<'a> {
 /// `None`: the generator does not produce `artifact` (or is not in
 /// `namespace`). `Some(Err(why))`: it does, but `path` in it is not a
 /// directory of this repository that builds the same.
-pub fn artifact_dir(
+pub(crate) fn artifact_dir(
     generator: &Node,
     at: &Span,
     namespace: &str,

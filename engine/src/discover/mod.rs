@@ -129,10 +129,10 @@ pub(crate) fn parent_dir(file: &str) -> String {
 }
 
 /// The group of Flux Kustomization objects.
-pub const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
+pub(crate) const FLUX_KUSTOMIZATION_GROUP: &str = "kustomize.toolkit.fluxcd.io";
 
 /// Whether a document is a Flux `Kustomization` (not a kustomize config file).
-pub fn is_flux_kustomization(doc: &Node) -> bool {
+pub(crate) fn is_flux_kustomization(doc: &Node) -> bool {
     doc.str_at(&["kind"]).as_deref() == Some("Kustomization")
         && doc
             .str_at(&["apiVersion"])
@@ -161,7 +161,7 @@ pub struct LocalSource {
 
 impl LocalSources {
     /// The repository directory of a source, when it is configured.
-    pub fn dir_for(&self, kind: &str, name: &str, namespace: Option<&str>) -> Option<&str> {
+    pub(crate) fn dir_for(&self, kind: &str, name: &str, namespace: Option<&str>) -> Option<&str> {
         self.0
             .iter()
             .find(|s| {
@@ -468,7 +468,7 @@ pub(super) fn git_repositories<'a>(
 
 /// Git URLs that name the same repository compare equal: scheme, user,
 /// `.git` suffix and trailing slash removed, `host:path` made `host/path`.
-pub fn normalize_url(url: &str) -> String {
+pub(crate) fn normalize_url(url: &str) -> String {
     let mut u = url.trim().to_ascii_lowercase();
     if let Some((_, rest)) = u.split_once("://") {
         u = rest.to_string();

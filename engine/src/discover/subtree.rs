@@ -27,7 +27,7 @@ use crate::repo::{self, RepoIndex};
 
 /// One inferred root, with the reason in words.
 #[derive(Debug, Clone)]
-pub struct Inferred {
+pub(crate) struct Inferred {
     /// The source, with the directory taken as its root.
     pub source: LocalSource,
     /// How many Kustomizations agree.
@@ -52,7 +52,7 @@ impl Inferred {
 }
 
 /// Roots inferred for sources that `configured` does not already map.
-pub fn infer(index: &RepoIndex, configured: &super::LocalSources) -> Vec<Inferred> {
+pub(crate) fn infer(index: &RepoIndex, configured: &super::LocalSources) -> Vec<Inferred> {
     // (kind, namespace, name) → candidate root per Kustomization; `None`
     // when one resolves at the root or below two ancestors.
     let mut votes: BTreeMap<(String, String, String), Vec<Option<String>>> = BTreeMap::new();

@@ -11,9 +11,6 @@ use super::{Provenance, ProviderSource, SourceCx};
 pub struct BuiltIn;
 
 impl ProviderSource for BuiltIn {
-    fn name(&self) -> &'static str {
-        "built-in"
-    }
     fn initial(&self, _: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         builtin_kind(group, kind).map(|_| Provenance::BuiltIn)
     }

@@ -3,7 +3,6 @@
 //! which controllers create CRDs at runtime, and what is installed outside
 //! Flux.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -188,7 +187,7 @@ impl Catalog {
     }
 
     /// This catalog followed by `extra` (a repository's additions).
-    pub fn extended(&self, extra: &Catalog) -> Catalog {
+    pub(crate) fn extended(&self, extra: &Catalog) -> Catalog {
         Catalog {
             charts: self.charts.iter().chain(&extra.charts).cloned().collect(),
             runtime: self.runtime.iter().chain(&extra.runtime).cloned().collect(),
@@ -228,8 +227,9 @@ impl Catalog {
     }
 
     /// Groups a chart installs, by chart name (and alias).
-    pub fn chart_groups(&self) -> BTreeMap<&str, Vec<&str>> {
-        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    #[cfg(test)]
+    pub(crate) fn chart_groups(&self) -> std::collections::BTreeMap<&str, Vec<&str>> {
+        let mut out: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for entry in &self.charts {
             for name in std::iter::once(&entry.chart).chain(&entry.aliases) {
                 out.entry(name.as_str())
@@ -250,7 +250,7 @@ impl Catalog {
     }
 
     /// The groups a manifest URL installs, if the catalog knows it.
-    pub fn manifest_groups(&self, url: &str) -> Option<&[String]> {
+    pub(crate) fn manifest_groups(&self, url: &str) -> Option<&[String]> {
         self.manifests
             .iter()
             .find(|m| url.contains(&m.url))
@@ -265,7 +265,7 @@ impl Catalog {
     }
 
     /// Whether the catalog declares the kind, or its whole group, installed outside Flux.
-    pub fn is_preinstalled(&self, group: &str, kind: &str) -> bool {
+    pub(crate) fn is_preinstalled(&self, group: &str, kind: &str) -> bool {
         self.preinstalled
             .iter()
             .any(|p| p == group || *p == format!("{group}/{kind}"))

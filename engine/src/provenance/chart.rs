@@ -21,9 +21,6 @@ use crate::yaml::Node;
 pub struct Charts;
 
 impl ProviderSource for Charts {
-    fn name(&self) -> &'static str {
-        "chart"
-    }
     fn scan(&self, cx: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
         let id = &o.id;
         if id.group != "helm.toolkit.fluxcd.io" || id.kind != "HelmRelease" {
@@ -58,7 +55,7 @@ impl ProviderSource for Charts {
 /// The chart a HelmRelease installs, by its short name: `spec.chart.spec.
 /// chart` (a path or OCI reference reduced to its last segment), or the
 /// chart of the OCIRepository/HelmChart its `chartRef` names.
-pub fn chart_of(cx: &SourceCx, o: &Object) -> Option<String> {
+pub(crate) fn chart_of(cx: &SourceCx, o: &Object) -> Option<String> {
     let chart = o
         .body
         .str_at(&["spec", "chart", "spec", "chart"])
@@ -75,7 +72,7 @@ pub fn chart_of(cx: &SourceCx, o: &Object) -> Option<String> {
 }
 
 /// `oci://ghcr.io/org/charts/cilium:1.2` or `repo/cilium` → `cilium`.
-pub fn short_name(chart: &str) -> String {
+pub(crate) fn short_name(chart: &str) -> String {
     let last = chart
         .trim_end_matches('/')
         .rsplit('/')
@@ -129,7 +126,7 @@ fn truthy(node: &Node) -> Option<bool> {
 /// helm-controller merges them: `spec.values` over the `valuesFrom` entries
 /// (later ones over earlier), each read from a ConfigMap or Secret the
 /// cluster's tiers render. `None` when nothing the repository shows sets it.
-pub fn helm_value(cluster: &Cluster, hr: &Object, dotted: &str) -> Option<Node> {
+pub(crate) fn helm_value(cluster: &Cluster, hr: &Object, dotted: &str) -> Option<Node> {
     let keys: Vec<&str> = dotted.split('.').collect();
     if let Some(v) = hr
         .body
@@ -201,10 +198,10 @@ fn data_of(cluster: &Cluster, kind: &str, ns: &str, name: &str, key: &str) -> Op
 
 /// (kind, namespace, name) of OCIRepository and HelmChart objects → the
 /// chart they hold, to name the chart of a HelmRelease's `chartRef`.
-pub type ChartSources = BTreeMap<(String, String, String), String>;
+pub(crate) type ChartSources = BTreeMap<(String, String, String), String>;
 
 /// The chart sources rendered anywhere in the cluster.
-pub fn chart_sources(cluster: &Cluster) -> ChartSources {
+pub(crate) fn chart_sources(cluster: &Cluster) -> ChartSources {
     let mut out = ChartSources::new();
     for tier in cluster.tiers.values() {
         for o in tier.objects() {
@@ -283,7 +280,7 @@ const NOISE: &[&str] = &[
 /// installs `group`: a distinctive word of the chart's name is a label of
 /// the group (`acme-operator` and `gizmos.acme.example.com`), or the chart's
 /// repository host ends in the group's domain.
-pub fn plausible(chart: &str, repository: Option<&str>, group: &str) -> bool {
+pub(crate) fn plausible(chart: &str, repository: Option<&str>, group: &str) -> bool {
     const GENERIC: &[&str] = &[
         "github",
         "ghcr",
@@ -362,7 +359,7 @@ pub fn plausible(chart: &str, repository: Option<&str>, group: &str) -> bool {
 /// vendors (`keycloak-operator` is both Keycloak's, `k8s.keycloak.org`, and
 /// others'), and a group the catalog entry does not list may still be the
 /// chart's when its name or address says so.
-pub fn uncatalogued<'c>(
+pub(crate) fn uncatalogued<'c>(
     cx: &SourceCx,
     cluster: &'c Cluster,
 ) -> Vec<(&'c Tier, &'c Object, String, Option<String>)> {

@@ -5,16 +5,13 @@ use super::{Provenance, Provider, ProviderSource, Scope, SourceCx};
 use crate::model::{Object, Tier};
 
 /// The API group of CustomResourceDefinition.
-pub const CRD_GROUP: &str = "apiextensions.k8s.io";
+pub(crate) const CRD_GROUP: &str = "apiextensions.k8s.io";
 
 /// CRDs in the rendered output.
 #[derive(Debug)]
-pub struct GitCrds;
+pub(crate) struct GitCrds;
 
 impl ProviderSource for GitCrds {
-    fn name(&self) -> &'static str {
-        "CRD in git"
-    }
     fn scan(&self, _: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
         if o.id.group != CRD_GROUP || o.id.kind != "CustomResourceDefinition" {
             return;

@@ -9,9 +9,6 @@ use crate::model::{Object, Tier};
 pub struct Crossplane;
 
 impl ProviderSource for Crossplane {
-    fn name(&self) -> &'static str {
-        "Crossplane"
-    }
     fn scan(&self, _: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
         let id = &o.id;
         if id.group != "apiextensions.crossplane.io" || id.kind != "CompositeResourceDefinition" {
@@ -42,12 +39,9 @@ impl ProviderSource for Crossplane {
 /// ([`package_groups`]); a Function installs none, and a Configuration's
 /// XRDs are objects of their own.
 #[derive(Debug)]
-pub struct Packages;
+pub(crate) struct Packages;
 
 impl ProviderSource for Packages {
-    fn name(&self) -> &'static str {
-        "Crossplane package"
-    }
     fn scan(&self, _: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
         let id = &o.id;
         if id.group != "pkg.crossplane.io" || id.kind != "Provider" {
@@ -91,7 +85,7 @@ const FAMILIES: &[&str] = &[
 /// The API groups a Crossplane provider package installs, from its name
 /// (the reference without registry, organisation and tag). Unknown names
 /// give none: nothing is guessed.
-pub fn package_groups(package: &str) -> Vec<String> {
+pub(crate) fn package_groups(package: &str) -> Vec<String> {
     let name = package.rsplit('/').next().unwrap_or(package);
     let name = name.split([':', '@']).next().unwrap_or(name);
     let org = package.rsplit('/').nth(1).unwrap_or_default();

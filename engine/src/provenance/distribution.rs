@@ -127,10 +127,10 @@ pub struct KubeVersion {
 
 /// The newest Kubernetes minor the built-in tables know: what a cluster
 /// whose version the repository does not show is judged against.
-pub const NEWEST: (u32, u32) = (1, 37);
+pub(crate) const NEWEST: (u32, u32) = (1, 37);
 
 /// The oldest Kubernetes minor the built-in tables know.
-pub const OLDEST: (u32, u32) = (1, 30);
+pub(crate) const OLDEST: (u32, u32) = (1, 30);
 
 /// The Kubernetes version of `cluster`, if the repository shows it.
 pub fn kubernetes(

@@ -136,9 +136,6 @@ pub fn flux_kinds_of(group: &str) -> Vec<&'static str> {
 pub struct Flux;
 
 impl ProviderSource for Flux {
-    fn name(&self) -> &'static str {
-        "Flux"
-    }
     fn initial(&self, cx: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         let operator_synced = matches!(cx.cluster.entry, Entry::Directory { .. });
         // Only the kinds Flux serves: a misspelt one (`Kustomizatio`) has

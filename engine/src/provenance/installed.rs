@@ -49,7 +49,7 @@ impl Installed {
     /// undefined variable fails the build): from kustomize-controller 1.9
     /// (Flux 2.9), the StrictPostBuildSubstitutions feature gate on by
     /// default.
-    pub fn strict_substitution(&self) -> Option<bool> {
+    pub(crate) fn strict_substitution(&self) -> Option<bool> {
         self.kustomize_controller.map(|v| v >= Version(1, 9, 0))
     }
 }

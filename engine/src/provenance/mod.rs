@@ -181,7 +181,7 @@ impl RuntimeHow {
     /// and it is Current only when Ready). A CompositeResourceDefinition
     /// does not: it reports `Established` and `Offered`, no `Ready` and no
     /// `status.observedGeneration`, so it is Current as soon as it exists.
-    pub fn kstatus_reads(&self) -> bool {
+    pub(crate) fn kstatus_reads(&self) -> bool {
         match self {
             RuntimeHow::Chart { .. } => true,
             RuntimeHow::Operator { kstatus, .. } => *kstatus,
@@ -191,7 +191,7 @@ impl RuntimeHow {
     }
 
     /// A `healthCheckExprs` entry that tells, when kstatus does not.
-    pub fn health_expr(&self) -> Option<HealthExpr> {
+    pub(crate) fn health_expr(&self) -> Option<HealthExpr> {
         match self {
             RuntimeHow::Chart { .. } => None,
             RuntimeHow::Operator { health, .. } => health.clone(),
@@ -233,23 +233,19 @@ impl Provider {
 
 /// What a source of kinds reads.
 #[derive(Debug)]
-pub struct SourceCx<'a> {
+pub(crate) struct SourceCx<'a> {
     /// The cluster whose objects are scanned.
     pub cluster: &'a Cluster,
     /// The chart and runtime catalogs.
     pub catalog: &'a Catalog,
     /// What the repository installs before Flux.
     pub bootstrap: &'a bootstrap::Bootstrap,
-    /// Chart name → the groups it installs.
-    pub chart_groups: BTreeMap<&'a str, Vec<&'a str>>,
     /// OCIRepository/HelmChart objects → their chart.
     pub chart_sources: chart::ChartSources,
 }
 
 /// A source of kinds.
-pub trait ProviderSource: Sync + std::fmt::Debug {
-    /// For messages and `conformance crds`.
-    fn name(&self) -> &'static str;
+pub(crate) trait ProviderSource: Sync + std::fmt::Debug {
     /// Whether the kind exists before any tier is applied.
     fn initial(&self, _cx: &SourceCx, _group: &str, _kind: &str) -> Option<Provenance> {
         None
@@ -259,7 +255,7 @@ pub trait ProviderSource: Sync + std::fmt::Debug {
 }
 
 /// Every source of kinds, in the order providers are reported.
-pub const SOURCES: &[&dyn ProviderSource] = &[
+pub(crate) const SOURCES: &[&dyn ProviderSource] = &[
     &builtin::BuiltIn,
     &flux::Flux,
     &preinstalled::Preinstalled,
@@ -310,7 +306,6 @@ impl<'a> Providers<'a> {
             cluster,
             catalog,
             bootstrap,
-            chart_groups: catalog.chart_groups(),
             chart_sources: chart::chart_sources(cluster),
         };
         let mut found = Vec::new();
@@ -417,7 +412,7 @@ impl<'a> Providers<'a> {
 
     /// The providers of a kind located in tiers: CRDs in git first, then the
     /// runtime providers, each in the order the tiers render them.
-    pub fn located(&self, group: &str, kind: &str) -> Vec<&Provider> {
+    pub(crate) fn located(&self, group: &str, kind: &str) -> Vec<&Provider> {
         let mut out: Vec<&Provider> = self
             .by_group
             .get(group)

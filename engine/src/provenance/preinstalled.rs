@@ -8,9 +8,6 @@ use super::{Provenance, ProviderSource, SourceCx};
 pub struct Preinstalled;
 
 impl ProviderSource for Preinstalled {
-    fn name(&self) -> &'static str {
-        "preinstalled"
-    }
     fn initial(&self, cx: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         cx.catalog
             .is_preinstalled(group, kind)

@@ -6,12 +6,9 @@ use crate::model::{Object, Tier};
 
 /// Triggers of the runtime catalog.
 #[derive(Debug)]
-pub struct Operators;
+pub(crate) struct Operators;
 
 impl ProviderSource for Operators {
-    fn name(&self) -> &'static str {
-        "operator"
-    }
     fn scan(&self, cx: &SourceCx, tier: &Tier, o: &Object, out: &mut Vec<Provider>) {
         let id = &o.id;
         for entry in &cx.catalog.runtime {

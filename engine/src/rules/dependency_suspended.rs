@@ -5,7 +5,7 @@ use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::Span;
 
 #[derive(Debug)]
-pub struct DependencySuspended;
+pub(crate) struct DependencySuspended;
 
 impl Rule for DependencySuspended {
     fn id(&self) -> RuleId {

@@ -289,7 +289,7 @@ impl FindingBuilder {
 
     /// This finding follows from the root `key` names: once every rule
     /// has run, it is linked to that root's finding (when there is one).
-    pub fn consequence_of(mut self, key: impl Into<String>) -> FindingBuilder {
+    pub(crate) fn consequence_of(mut self, key: impl Into<String>) -> FindingBuilder {
         self.0.consequence_of = Some(key.into());
         self
     }
@@ -301,7 +301,7 @@ impl FindingBuilder {
     }
 
     /// The object at fault, when there is one.
-    pub fn object_opt(mut self, object: Option<impl ToString>) -> FindingBuilder {
+    pub(crate) fn object_opt(mut self, object: Option<impl ToString>) -> FindingBuilder {
         self.0.object = object.map(|o| o.to_string());
         self
     }
@@ -319,7 +319,7 @@ impl FindingBuilder {
     }
 
     /// Several second places.
-    pub fn related_all(
+    pub(crate) fn related_all(
         mut self,
         related: impl IntoIterator<Item = (Span, String)>,
     ) -> FindingBuilder {

@@ -28,7 +28,7 @@ pub struct Parity {
 
 /// The share of Kustomizations (of the union of both clusters') two
 /// clusters must have in common to be compared without configuration.
-pub const SIMILAR: f64 = 0.5;
+pub(crate) const SIMILAR: f64 = 0.5;
 
 /// How the parity groups of a run were formed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +106,7 @@ fn similarity(a: &BTreeSet<&TierId>, b: &BTreeSet<&TierId>) -> f64 {
 }
 
 #[derive(Debug)]
-pub struct GraphParity;
+pub(crate) struct GraphParity;
 
 impl Rule for GraphParity {
     fn id(&self) -> RuleId {

@@ -17,7 +17,8 @@ macro_rules! rule_ids {
 
         impl RuleId {
             /// Every rule id, in declaration order.
-            pub const ALL: &'static [RuleId] = &[$(RuleId::$variant,)*];
+            #[cfg(test)]
+            pub(crate) const ALL: &'static [RuleId] = &[$(RuleId::$variant,)*];
 
             /// The id as written in reports, conformance.yaml and trial names.
             pub const fn as_str(self) -> &'static str {

@@ -29,8 +29,8 @@ mod schema_violation;
 mod second_order_crd;
 pub(crate) mod sops_decryption;
 mod substitution;
-pub mod tier_order_script;
-pub mod toolchain_skew;
+pub(crate) mod tier_order_script;
+pub(crate) mod toolchain_skew;
 mod unresolved_reference;
 pub mod waivers;
 
@@ -165,7 +165,7 @@ pub fn is_rule_id(id: &str) -> bool {
 }
 
 /// Runs every rule; findings sorted by cluster, Kustomization, rule, place.
-pub fn run_all(cx: &Context) -> Vec<Finding> {
+pub(crate) fn run_all(cx: &Context) -> Vec<Finding> {
     // Rules are independent readers of the context: they run in parallel
     // (the findings are sorted below).
     use rayon::prelude::*;

@@ -5,7 +5,7 @@ use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::provenance::Scope;
 
 #[derive(Debug)]
-pub struct NamespaceUnspecified;
+pub(crate) struct NamespaceUnspecified;
 
 impl Rule for NamespaceUnspecified {
     fn id(&self) -> RuleId {

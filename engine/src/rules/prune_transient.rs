@@ -7,7 +7,7 @@ use super::{Context, Finding, Rule, RuleId, Severity};
 use crate::model::{Cluster, Object, Tier};
 
 #[derive(Debug)]
-pub struct PruneTransient;
+pub(crate) struct PruneTransient;
 
 type Key = (String, String, Option<String>, String);
 

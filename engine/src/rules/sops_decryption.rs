@@ -6,7 +6,7 @@ use crate::model::is_sops_encrypted;
 use crate::yaml::{self, Node};
 
 #[derive(Debug)]
-pub struct SopsDecryption;
+pub(crate) struct SopsDecryption;
 
 impl Rule for SopsDecryption {
     fn id(&self) -> RuleId {

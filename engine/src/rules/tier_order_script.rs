@@ -26,18 +26,18 @@ pub struct TierScript {
 }
 
 /// The script read when `bootstrap.script` is not set.
-pub fn default_script() -> String {
+pub(crate) fn default_script() -> String {
     "bootstrap/standup.sh".into()
 }
 
 /// The bash array read when `bootstrap.variable` is not set.
-pub fn default_variable() -> String {
+pub(crate) fn default_variable() -> String {
     "TIER_ORDER".into()
 }
 
 /// The `tier-order-script` rule.
 #[derive(Debug)]
-pub struct TierOrderScript;
+pub(crate) struct TierOrderScript;
 
 impl Rule for TierOrderScript {
     fn id(&self) -> RuleId {
@@ -178,7 +178,7 @@ fn after_what(tier: &crate::model::Tier, names: &BTreeMap<&str, &crate::model::T
 /// The entries of `NAME=( … )` (possibly `declare -a`/`readonly`), each with
 /// its line, and the line the array starts on. Comments and quotes are
 /// handled as bash does for plain words.
-pub fn bash_array(text: &str, name: &str) -> Option<(u32, Vec<(String, u32)>)> {
+pub(crate) fn bash_array(text: &str, name: &str) -> Option<(u32, Vec<(String, u32)>)> {
     let lines: Vec<&str> = text.lines().collect();
     let opener = format!("{name}=(");
     let start = lines.iter().position(|l| {

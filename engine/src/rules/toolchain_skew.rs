@@ -20,13 +20,13 @@ pub struct Toolchain {
 }
 
 /// The default `toolchain.variable`: `KUBECTL_VERSION`.
-pub fn default_kubectl_variable() -> String {
+pub(crate) fn default_kubectl_variable() -> String {
     "KUBECTL_VERSION".into()
 }
 
 /// The `toolchain-skew` rule.
 #[derive(Debug)]
-pub struct ToolchainSkew;
+pub(crate) struct ToolchainSkew;
 
 impl Rule for ToolchainSkew {
     fn id(&self) -> RuleId {

@@ -8,7 +8,7 @@ use super::{Additional, Schema, Type};
 use crate::yaml::{Node, Value};
 
 /// The schema of `version` in a CRD, if it declares one.
-pub fn version_schema(crd: &Node, version: &str) -> Option<Schema> {
+pub(crate) fn version_schema(crd: &Node, version: &str) -> Option<Schema> {
     let versions = crd
         .path(&["spec", "versions"])
         .map(Node::as_seq)

@@ -86,9 +86,6 @@ const FILES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The Flux release the bundled CRDs come from.
-pub const BUNDLED: &str = "v2.9";
-
 /// Each file's CRD, parsed on first use (a run reads only the kinds its
 /// repository uses).
 fn parsed() -> &'static [OnceLock<Option<Node>>] {

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::{Additional, Definitions, Schema, Type};
 
 /// The minors embedded, oldest first.
-pub const MINORS: &[(u32, u32)] = &[
+pub(crate) const MINORS: &[(u32, u32)] = &[
     (1, 30),
     (1, 31),
     (1, 32),

@@ -126,19 +126,9 @@ pub struct Schema {
 }
 
 /// Named definitions `$ref`s resolve to.
-pub trait Definitions {
+pub(crate) trait Definitions {
     /// The definition named `name`, if there is one.
     fn get(&self, name: &str) -> Option<&Schema>;
-}
-
-/// No definitions (a CRD's schema is self-contained).
-#[derive(Debug)]
-pub struct NoDefinitions;
-
-impl Definitions for NoDefinitions {
-    fn get(&self, _: &str) -> Option<&Schema> {
-        None
-    }
 }
 
 /// One way an object breaks its schema.
@@ -210,7 +200,7 @@ impl std::fmt::Display for Path<'_> {
 }
 
 /// What validation keeps track of.
-pub struct Validator<'a> {
+pub(crate) struct Validator<'a> {
     /// The definitions `$ref`s resolve to.
     pub defs: &'a dyn Definitions,
     /// Stop after this many violations per object.
@@ -238,7 +228,7 @@ impl<'a> Validator<'a> {
     }
 
     /// As [`Validator::check`], at a path written out only if needed.
-    pub fn check_at(&mut self, schema: &'a Schema, node: &Node, path: &Path) {
+    pub(crate) fn check_at(&mut self, schema: &'a Schema, node: &Node, path: &Path) {
         if self.out.len() >= self.limit {
             return;
         }

@@ -132,7 +132,7 @@ use crate::config_error::glob;
 #[error(
     "substitution.injected source `{0}` is not `ConfigMap/namespace/name` or `Secret/namespace/name`"
 )]
-pub struct BadSource(String);
+pub(crate) struct BadSource(String);
 
 /// Parses `Kind/namespace/name`.
 fn source_ref(text: &str) -> Result<SourceRef, BadSource> {

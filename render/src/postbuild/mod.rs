@@ -31,7 +31,7 @@ use crate::model::{Cluster, Object, ObjectId, Span, Tier, TierState};
 use crate::yaml::{Node, Value};
 
 /// The label or annotation that turns substitution off for one object.
-pub const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
+pub(crate) const DISABLE_KEY: &str = "kustomize.toolkit.fluxcd.io/substitute";
 
 /// Applies postBuild substitution to every tier of the cluster that has it
 /// and stores each tier's audit in `tier.substitution`.

@@ -14,7 +14,7 @@ use crate::yaml::{Node, Value};
 
 /// The value a string becomes after substitution: `original` is the text
 /// before (what the marshaller saw), `substituted` the text after.
-pub fn retype(original: &str, substituted: String) -> Value {
+pub(crate) fn retype(original: &str, substituted: String) -> Value {
     if !emitted_plain(original) {
         return Value::String(substituted);
     }
@@ -25,7 +25,7 @@ pub fn retype(original: &str, substituted: String) -> Value {
 /// not: a string the marshaller wrote plain is parsed again as it stands
 /// (`v: [unclosed` fails `yaml.YAMLToJSON`, and with it the whole build of
 /// the Kustomization, in `SubstituteVariables`).
-pub fn unparsable(original: &str, substituted: &str) -> Option<String> {
+pub(crate) fn unparsable(original: &str, substituted: &str) -> Option<String> {
     if !emitted_plain(original) || substituted.contains('\n') {
         return None;
     }
@@ -84,7 +84,7 @@ fn emitted_plain(s: &str) -> bool {
 /// go-yaml v2's resolution of a plain scalar (`resolve` in resolve.go),
 /// with the structure a plain text can take on when parsed again: a comment,
 /// a flow collection, a quoted string.
-pub fn resolve_plain(text: &str) -> Value {
+pub(crate) fn resolve_plain(text: &str) -> Value {
     let t = text.trim();
     // A comment starts at `#` at the beginning or after whitespace.
     if t.starts_with('#') {

@@ -92,7 +92,7 @@ impl Cache {
     }
 
     /// Stores bytes under their hash; returns the hash.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, CacheError> {
+    pub(crate) fn put_blob(&self, bytes: &[u8]) -> Result<String, CacheError> {
         let hash = sha256(bytes);
         let path = self.blob_path(&hash);
         if path.is_file() {
@@ -114,7 +114,7 @@ impl Cache {
     }
 
     /// The path of a stored blob.
-    pub fn blob_path(&self, hash: &str) -> PathBuf {
+    pub(crate) fn blob_path(&self, hash: &str) -> PathBuf {
         self.root.join("blobs").join(hash)
     }
 
@@ -126,13 +126,13 @@ impl Cache {
     }
 
     /// The directory of a stored checkout.
-    pub fn tree_path(&self, name: &str) -> PathBuf {
+    pub(crate) fn tree_path(&self, name: &str) -> PathBuf {
         self.root.join("trees").join(name)
     }
 
     /// Moves a finished checkout into place under `name` (another run may
     /// have put the same commit there first: that copy is kept).
-    pub fn put_tree(&self, scratch: &Path, name: &str) -> Result<PathBuf, CacheError> {
+    pub(crate) fn put_tree(&self, scratch: &Path, name: &str) -> Result<PathBuf, CacheError> {
         let path = self.tree_path(name);
         if path.is_dir() {
             let _ = std::fs::remove_dir_all(scratch);
@@ -158,7 +158,7 @@ impl Cache {
     }
 
     /// Remembers what `address` gave now.
-    pub fn put_record(&self, address: &str, content: &str) -> Result<(), CacheError> {
+    pub(crate) fn put_record(&self, address: &str, content: &str) -> Result<(), CacheError> {
         let path = self.record_path(address);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -187,7 +187,7 @@ impl Cache {
 }
 
 /// How long ago a time was, in words (`3 days ago`).
-pub fn ago(fetched: u64) -> String {
+pub(crate) fn ago(fetched: u64) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -26,7 +26,7 @@ impl HttpError {
 
     /// The answer is the server's and Flux would get it too: a 4xx other
     /// than timeouts and rate limits.
-    pub fn definitive(&self) -> bool {
+    pub(crate) fn definitive(&self) -> bool {
         matches!(self, HttpError::Status(code) if (400..500).contains(code) && *code != 408 && *code != 429)
     }
 }
@@ -69,7 +69,7 @@ pub fn get(url: &str, timeout: Duration, limit: u64) -> Result<Vec<u8>, HttpErro
 /// credentials (`169.254.169.254`, `fd00:ec2::254`), and the unspecified
 /// address. A repository must not make the check read those: a generator
 /// input would carry the answer into a report.
-pub fn forbidden(ip: std::net::IpAddr) -> Option<&'static str> {
+pub(crate) fn forbidden(ip: std::net::IpAddr) -> Option<&'static str> {
     use std::net::IpAddr;
     let metadata = "a link-local address (cloud metadata services answer there with the machine's credentials)";
     match ip {

@@ -57,7 +57,7 @@ pub struct Mount {
 
 impl Mount {
     /// The tree path the reference resolves to.
-    pub fn root_path(&self) -> String {
+    pub(crate) fn root_path(&self) -> String {
         crate::repo::join(&self.prefix, &self.root)
     }
 
@@ -138,7 +138,10 @@ impl Fetcher {
     /// may be handed `reference`, and with which git transports: the
     /// checks [`Fetcher::base`] makes before it runs git. An address that
     /// is not a git reference (a plain URL) needs no git.
-    pub fn admit(&self, reference: &str) -> Result<Option<crate::exec::Transports>, Failure> {
+    pub(crate) fn admit(
+        &self,
+        reference: &str,
+    ) -> Result<Option<crate::exec::Transports>, Failure> {
         let Ok(spec) = spec::git_spec(reference.trim()) else {
             return Ok(None);
         };
@@ -380,7 +383,7 @@ fn prefix(reference: &str) -> String {
 }
 
 /// What every mount's root starts with.
-pub const MOUNT_PREFIX: &str = ".remote-";
+pub(crate) const MOUNT_PREFIX: &str = ".remote-";
 
 /// The name a fetched file gets: the URL's last segment, with `.yaml`
 /// added when it has no manifest extension (the loader reads by name).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::exec::{Refused, Transports};
 
 /// kustomize's default for `?timeout=`: the limit on each git command.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(27);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(27);
 
 /// A git repository and a directory in it, as a kustomization names them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,7 +131,7 @@ pub enum NotGit {
 /// Parses a git-like address as kustomize does; `Err` (with kustomize's
 /// reason) when it is not one, which for kustomize means "a local path or
 /// a plain URL".
-pub fn git_spec(raw: &str) -> Result<GitSpec, NotGit> {
+pub(crate) fn git_spec(raw: &str) -> Result<GitSpec, NotGit> {
     if raw.starts_with('/') {
         return Err(NotGit::AbsolutePath(raw.to_string()));
     }

@@ -66,7 +66,7 @@ impl<'a> Tree<'a> {
     }
 
     /// The fetched remote a reference names, if it was fetched.
-    pub fn mounted(&self, reference: &str) -> Option<&crate::remote::Mount> {
+    pub(crate) fn mounted(&self, reference: &str) -> Option<&crate::remote::Mount> {
         let reference = reference.trim();
         self.mounts
             .iter()
@@ -75,7 +75,7 @@ impl<'a> Tree<'a> {
     }
 
     /// The mount a tree path is in, and the path inside it.
-    pub fn in_mount<'p>(&self, rel: &'p str) -> Option<(&crate::remote::Mount, &'p str)> {
+    pub(crate) fn in_mount<'p>(&self, rel: &'p str) -> Option<(&crate::remote::Mount, &'p str)> {
         if !rel.starts_with(crate::remote::MOUNT_PREFIX) {
             return None;
         }
@@ -150,7 +150,7 @@ impl<'a> Tree<'a> {
 
     /// The kustomization files of a directory, in kustomize's order of
     /// names (more than one is an error for kustomize).
-    pub fn kustomization_files(&self, dir: &str) -> Vec<String> {
+    pub(crate) fn kustomization_files(&self, dir: &str) -> Vec<String> {
         crate::repo::KUSTOMIZATION_FILE_NAMES
             .iter()
             .map(|name| crate::repo::join(dir, name))

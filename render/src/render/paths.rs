@@ -4,7 +4,7 @@
 //! [`crate::render`], so the Flux layer depends on no backend's internals.
 
 /// kustomize's idea of a remote reference: a URL or a git address.
-pub fn is_remote(reference: &str) -> bool {
+pub(crate) fn is_remote(reference: &str) -> bool {
     let r = reference.trim();
     r.contains("://")
         || r.starts_with("git@")

@@ -43,7 +43,7 @@ pub fn reach(artifact: &crate::repo::Artifact, dir: &str) -> Reach {
 }
 
 /// Follows kustomization files (or Flux's generated list) from `dir`.
-pub fn reach_tree(tree: &Tree, dir: &str) -> Reach {
+pub(crate) fn reach_tree(tree: &Tree, dir: &str) -> Reach {
     let mut out = Reach::default();
     let mut stack = Vec::new();
     reach_dir(tree, dir, None, &mut out, &mut stack);
@@ -209,7 +209,7 @@ fn reach_kustomization(
 /// The resources of the kustomization Flux generates for a directory without
 /// one: every `.yaml`/`.yml` file, recursively, in walk order; a subdirectory
 /// that has a kustomization file is one resource and is not entered.
-pub fn generated_resources(artifact: &crate::repo::Artifact, dir: &str) -> Vec<String> {
+pub(crate) fn generated_resources(artifact: &crate::repo::Artifact, dir: &str) -> Vec<String> {
     generated_resources_in(&Tree::new(artifact), dir)
 }
 
@@ -235,6 +235,6 @@ fn generated_walk(tree: &Tree, dir: &str, out: &mut Vec<String>) {
 }
 
 /// An http(s) URL, which kustomize's file loader fetches.
-pub fn is_url(path: &str) -> bool {
+pub(crate) fn is_url(path: &str) -> bool {
     path.starts_with("https://") || path.starts_with("http://")
 }

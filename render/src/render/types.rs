@@ -114,7 +114,7 @@ const TARGET_SELECTOR: Struct = Struct {
 };
 
 /// `types.ReplacementField` (a replacement, or `path:` to a file of them).
-pub const REPLACEMENT: Struct = Struct {
+pub(crate) const REPLACEMENT: Struct = Struct {
     name: "ReplacementField",
     fields: &[
         ("source", Shape::Struct(&SOURCE_SELECTOR)),
@@ -224,7 +224,7 @@ const SORT_OPTIONS: Struct = Struct {
 };
 
 /// `types.Kustomization`.
-pub const KUSTOMIZATION: Struct = Struct {
+pub(crate) const KUSTOMIZATION: Struct = Struct {
     name: "Kustomization",
     fields: &[
         ("apiVersion", Shape::Str),
@@ -278,7 +278,7 @@ pub struct DecodeError {
 /// A field kustomize-controller dropped: where, and its path
 /// (`images[0].newTg`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dropped {
+pub(crate) struct Dropped {
     /// The line of the dropped value.
     pub line: u32,
     /// The field's path from the top of the file.
@@ -298,7 +298,10 @@ pub fn strict(doc: &Node, shape: &'static Struct) -> Result<(), DecodeError> {
 /// Decodes `doc` loosely, as kustomize-controller does: the document as it
 /// writes it back (unknown fields dropped, scalars coerced to strings where
 /// strings belong) and what it dropped.
-pub fn loose(doc: &Node, shape: &'static Struct) -> Result<(Node, Vec<Dropped>), DecodeError> {
+pub(crate) fn loose(
+    doc: &Node,
+    shape: &'static Struct,
+) -> Result<(Node, Vec<Dropped>), DecodeError> {
     let mut cx = Decoder {
         loose: true,
         dropped: Vec::new(),

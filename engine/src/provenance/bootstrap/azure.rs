@@ -302,9 +302,6 @@ fn cli(rel: &str, text: &str) -> Vec<Configuration> {
 pub struct Azure;
 
 impl super::Reader for Azure {
-    fn name(&self) -> &'static str {
-        "azure"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         read(cx.index)
     }

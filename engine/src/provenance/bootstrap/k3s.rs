@@ -118,9 +118,6 @@ pub fn read(index: &RepoIndex, catalog: &Catalog) -> Vec<Item> {
 pub struct K3s;
 
 impl super::Reader for K3s {
-    fn name(&self) -> &'static str {
-        "k3s"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         read(cx.index, cx.catalog)
     }

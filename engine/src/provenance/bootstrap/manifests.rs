@@ -18,7 +18,7 @@ pub fn read(index: &RepoIndex, rel: &str) -> Vec<Provides> {
 
 /// As [`read`], with objects that name no namespace placed in `namespace`
 /// (`kubectl apply --namespace NS -f FILE`).
-pub fn read_in(index: &RepoIndex, rel: &str, namespace: &str) -> Vec<Provides> {
+pub(crate) fn read_in(index: &RepoIndex, rel: &str, namespace: &str) -> Vec<Provides> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
     walk(index, rel, namespace, &mut out, &mut seen, 0);

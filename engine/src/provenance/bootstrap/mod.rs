@@ -48,12 +48,9 @@ use crate::repo::RepoIndex;
 
 /// Kinds the bootstrap installs, as a source of kinds.
 #[derive(Debug)]
-pub struct BootstrapKinds;
+pub(crate) struct BootstrapKinds;
 
 impl ProviderSource for BootstrapKinds {
-    fn name(&self) -> &'static str {
-        "bootstrap"
-    }
     fn initial(&self, cx: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         cx.bootstrap
             .kind(cx.catalog, &cx.cluster.name, group, kind)
@@ -208,15 +205,13 @@ pub struct FluxPin {
 /// One bootstrap source: a kind of file the repository installs things
 /// from before Flux. A new source is a module with a reader listed in
 /// [`READERS`].
-pub trait Reader: Sync {
-    /// The source's name.
-    fn name(&self) -> &'static str;
+pub(crate) trait Reader: Sync {
     /// What the source installs, each item located.
     fn read(&self, cx: &ReadCx) -> Vec<Item>;
 }
 
 /// Every bootstrap reader, in the order their items are collected.
-pub const READERS: &[&dyn Reader] = &[
+pub(crate) const READERS: &[&dyn Reader] = &[
     &helmfile::Helmfiles,
     &scripts::ScriptCommands,
     &k3s::K3s,
@@ -237,7 +232,7 @@ impl Bootstrap {
 
     /// As [`Bootstrap::read`], with the scripts read already
     /// ([`scripts::read`]).
-    pub fn read_with(
+    pub(crate) fn read_with(
         index: &RepoIndex,
         model: &Model,
         catalog: &Catalog,
@@ -311,7 +306,10 @@ impl Bootstrap {
     }
 
     /// The injections that apply to a cluster.
-    pub fn injections_of(&self, cluster: &str) -> Vec<crate::postbuild::injected::Injection> {
+    pub(crate) fn injections_of(
+        &self,
+        cluster: &str,
+    ) -> Vec<crate::postbuild::injected::Injection> {
         self.injections
             .iter()
             .filter(|i| self.file_applies(&i.at.file, cluster))
@@ -328,7 +326,7 @@ impl Bootstrap {
 
     /// Whether a bootstrap file (by its path) is for a cluster: one whose
     /// path names some clusters is for those, any other for every cluster.
-    pub fn file_applies(&self, file: &str, cluster: &str) -> bool {
+    pub(crate) fn file_applies(&self, file: &str, cluster: &str) -> bool {
         file_applies(&self.clusters, file, cluster)
     }
 
@@ -375,14 +373,17 @@ impl Bootstrap {
     }
 
     /// The Flux version a bootstrap step of `cluster` states, if any.
-    pub fn flux_of(&self, cluster: &str) -> Option<&FluxPin> {
+    pub(crate) fn flux_of(&self, cluster: &str) -> Option<&FluxPin> {
         self.flux
             .iter()
             .find(|p| self.file_applies(&p.at.file, cluster))
     }
 
     /// The items that apply to a cluster.
-    pub fn of_cluster<'b>(&'b self, cluster: &'b str) -> impl Iterator<Item = &'b Item> + 'b {
+    pub(crate) fn of_cluster<'b>(
+        &'b self,
+        cluster: &'b str,
+    ) -> impl Iterator<Item = &'b Item> + 'b {
         self.items.iter().filter(move |i| self.applies(i, cluster))
     }
 }
@@ -403,13 +404,13 @@ const ARCHIVES: &[&str] = &[
 /// Whether a file is kept under an archive folder (`archive/`,
 /// `.archived/`, `attic/`, `deprecated/`): no longer the live bootstrap,
 /// unless an entrypoint runs it by name.
-pub fn is_archived(rel: &str) -> bool {
+pub(crate) fn is_archived(rel: &str) -> bool {
     rel.split('/')
         .any(|segment| ARCHIVES.contains(&segment.to_ascii_lowercase().as_str()))
 }
 
 /// The note for a bootstrap file left out as archived.
-pub const ARCHIVED_NOTE: &str =
+pub(crate) const ARCHIVED_NOTE: &str =
     "not read as bootstrap: it is under an archive folder and no entrypoint runs it";
 
 /// Whether a bootstrap file (by its path) is for a cluster, given each
@@ -470,7 +471,7 @@ pub fn fetched(index: &RepoIndex, catalog: &Catalog, url: &str) -> Vec<Provides>
 /// The note for a manifest URL applied before Flux whose contents the
 /// tool does not know (neither a file of this repository nor in the
 /// catalog), with the line of config that settles it.
-pub fn unknown_url(url: &str) -> Option<String> {
+pub(crate) fn unknown_url(url: &str) -> Option<String> {
     // Flux's own install manifests: the Flux version, read elsewhere.
     if crate::provenance::releases::flux_manifests_version(url).is_some() {
         return None;
@@ -510,7 +511,7 @@ fn local_file(index: &RepoIndex, url: &str) -> Option<String> {
 /// (`…/monitoring.coreos.com_servicemonitors.yaml`,
 /// `…/dnsendpoints.externaldns.k8s.io.yaml`), else the catalog's
 /// `manifests` entry it matches.
-pub fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
+pub(crate) fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
     let file = url.rsplit('/').next().unwrap_or_default();
     let stem = file
         .strip_suffix(".yaml")
@@ -547,7 +548,7 @@ pub fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
 /// Template markup removed so a templated manifest (`.j2`, `.gotmpl`,
 /// `.tpl`) can be read as YAML: directive-only lines are dropped, inline
 /// expressions become a placeholder.
-pub fn untemplate(text: &str) -> String {
+pub(crate) fn untemplate(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let t = line.trim();

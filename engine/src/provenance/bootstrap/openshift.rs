@@ -189,9 +189,6 @@ fn evidence(index: &RepoIndex, model: &Model) -> Option<(Span, String)> {
 pub struct OpenShift;
 
 impl super::Reader for OpenShift {
-    fn name(&self) -> &'static str {
-        "openshift"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         read(cx.index, cx.model)
     }

@@ -196,9 +196,6 @@ fn inline_manifests(lines: &[&str], n: usize) -> Vec<Provides> {
 pub struct Talos;
 
 impl super::Reader for Talos {
-    fn name(&self) -> &'static str {
-        "talos"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         let (items, notes) = read(cx.index, cx.catalog);
         for (at, note) in notes {

@@ -180,9 +180,6 @@ fn heredoc(body: &str) -> Option<String> {
 pub struct Terraform;
 
 impl super::Reader for Terraform {
-    fn name(&self) -> &'static str {
-        "terraform"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         read(cx.index)
     }

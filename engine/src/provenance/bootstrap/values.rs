@@ -15,7 +15,7 @@ use crate::yaml::{Node, Value};
 
 /// The values that switch a chart's CRDs off when false. (`crds.keep`
 /// only decides whether they outlive an uninstall.)
-pub const CRD_SWITCHES: &[&str] = &[
+pub(crate) const CRD_SWITCHES: &[&str] = &[
     "crds.enabled",
     "crds.install",
     "crds.create",
@@ -24,13 +24,13 @@ pub const CRD_SWITCHES: &[&str] = &[
 ];
 
 /// Whether a `--set`-style assignment switches the CRDs off.
-pub fn set_switches_off(name: &str, value: &str) -> bool {
+pub(crate) fn set_switches_off(name: &str, value: &str) -> bool {
     CRD_SWITCHES.contains(&name.trim())
         && value.trim().trim_matches(|c| c == '"' || c == '\'') == "false"
 }
 
 /// Whether a values mapping switches the chart's CRDs off.
-pub fn values_switch_off(values: &Node) -> bool {
+pub(crate) fn values_switch_off(values: &Node) -> bool {
     CRD_SWITCHES.iter().any(|switch| {
         let keys: Vec<&str> = switch.split('.').collect();
         values.path(&keys).is_some_and(|n| match &n.value {
@@ -43,7 +43,7 @@ pub fn values_switch_off(values: &Node) -> bool {
 
 /// The Flux version a flux-instance chart's values pin
 /// (`instance.distribution.version`).
-pub fn flux_instance_version(values: &Node) -> Option<String> {
+pub(crate) fn flux_instance_version(values: &Node) -> Option<String> {
     values
         .str_at(&["instance", "distribution", "version"])
         .filter(|v| !super::helmfile::template::is_unknown(v) && !v.is_empty())

@@ -25,7 +25,7 @@ use finding::finding;
 use status::status;
 
 #[derive(Debug)]
-pub struct ApiRemoved;
+pub(crate) struct ApiRemoved;
 #[derive(Debug)]
 pub struct ApiDeprecated;
 

@@ -60,7 +60,7 @@ pub fn needs<'a, 'm>(a: &'a ClusterAnalysis<'m>) -> impl Iterator<Item = Need<'a
 }
 
 /// The rule that reports a need's verdict. Matched exhaustively.
-pub fn rule_of(need: Need) -> Option<RuleId> {
+pub(crate) fn rule_of(need: Need) -> Option<RuleId> {
     match need {
         Need::Kind(u) => kind_rule(&u.verdict, &u.provenance),
         Need::Namespace(u) => match &u.verdict {

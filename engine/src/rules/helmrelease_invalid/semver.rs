@@ -38,7 +38,7 @@ fn alternative() -> &'static Regex {
 
 /// Whether `text` is a version constraint source-controller accepts. An
 /// empty version means the newest (`*`).
-pub fn is_constraint(text: &str) -> bool {
+pub(crate) fn is_constraint(text: &str) -> bool {
     if text.trim().is_empty() {
         return true;
     }

@@ -9,10 +9,10 @@ use cfg::{FieldPath, matches_glob};
 
 /// The `kind-placement` rule: a tier breaks a `policies.placement` entry.
 #[derive(Debug)]
-pub struct KindPlacement;
+pub(crate) struct KindPlacement;
 /// The `field-policy` rule: a rendered object's field breaks a `policies.fields` entry.
 #[derive(Debug)]
-pub struct FieldPolicyRule;
+pub(crate) struct FieldPolicyRule;
 
 /// `Kind` matches any group; `group/Kind` (or `/Kind` for core) is exact.
 fn kind_matches(pattern: &str, object: &Object) -> bool {

@@ -15,10 +15,10 @@ use cfg::{Date, Waiver};
 
 /// The `waiver-expired` rule: a waiver is past its expiry date.
 #[derive(Debug)]
-pub struct WaiverExpired;
+pub(crate) struct WaiverExpired;
 /// The `waiver-stale` rule: a waiver matches no finding.
 #[derive(Debug)]
-pub struct WaiverStale;
+pub(crate) struct WaiverStale;
 
 impl Rule for WaiverExpired {
     fn id(&self) -> RuleId {

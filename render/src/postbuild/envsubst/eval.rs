@@ -11,11 +11,6 @@ impl Template {
         out
     }
 
-    /// Whether the template has any `${…}` at all.
-    pub fn has_vars(&self) -> bool {
-        self.0.iter().any(|p| matches!(p, Piece::Var(_)))
-    }
-
     /// Evaluates with `lookup`. Variables whose value is unknown are left as
     /// written (the input is needed to reproduce them).
     pub fn eval(

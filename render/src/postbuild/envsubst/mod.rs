@@ -155,7 +155,7 @@ pub fn parse(input: &str) -> Result<Template, ParseError> {
 }
 
 /// Flux's rule for variable names (checked on the keys of the merged map).
-pub fn is_valid_name(name: &str) -> bool {
+pub(crate) fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())

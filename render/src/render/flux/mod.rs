@@ -33,9 +33,8 @@ mod origin;
 mod precheck;
 mod written;
 
-pub use super::paths::is_remote;
-use super::reach::reach_tree;
-pub use super::reach::{Reach, generated_resources, reach};
+pub use super::reach::reach;
+use super::reach::{Reach, reach_tree};
 use super::{Kustomize, Tree};
 use crate::model::{Object, ObjectId, RenderFailure, Span, TierId};
 use crate::repo::{self, Artifact, Kind};

@@ -55,7 +55,7 @@ const LIST_FIELDS: &[&str] = &[
 
 /// A field spec: an optional kind (and group) filter, a path, create.
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSpec<'a> {
+pub(crate) struct FieldSpec<'a> {
     pub group: Option<&'a str>,
     pub kind: Option<&'a str>,
     pub path: &'a str,
@@ -101,7 +101,7 @@ impl<'a> FieldSpec<'a> {
 }
 
 /// Sets string entries into the map at each field spec (labels, annotations).
-pub fn set_pairs(
+pub(crate) fn set_pairs(
     node: &mut Node,
     group: &str,
     kind: &str,
@@ -124,7 +124,7 @@ pub fn set_pairs(
 
 /// Field specs written under `key` (`fieldSpecs` in a transformer config,
 /// `fields` in a kustomization's `labels` entry).
-pub fn specs_at<'a>(config: &'a Node, key: &str) -> Vec<FieldSpec<'a>> {
+pub(crate) fn specs_at<'a>(config: &'a Node, key: &str) -> Vec<FieldSpec<'a>> {
     config
         .get(key)
         .map(Node::as_seq)

@@ -306,7 +306,11 @@ fn entries(value: &Node, file: &str, key: &str) -> Result<Vec<Entry>, Error> {
 
 /// The objects of a resource file: documents, with `List` kinds expanded
 /// (kustomize inlines any kind ending in `List` that has `items`).
-pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<Res>, Error> {
+pub(crate) fn resources_from_file(
+    tree: &Tree,
+    path: &str,
+    origin: &str,
+) -> Result<Vec<Res>, Error> {
     let docs = documents(tree, path)?;
     let rel = path;
     let mut out = Vec::new();
@@ -357,7 +361,7 @@ pub fn resources_from_file(tree: &Tree, path: &str, origin: &str) -> Result<Vec<
 /// A name reference from a `configurations` file: objects of `referrer` (any
 /// kind when `None`) refer by `path` to objects of `target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NameRef {
+pub(crate) struct NameRef {
     pub target: String,
     pub referrer: Option<String>,
     pub path: String,
@@ -366,7 +370,7 @@ pub struct NameRef {
 /// What a `configurations` file adds to the kustomization's transformer
 /// config.
 #[derive(Debug, Default)]
-pub struct Configs {
+pub(crate) struct Configs {
     /// `nameReference` entries.
     pub name_refs: Vec<NameRef>,
     /// `namespace` field specs, added to the namespace transformer's.

@@ -107,7 +107,7 @@ fn json_numbers(node: &mut Node) -> Result<(), (u32, &'static str)> {
 
 /// A resource being built, with the bookkeeping kustomize keeps on it.
 #[derive(Debug, Clone)]
-pub struct Res {
+pub(crate) struct Res {
     /// The object as built so far.
     pub node: Node,
     /// Where it came from, relative to the build root: the file, or for a
@@ -127,7 +127,7 @@ pub struct Res {
 /// Where a resource came from: paths relative to the top directory of the
 /// build, as kustomize's origin annotation has them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Read from this file.
     File(String),
     /// Made by a generator of a kustomization.
@@ -141,7 +141,7 @@ pub enum Origin {
 
 /// An identity: group, version, kind, namespace, name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Id {
+pub(crate) struct Id {
     /// The API group (empty for the core group).
     pub group: String,
     /// The API version.
@@ -234,7 +234,7 @@ impl Res {
     }
 
     /// Records the current identity before a rename or a namespace change.
-    pub fn store_previous(&mut self) {
+    pub(crate) fn store_previous(&mut self) {
         let id = self.id();
         if self.previous.last() != Some(&id) {
             self.previous.push(id);
@@ -247,7 +247,7 @@ impl Res {
     }
 
     /// Sets `metadata.name`.
-    pub fn set_name(&mut self, name: &str) {
+    pub(crate) fn set_name(&mut self, name: &str) {
         self.node
             .map_entry("metadata")
             .set("name", Node::new(Value::String(name.to_string())));
@@ -598,7 +598,7 @@ fn id_key(id: &Id) -> IdKey {
 
 /// kustomize's id equality: GVK, name, and namespace ("" is "default";
 /// cluster-scoped objects ignore it).
-pub fn same_id(a: &Id, b: &Id) -> bool {
+pub(crate) fn same_id(a: &Id, b: &Id) -> bool {
     let ns = |id: &Id| {
         if is_cluster_scoped(&format!("{}/{}", id.group, id.version), &id.kind) {
             String::new()

@@ -143,7 +143,10 @@ fn ns_or_default(ns: &str) -> &str {
     if ns.is_empty() { "default" } else { ns }
 }
 
-pub fn fix_back_references(acc: &mut [Res], extra: &[super::load::NameRef]) -> Result<(), Error> {
+pub(crate) fn fix_back_references(
+    acc: &mut [Res],
+    extra: &[super::load::NameRef],
+) -> Result<(), Error> {
     let renamed = renamed(acc);
     if renamed.is_empty() {
         return Ok(());

@@ -24,7 +24,7 @@ impl Cx<'_> {
 }
 
 /// Sets `pairs` at `specs` in every resource (labels, annotations).
-pub fn set_all(acc: &mut [Res], specs: &[FieldSpec], pairs: &[(String, String)]) {
+pub(crate) fn set_all(acc: &mut [Res], specs: &[FieldSpec], pairs: &[(String, String)]) {
     for r in acc.iter_mut() {
         let (group, kind) = (r.group(), r.kind());
         set_pairs(&mut r.node, &group, &kind, specs, pairs);
@@ -33,7 +33,11 @@ pub fn set_all(acc: &mut [Res], specs: &[FieldSpec], pairs: &[(String, String)])
 
 /// One `patchesStrategicMerge` entry: a path or an inline document,
 /// matched by id.
-pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
+pub(crate) fn strategic_merge_entry(
+    cx: &Cx,
+    acc: &mut Vec<Res>,
+    entry: &Node,
+) -> Result<(), Error> {
     let text = entry.as_scalar_string().unwrap_or_default();
     let is_file = !text.contains('\n')
         && cx
@@ -64,7 +68,7 @@ pub fn strategic_merge_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Resul
 }
 
 /// One `patches` entry (`patch` or `path`, optional `target`, `options`).
-pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
+pub(crate) fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Error> {
     // PatchTransformer.Config trims `patch` first: an empty or blank one
     // is no patch at all ("must specify one of patch and path", with a
     // target or without). An empty *file* is another matter: it parses
@@ -139,7 +143,7 @@ pub fn patch_entry(cx: &Cx, acc: &mut Vec<Res>, entry: &Node) -> Result<(), Erro
 
 /// One `patchesJson6902` entry: `target` and `path`, or the operations
 /// inline (`inline`).
-pub fn json6902_entry(
+pub(crate) fn json6902_entry(
     cx: &Cx,
     acc: &mut [Res],
     entry: &Node,
@@ -180,7 +184,7 @@ pub fn json6902_entry(
 }
 
 /// The kinds `replicas:` reaches (kustomize's replica field specs).
-pub const REPLICA_KINDS: &[&str] = &[
+pub(crate) const REPLICA_KINDS: &[&str] = &[
     "Deployment",
     "ReplicationController",
     "ReplicaSet",
@@ -274,7 +278,7 @@ pub fn namespace(acc: &mut [Res], ns: &str) -> Result<(), Error> {
 /// roleBindingHack). Subjects of accounts in the build follow them anyway,
 /// through the name-reference filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Subjects {
+pub(crate) enum Subjects {
     /// `defaultOnly` (the default): subjects named `default`.
     DefaultOnly,
     /// `allServiceAccounts`: every subject of kind ServiceAccount.
@@ -284,7 +288,11 @@ pub enum Subjects {
 }
 
 /// The namespace transformer with a subjects mode.
-pub fn namespace_with(acc: &mut [Res], ns: &str, subjects_mode: Subjects) -> Result<(), Error> {
+pub(crate) fn namespace_with(
+    acc: &mut [Res],
+    ns: &str,
+    subjects_mode: Subjects,
+) -> Result<(), Error> {
     for r in acc.iter_mut() {
         let (api, kind) = (r.api_version(), r.kind());
         if matches!(r.node.value, Value::Map(ref m) if m.is_empty()) {
@@ -364,7 +372,7 @@ pub fn namespace_with(acc: &mut [Res], ns: &str, subjects_mode: Subjects) -> Res
     Ok(())
 }
 
-pub fn affix(acc: &mut [Res], text: &str, prefix: bool) {
+pub(crate) fn affix(acc: &mut [Res], text: &str, prefix: bool) {
     for r in acc.iter_mut() {
         let original = r.original();
         let skip = original.kind == "CustomResourceDefinition"
@@ -468,7 +476,7 @@ fn rewrite_images(node: &mut Node, in_containers: bool, f: &mut dyn FnMut(&str) 
 
 /// commonLabels field specs (builtinpluginconsts/commonlabels.go), beyond
 /// metadata/labels.
-pub const COMMON_LABELS: &[FieldSpec] = &[
+pub(crate) const COMMON_LABELS: &[FieldSpec] = &[
     FieldSpec::kind("Service", "spec/selector", true),
     FieldSpec::kind("ReplicationController", "spec/selector", true),
     FieldSpec::kind(
@@ -568,7 +576,7 @@ pub const COMMON_LABELS: &[FieldSpec] = &[
 
 /// `labels[].includeTemplates`: the template paths (and, in kustomize
 /// 5.5-5.8, volumeClaimTemplates).
-pub const TEMPLATE_LABELS: &[FieldSpec] = &[
+pub(crate) const TEMPLATE_LABELS: &[FieldSpec] = &[
     FieldSpec::kind(
         "ReplicationController",
         "spec/template/metadata/labels",
@@ -593,7 +601,7 @@ pub const TEMPLATE_LABELS: &[FieldSpec] = &[
 ];
 
 /// commonAnnotations field specs.
-pub const COMMON_ANNOTATIONS: &[FieldSpec] = &[
+pub(crate) const COMMON_ANNOTATIONS: &[FieldSpec] = &[
     FieldSpec::any("metadata/annotations", true),
     FieldSpec::kind(
         "ReplicationController",

@@ -26,7 +26,7 @@ use crate::model::{Model, Span};
 use crate::repo::Kind;
 
 /// Whether a path is a helmfile.
-pub fn is_helmfile(rel: &str) -> bool {
+pub(crate) fn is_helmfile(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let yaml = [".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl", ".gotmpl"]
         .iter()
@@ -147,7 +147,7 @@ fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
 /// apply (kustomize-controller re-applies its children every interval, an
 /// UPDATE the webhook admits), so the variables are there once Flux's
 /// retries converge.
-pub fn flux_injections(
+pub(crate) fn flux_injections(
     model: &Model,
     cluster: &crate::model::Cluster,
 ) -> Vec<crate::postbuild::injected::Injection> {
@@ -403,12 +403,9 @@ fn release_items(cx: &super::ReadCx, r: &state::Release, crds_only: bool, out: &
 
 /// The bootstrap reader of helmfiles (releases, their charts and CRD switches, hooks).
 #[derive(Debug)]
-pub struct Helmfiles;
+pub(crate) struct Helmfiles;
 
 impl super::Reader for Helmfiles {
-    fn name(&self) -> &'static str {
-        "helmfile"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         read(cx)
     }

@@ -19,10 +19,10 @@
 use crate::yaml::{Node, Value};
 
 /// What an action that cannot be rendered here prints.
-pub const UNKNOWN: &str = "__helmfile_template__";
+pub(crate) const UNKNOWN: &str = "__helmfile_template__";
 
 /// Whether a value holds something only helmfile could render.
-pub fn is_unknown(text: &str) -> bool {
+pub(crate) fn is_unknown(text: &str) -> bool {
     text.contains(UNKNOWN) || text.contains("{{")
 }
 

@@ -258,7 +258,7 @@ fn inline(text: &str) -> (Vec<Provides>, Vec<String>) {
 }
 
 /// Whether a path is a script this module reads.
-pub fn is_script(rel: &str) -> bool {
+pub(crate) fn is_script(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let lower = name.to_ascii_lowercase();
     lower.ends_with(".sh")
@@ -351,7 +351,7 @@ fn read_documented(index: &RepoIndex, out: &mut Scripts) {
 
 /// What one command line of a file applies (a helmfile hook's command),
 /// placed at `line` of `rel`.
-pub fn command_line(index: &RepoIndex, rel: &str, line: u32, text: &str) -> Vec<Command> {
+pub(crate) fn command_line(index: &RepoIndex, rel: &str, line: u32, text: &str) -> Vec<Command> {
     let mut out = Scripts::default();
     scan(index, rel, text, &BTreeMap::new(), &mut out);
     for c in &mut out.commands {
@@ -371,12 +371,9 @@ use taskfiles::Taskfiles;
 
 /// The bootstrap reader of the commands of scripts, Taskfiles, justfiles and Makefiles.
 #[derive(Debug)]
-pub struct ScriptCommands;
+pub(crate) struct ScriptCommands;
 
 impl super::Reader for ScriptCommands {
-    fn name(&self) -> &'static str {
-        "scripts"
-    }
     fn read(&self, cx: &super::ReadCx) -> Vec<super::Item> {
         for (at, version, via) in &cx.scripts.flux {
             cx.flux(at.clone(), version, via);

@@ -325,7 +325,7 @@ fn strip_matching_quotes(v: &str) -> &str {
 }
 
 /// Adds generated objects with kustomize's behaviors (create, merge, replace).
-pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Error> {
+pub(crate) fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Error> {
     for g in generated {
         let id = g.res.id();
         let existing = acc.iter().position(|r| {
@@ -384,7 +384,7 @@ pub fn absorb(acc: &mut Vec<Res>, generated: Vec<Generated>) -> Result<(), Error
 }
 
 /// Appends `-<hash>` to generated ConfigMaps and Secrets (once, at the top).
-pub fn add_hash_suffixes(acc: &mut [Res]) -> Result<(), Error> {
+pub(crate) fn add_hash_suffixes(acc: &mut [Res]) -> Result<(), Error> {
     for r in acc.iter_mut().filter(|r| r.needs_hash) {
         let hash = name_hash(&r.node)?;
         r.store_previous();

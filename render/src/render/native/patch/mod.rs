@@ -61,7 +61,7 @@ pub fn parse(text: &str, what: &str) -> Result<Patch, Error> {
 
 /// Reads a patch file relative to the kustomization directory, inside the
 /// source.
-pub fn read_patch_file(
+pub(crate) fn read_patch_file(
     tree: &crate::render::Tree,
     dir: &str,
     file: &str,
