@@ -162,7 +162,12 @@ fn directory_without_flux_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("app.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: x
+",
     )
     .unwrap();
     let out = conformance(&["check", "--repo", dir.path().to_str().unwrap()]);
@@ -180,7 +185,14 @@ fn malformed_yaml_in_a_tier_is_render_failed_at_file_and_line() {
     copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
     std::fs::write(
         dir.path().join("apps-vms/datavolume.yaml"),
-        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata:\n  name: x\n  labels: [a, b\nspec: {}\n",
+        "\
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: x
+  labels: [a, b
+spec: {}
+",
     )
     .unwrap();
     let out = conformance(&[
@@ -206,7 +218,10 @@ fn malformed_yaml_in_the_cluster_directory_fails_the_sync_tier() {
     copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
     std::fs::write(
         dir.path().join("clusters/prod/tiers.yaml"),
-        "kind: Kustomization\n  bad: indent\n",
+        "\
+kind: Kustomization
+  bad: indent
+",
     )
     .unwrap();
     let out = conformance(&[
@@ -448,7 +463,10 @@ fn invalid_config_exits_2_naming_file_line_and_key() {
     copy_tree(&fixture("incidents/dependson-typo/fixed"), dir.path());
     std::fs::write(
         dir.path().join("conformance.yaml"),
-        "catalog:\n  preinstaled: [x.io]\n",
+        "\
+catalog:
+  preinstaled: [x.io]
+",
     )
     .unwrap();
     let out = conformance(&["check", "--repo", dir.path().to_str().unwrap()]);
@@ -521,7 +539,13 @@ fn stale_waiver_is_a_warning() {
     copy_tree(&fixture("incidents/expired-waiver/fixed"), dir.path());
     std::fs::write(
         dir.path().join("conformance.yaml"),
-        "waivers:\n  - rule: graph-parity\n    cluster: prod\n    reason: drift during the migration\n    expires: 2099-01-01\n",
+        "\
+waivers:
+  - rule: graph-parity
+    cluster: prod
+    reason: drift during the migration
+    expires: 2099-01-01
+",
     )
     .unwrap();
     let out = conformance(&[
@@ -566,7 +590,11 @@ fn config_check_validates_and_names_line_and_key() {
     copy_tree(&fixture("incidents/expired-waiver/fixed"), dir.path());
     std::fs::write(
         dir.path().join("conformance.yaml"),
-        "parity:\n  groups:\n    - [prod, staging]\n",
+        "\
+parity:
+  groups:
+    - [prod, staging]
+",
     )
     .unwrap();
     let unknown = conformance(&["config", "check", "--repo", dir.path().to_str().unwrap()]);
@@ -977,7 +1005,15 @@ fn a_configuration_outside_the_repository_is_read_with_config() {
     let config = dir.path().join("ci-conformance.yaml");
     std::fs::write(
         &config,
-        "waivers:\n  - rule: dependency-missing\n    reason: tracked in FLUX-12\n    expires: 2099-01-01\n  - rule: unresolved-reference\n    reason: tracked in FLUX-12\n    expires: 2099-01-01\n",
+        "\
+waivers:
+  - rule: dependency-missing
+    reason: tracked in FLUX-12
+    expires: 2099-01-01
+  - rule: unresolved-reference
+    reason: tracked in FLUX-12
+    expires: 2099-01-01
+",
     )
     .unwrap();
     let check = |config: &Path| {
@@ -994,7 +1030,15 @@ fn a_configuration_outside_the_repository_is_read_with_config() {
     let out = check(&config);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["summary"]["waived"], 2);
-    std::fs::write(&config, "renderer: native\nparity:\n  groupz: []\n").unwrap();
+    std::fs::write(
+        &config,
+        "\
+renderer: native
+parity:
+  groupz: []
+",
+    )
+    .unwrap();
     let out = check(&config);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);

@@ -13,19 +13,59 @@ use crate::support::*;
 
 fn crd(plural: &str, group: &str, kind: &str) -> String {
     format!(
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    kind: {kind}\n    plural: {plural}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n"
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  names:
+    kind: {kind}
+    plural: {plural}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+"
     )
 }
 
 fn cr(group: &str, kind: &str, name: &str) -> String {
     format!(
-        "apiVersion: {group}/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: default\nspec: {{}}\n"
+        "\
+apiVersion: {group}/v1
+kind: {kind}
+metadata:
+  name: {name}
+  namespace: default
+spec: {{}}
+"
     )
 }
 
 fn helmrelease(name: &str, chart: &str) -> String {
     format!(
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: {chart}\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n"
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: {name}
+  namespace: default
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: {chart}
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+"
     )
 }
 
@@ -42,7 +82,13 @@ fn cdi(root: &Path, dir: &str) {
     write(
         root,
         &format!("{dir}/cdi.yaml"),
-        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata:\n  name: cdi\nspec: {}\n",
+        "\
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: CDI
+metadata:
+  name: cdi
+spec: {}
+",
     );
 }
 
@@ -50,7 +96,16 @@ fn storage_profile(root: &Path, rel: &str) {
     write(
         root,
         rel,
-        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: StorageProfile\nmetadata:\n  name: longhorn\nspec:\n  claimPropertySets:\n    - accessModes: [ReadWriteMany]\n      volumeMode: Block\n",
+        "\
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: StorageProfile
+metadata:
+  name: longhorn
+spec:
+  claimPropertySets:
+    - accessModes: [ReadWriteMany]
+      volumeMode: Block
+",
     );
 }
 
@@ -110,7 +165,13 @@ fn a_kind_from_an_unordered_tier_is_a_race_with_its_delay() {
 #[test]
 fn ordering_the_race_removes_it() {
     let dir = tempfile::tempdir().unwrap();
-    widget_repo(dir.path(), "", "  dependsOn:\n    - name: crds\n");
+    widget_repo(
+        dir.path(),
+        "",
+        "  dependsOn:
+    - name: crds
+",
+    );
     let outcome = run(dir.path());
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
 }
@@ -120,7 +181,13 @@ fn a_provider_that_depends_on_its_consumer_is_a_deadlock_with_the_chain() {
     let dir = tempfile::tempdir().unwrap();
     // crds has a CRD, so its stage 1 would apply as soon as it starts; it
     // never starts, because it waits for apps, which needs its CRD.
-    widget_repo(dir.path(), "  dependsOn:\n    - name: apps\n", "");
+    widget_repo(
+        dir.path(),
+        "  dependsOn:
+    - name: apps
+",
+        "",
+    );
     let outcome = run(dir.path());
     let errors = found(&outcome, "crd-unavailable");
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
@@ -181,7 +248,14 @@ fn needs_that_loop_across_tiers_are_a_deadlock_on_both() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  charts:\n    - chart: alpha\n      groups: [alpha.io]\n    - chart: beta\n      groups: [beta.io]\n",
+        "\
+catalog:
+  charts:
+    - chart: alpha
+      groups: [alpha.io]
+    - chart: beta
+      groups: [beta.io]
+",
     );
     tiers(
         root,
@@ -221,7 +295,9 @@ fn a_child_that_depends_on_its_waiting_parent_is_a_dependency_cycle() {
             "child",
             "flux-system",
             "./child",
-            "  dependsOn:\n    - name: parent\n",
+            "  dependsOn:
+    - name: parent
+",
         ),
     );
     write(root, "child/cm.yaml", &configmap("c"));
@@ -261,7 +337,9 @@ fn a_waiting_parent_covers_what_its_children_apply() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: infra\n",
+                "  dependsOn:
+    - name: infra
+",
             ),
         ],
     );
@@ -288,7 +366,9 @@ fn a_waiting_parent_covers_what_its_children_apply() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: infra\n",
+                "  dependsOn:
+    - name: infra
+",
             ),
         ]
         .join("---\n"),
@@ -313,7 +393,9 @@ fn cdi_repo(root: &Path, platform_extra: &str) {
                 "platform-cdi",
                 "flux-system",
                 "./platform-cdi",
-                "  dependsOn:\n    - name: platform\n",
+                "  dependsOn:
+    - name: platform
+",
             ),
         ],
     );
@@ -348,7 +430,12 @@ fn health_check_exprs_on_the_trigger_gate_it() {
     let dir = tempfile::tempdir().unwrap();
     cdi_repo(
         dir.path(),
-        "  wait: true\n  healthCheckExprs:\n    - apiVersion: cdi.kubevirt.io/v1beta1\n      kind: CDI\n      current: status.phase == 'Deployed'\n",
+        "  wait: true
+  healthCheckExprs:
+    - apiVersion: cdi.kubevirt.io/v1beta1
+      kind: CDI
+      current: status.phase == 'Deployed'
+",
     );
     let outcome = run(dir.path());
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -359,7 +446,11 @@ fn a_health_check_naming_the_runtime_crd_gates_it() {
     let dir = tempfile::tempdir().unwrap();
     cdi_repo(
         dir.path(),
-        "  healthChecks:\n    - apiVersion: apiextensions.k8s.io/v1\n      kind: CustomResourceDefinition\n      name: storageprofiles.cdi.kubevirt.io\n",
+        "  healthChecks:
+    - apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      name: storageprofiles.cdi.kubevirt.io
+",
     );
     let outcome = run(dir.path());
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -392,13 +483,17 @@ fn a_suspended_dependency_stops_its_dependents() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: db\n",
+                "  dependsOn:
+    - name: db
+",
             ),
             ks(
                 "web",
                 "flux-system",
                 "./web",
-                "  dependsOn:\n    - name: apps\n",
+                "  dependsOn:
+    - name: apps
+",
             ),
             ks("crds", "flux-system", "./crds", "  suspend: true\n"),
             ks("users", "flux-system", "./users", ""),
@@ -452,7 +547,9 @@ fn a_tier_nested_under_a_suspended_one_is_suspended_at_any_depth() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: db\n",
+                "  dependsOn:
+    - name: db
+",
             ),
         ],
     );
@@ -495,7 +592,14 @@ fn a_suspended_subtree_is_judged_as_if_resumed() {
     write(
         root,
         "optional/b.yaml",
-        &ks("b", "flux-system", "./b", "  dependsOn:\n    - name: a\n"),
+        &ks(
+            "b",
+            "flux-system",
+            "./b",
+            "  dependsOn:
+    - name: a
+",
+        ),
     );
     write(
         root,
@@ -540,7 +644,9 @@ fn a_kind_an_unchecked_tier_may_provide_is_a_possible_race() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: vendor\n",
+                "  dependsOn:
+    - name: vendor
+",
             ),
         ]
         .join("---\n"),
@@ -561,7 +667,10 @@ fn a_datavolume_racing_its_storage_class_is_harmed_for_good_a_claim_is_not() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [cdi.kubevirt.io]\n",
+        "\
+catalog:
+  preinstalled: [cdi.kubevirt.io]
+",
     );
     tiers(
         root,
@@ -573,17 +682,49 @@ fn a_datavolume_racing_its_storage_class_is_harmed_for_good_a_claim_is_not() {
     write(
         root,
         "storage/class.yaml",
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\nprovisioner: driver.example.com\n",
+        "\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fast
+provisioner: driver.example.com
+",
     );
     write(
         root,
         "vms/dv.yaml",
-        "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata:\n  name: root\n  namespace: default\nspec:\n  source:\n    blank: {}\n  storage:\n    storageClassName: fast\n    resources:\n      requests:\n        storage: 1Gi\n",
+        "\
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: root
+  namespace: default
+spec:
+  source:
+    blank: {}
+  storage:
+    storageClassName: fast
+    resources:
+      requests:
+        storage: 1Gi
+",
     );
     write(
         root,
         "vms/pvc.yaml",
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  storageClassName: fast\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+        "\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: default
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+",
     );
     let outcome = run(root);
     let permanent = found(&outcome, "unresolved-reference");
@@ -624,7 +765,9 @@ fn a_dependson_fix_that_would_close_a_cycle_says_what_to_move() {
                 "storage",
                 "flux-system",
                 "./storage",
-                "  dependsOn:\n    - name: apps\n",
+                "  dependsOn:
+    - name: apps
+",
             ),
             ks("apps", "flux-system", "./apps", ""),
         ],
@@ -632,12 +775,30 @@ fn a_dependson_fix_that_would_close_a_cycle_says_what_to_move() {
     write(
         root,
         "storage/class.yaml",
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\nprovisioner: driver.example.com\n",
+        "\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fast
+provisioner: driver.example.com
+",
     );
     write(
         root,
         "apps/pvc.yaml",
-        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: default\nspec:\n  storageClassName: fast\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n",
+        "\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: default
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+",
     );
     let outcome = run(root);
     let races = found(&outcome, "cold-start-race");
@@ -659,7 +820,10 @@ fn severity_in_conformance_yaml_raises_a_race_to_an_error() {
     write(
         dir.path(),
         "conformance.yaml",
-        "severity:\n  cold-start-race: error\n",
+        "\
+severity:
+  cold-start-race: error
+",
     );
     let outcome = run(dir.path());
     assert_eq!(outcome.errors(), 1, "{}", all(&outcome));
@@ -716,7 +880,9 @@ fn unrelated_clusters_are_not_compared_overlays_are() {
         "media",
         "flux-system",
         "./apps/media",
-        "  dependsOn:\n    - name: storage\n",
+        "  dependsOn:
+    - name: storage
+",
     );
     write(root, "clusters/home/tiers.yaml", &home.join("---\n"));
     let outcome = run(root);
@@ -797,7 +963,10 @@ fn a_resource_set_may_generate_what_nothing_else_provides() {
                 "restore",
                 "flux-system",
                 "./restore",
-                "  dependsOn:\n    - name: platform\n    - name: velero\n",
+                "  dependsOn:
+    - name: platform
+    - name: velero
+",
             ),
         ]
         .join("---\n"),
@@ -805,12 +974,40 @@ fn a_resource_set_may_generate_what_nothing_else_provides() {
     write(
         root,
         "platform/resourceset.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  inputs:\n    - name: velero\n  resources:\n    - apiVersion: kustomize.toolkit.fluxcd.io/v1\n      kind: Kustomization\n      metadata:\n        name: << inputs.name >>\n        namespace: flux-system\n      spec:\n        interval: 1h\n        path: ./apps/<< inputs.name >>\n        sourceRef:\n          kind: GitRepository\n          name: flux-system\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  inputs:
+    - name: velero
+  resources:
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata:
+        name: << inputs.name >>
+        namespace: flux-system
+      spec:
+        interval: 1h
+        path: ./apps/<< inputs.name >>
+        sourceRef:
+          kind: GitRepository
+          name: flux-system
+",
     );
     write(
         root,
         "restore/restore.yaml",
-        "apiVersion: velero.io/v1\nkind: Restore\nmetadata:\n  name: r\n  namespace: flux-system\nspec: {}\n",
+        "\
+apiVersion: velero.io/v1
+kind: Restore
+metadata:
+  name: r
+  namespace: flux-system
+spec: {}
+",
     );
     let outcome = run(root);
     let errors: Vec<_> = outcome.findings.iter().filter(|f| f.is_error()).collect();
@@ -853,17 +1050,41 @@ fn a_namespace_is_hedged_only_on_a_tier_that_may_create_it() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: platform\n",
+                "  dependsOn:
+    - name: platform
+",
             ),
         ]
         .join("---\n"),
     );
     let resource_set = |template: &str| {
         format!(
-            "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  inputs:\n    - name: web\n  resources:\n{template}"
+            "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  inputs:
+    - name: web
+  resources:
+{template}"
         )
     };
-    let kustomization = "    - apiVersion: kustomize.toolkit.fluxcd.io/v1\n      kind: Kustomization\n      metadata:\n        name: << inputs.name >>\n        namespace: flux-system\n      spec:\n        interval: 1h\n        prune: true\n        path: ./apps/<< inputs.name >>\n        sourceRef:\n          kind: GitRepository\n          name: flux-system\n";
+    let kustomization = "    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata:
+        name: << inputs.name >>
+        namespace: flux-system
+      spec:
+        interval: 1h
+        prune: true
+        path: ./apps/<< inputs.name >>
+        sourceRef:
+          kind: GitRepository
+          name: flux-system
+";
     write(
         root,
         "platform/resourceset.yaml",
@@ -872,12 +1093,22 @@ fn a_namespace_is_hedged_only_on_a_tier_that_may_create_it() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [fluxcd.controlplane.io]\n",
+        "\
+catalog:
+  preinstalled: [fluxcd.controlplane.io]
+",
     );
     write(
         root,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: web\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: web
+data: {}
+",
     );
     let outcome = run(root);
     let namespace: Vec<(&str, bool)> = outcome
@@ -893,7 +1124,11 @@ fn a_namespace_is_hedged_only_on_a_tier_that_may_create_it() {
         all(&outcome)
     );
     // A ResourceSet that templates the Namespace may create it: hedged.
-    let namespace_doc = "    - apiVersion: v1\n      kind: Namespace\n      metadata:\n        name: << inputs.name >>\n";
+    let namespace_doc = "    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.name >>
+";
     write(
         root,
         "platform/resourceset.yaml",
@@ -923,10 +1158,31 @@ fn no_race_is_reported_on_a_tier_that_never_applies() {
         root,
         "clusters/prod/tiers.yaml",
         &[
-            ks("a", "flux-system", "./a", "  dependsOn:\n    - name: b\n"),
-            ks("b", "flux-system", "./b", "  dependsOn:\n    - name: a\n"),
+            ks(
+                "a",
+                "flux-system",
+                "./a",
+                "  dependsOn:
+    - name: b
+",
+            ),
+            ks(
+                "b",
+                "flux-system",
+                "./b",
+                "  dependsOn:
+    - name: a
+",
+            ),
             ks("crds", "flux-system", "./crds", ""),
-            ks("c", "flux-system", "./c", "  dependsOn:\n    - name: a\n"),
+            ks(
+                "c",
+                "flux-system",
+                "./c",
+                "  dependsOn:
+    - name: a
+",
+            ),
         ]
         .join("---\n"),
     );
@@ -935,12 +1191,36 @@ fn no_race_is_reported_on_a_tier_that_never_applies() {
     write(
         root,
         "crds/crd.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+",
     );
     write(
         root,
         "c/widget.yaml",
-        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec: {}\n",
+        "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: default
+spec: {}
+",
     );
     let outcome = run(root);
     let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();
@@ -957,11 +1237,28 @@ fn no_race_is_reported_on_a_tier_that_never_applies() {
 fn kustomizations_applied_with_the_entry_exist_before_it_applies_anything() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let git = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: home\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/home\n  ref:\n    branch: main\n";
+    let git = "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: home
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: https://github.com/example/home
+  ref:
+    branch: main
+";
     write(
         root,
         "kubernetes/flux/config/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./flux.yaml\n  - ./cluster.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ./flux.yaml
+  - ./cluster.yaml
+",
     );
     write(
         root,
@@ -972,7 +1269,9 @@ fn kustomizations_applied_with_the_entry_exist_before_it_applies_anything() {
                 "cluster",
                 "flux-system",
                 "./kubernetes/flux",
-                "  dependsOn:\n    - name: flux\n",
+                "  dependsOn:
+    - name: flux
+",
             )
             .replace("    name: flux-system\n", "    name: home\n")
         ),
@@ -1009,7 +1308,12 @@ fn kustomizations_applied_with_the_entry_exist_before_it_applies_anything() {
     write(
         root,
         "kubernetes/flux/config/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./cluster.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ./cluster.yaml
+",
     );
     write(root, "kubernetes/flux/apps/flux.yaml", &flux);
     let outcome = run(root);
@@ -1071,7 +1375,9 @@ fn parity_compares_what_a_kustomization_is_not_only_its_name() {
                 "tools",
                 "flux-system",
                 tools_path,
-                "  dependsOn:\n    - name: network\n",
+                "  dependsOn:
+    - name: network
+",
             ),
         ]
         .join("---\n")
@@ -1086,8 +1392,12 @@ fn parity_compares_what_a_kustomization_is_not_only_its_name() {
     write(
         root,
         "clusters/prod/tiers.yaml",
-        &tiers_of("prod", "./shared/tools-prodx", "")
-            .replace("  dependsOn:\n    - name: network\n", ""),
+        &tiers_of("prod", "./shared/tools-prodx", "").replace(
+            "  dependsOn:
+    - name: network
+",
+            "",
+        ),
     );
     let outcome = run(root);
     assert!(
@@ -1102,7 +1412,9 @@ fn parity_compares_what_a_kustomization_is_not_only_its_name() {
         &tiers_of(
             "prod",
             "./shared/prod-tools",
-            "  dependsOn:\n    - name: storage\n",
+            "  dependsOn:
+    - name: storage
+",
         ),
     );
     write(
@@ -1123,8 +1435,12 @@ fn parity_compares_what_a_kustomization_is_not_only_its_name() {
     write(
         root,
         "clusters/prod/tiers.yaml",
-        &tiers_of("prod", "./shared/prod-tools", "")
-            .replace("  dependsOn:\n    - name: network\n", ""),
+        &tiers_of("prod", "./shared/prod-tools", "").replace(
+            "  dependsOn:
+    - name: network
+",
+            "",
+        ),
     );
     let outcome = run(root);
     let parity = found(&outcome, "graph-parity");

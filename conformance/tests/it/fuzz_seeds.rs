@@ -181,7 +181,12 @@ mod script_props {
         #[test]
         fn the_script_reader_never_panics(input in shell_text()) {
             conformance::fuzzing::scripts(input.as_bytes());
-            let taskfile = format!("Taskfile.yml\x01tasks:\n  a:\n    cmds:\n      - {input:?}\n");
+            let taskfile = format!("\
+Taskfile.yml\x01tasks:
+  a:
+    cmds:
+      - {input:?}
+");
             conformance::fuzzing::scripts(taskfile.as_bytes());
             let justfile = format!("justfile\x01up:\n    {}\n", input.replace('\n', "\n    "));
             conformance::fuzzing::scripts(justfile.as_bytes());

@@ -21,7 +21,9 @@ fn repo(root: &Path, files: &[(&str, &str)]) {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: sources\n",
+                "  dependsOn:
+    - name: sources
+",
             ),
         ]
         .join("---\n"),
@@ -34,21 +36,51 @@ fn repo(root: &Path, files: &[(&str, &str)]) {
 }
 
 fn namespace(name: &str) -> String {
-    format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n")
+    format!(
+        "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: {name}
+"
+    )
 }
 
 /// A HelmRelease `web/{name}` of chart `app` from `charts`, with `spec`
 /// lines appended under `spec:`.
 fn release(name: &str, spec: &str) -> String {
     format!(
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: web\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: app\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n        namespace: flux-system\n{spec}"
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: {name}
+  namespace: web
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: app
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+        namespace: flux-system
+{spec}"
     )
 }
 
 fn config_map(name: &str, key: &str, value: &str) -> String {
     let indented: String = value.lines().map(|l| format!("    {l}\n")).collect();
     format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: web\ndata:\n  {key}: |\n{indented}"
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: web
+data:
+  {key}: |
+{indented}"
     )
 }
 
@@ -64,7 +96,10 @@ fn invalid(root: &Path) -> Vec<String> {
         .collect()
 }
 
-const VALUES_FROM: &str = "  valuesFrom:\n    - kind: ConfigMap\n      name: web-values\n";
+const VALUES_FROM: &str = "  valuesFrom:
+    - kind: ConfigMap
+      name: web-values
+";
 
 #[test]
 fn a_values_key_the_config_map_does_not_hold() {
@@ -160,7 +195,10 @@ fn a_values_reference_of_another_kind() {
             "hr.yaml",
             &release(
                 "web",
-                "  valuesFrom:\n    - kind: Secrets\n      name: web-values\n",
+                "  valuesFrom:
+    - kind: Secrets
+      name: web-values
+",
             ),
         )],
     );
@@ -175,10 +213,19 @@ fn secret_values_are_read_and_never_printed() {
     let root = dir.path();
     let secret_with = |data: &str| {
         format!(
-            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web-values\n  namespace: web\n{data}"
+            "\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: web-values
+  namespace: web
+{data}"
         )
     };
-    let from_secret = "  valuesFrom:\n    - kind: Secret\n      name: web-values\n";
+    let from_secret = "  valuesFrom:
+    - kind: Secret
+      name: web-values
+";
     // stringData with YAML that does not parse; the value has a password.
     repo(
         root,
@@ -186,7 +233,13 @@ fn secret_values_are_read_and_never_printed() {
             ("hr.yaml", &release("web", from_secret)),
             (
                 "secret.yaml",
-                &secret_with("stringData:\n  values.yaml: |\n    password: \"hunter2\n"),
+                &secret_with(
+                    "\
+stringData:
+  values.yaml: |
+    password: \"hunter2
+",
+                ),
             ),
         ],
     );
@@ -215,7 +268,12 @@ fn secret_values_are_read_and_never_printed() {
             ("hr.yaml", &release("web", from_secret)),
             (
                 "secret.yaml",
-                &secret_with("data:\n  values.yaml: cmVwbGljYXM6IDIK\n"),
+                &secret_with(
+                    "\
+data:
+  values.yaml: cmVwbGljYXM6IDIK
+",
+                ),
             ),
         ],
     );
@@ -228,7 +286,12 @@ fn secret_values_are_read_and_never_printed() {
             (
                 "secret.yaml",
                 &secret_with(
-                    "stringData:\n  other.yaml: ENC[AES256_GCM,data:x,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:y,type:str]\n",
+                    "\
+stringData:
+  other.yaml: ENC[AES256_GCM,data:x,type:str]
+sops:
+  mac: ENC[AES256_GCM,data:y,type:str]
+",
                 ),
             ),
         ],
@@ -243,28 +306,51 @@ fn post_renderer_patches_and_images_as_kustomize_reads_them() {
     let post = |body: &str| {
         release(
             "web",
-            &format!("  postRenderers:\n    - kustomize:\n{body}"),
+            &format!(
+                "  postRenderers:
+    - kustomize:
+{body}"
+            ),
         )
     };
     for (body, says) in [
         (
-            "        patches:\n          - patch: |\n              spec:\n                replicas: 2\n",
+            "        patches:
+          - patch: |
+              spec:
+                replicas: 2
+",
             "strategic merge patch needs kind and metadata.name",
         ),
         (
-            "        patches:\n          - target:\n              kind: Deployment\n",
+            "        patches:
+          - target:
+              kind: Deployment
+",
             "has no patch text",
         ),
         (
-            "        patches:\n          - target:\n              name: \"web-(\"\n            patch: |\n              - op: remove\n                path: /spec/replicas\n",
+            "        patches:
+          - target:
+              name: \"web-(\"
+            patch: |
+              - op: remove
+                path: /spec/replicas
+",
             "is not a valid regex",
         ),
         (
-            "        images:\n          - newTag: 1.2.3\n",
+            "        images:
+          - newTag: 1.2.3
+",
             "images[0] has no name",
         ),
         (
-            "        patches:\n          - patch: |\n              - op: bogus\n                path: /spec/replicas\n",
+            "        patches:
+          - patch: |
+              - op: bogus
+                path: /spec/replicas
+",
             "operation `bogus` is none of",
         ),
     ] {
@@ -278,7 +364,17 @@ fn post_renderer_patches_and_images_as_kustomize_reads_them() {
         &[(
             "hr.yaml",
             &post(
-                "        patches:\n          - target:\n              kind: Deployment\n            patch: |\n              - op: replace\n                path: /spec/replicas\n                value: 2\n        images:\n          - name: nginx\n            newTag: 1.27.0\n",
+                "        patches:
+          - target:
+              kind: Deployment
+            patch: |
+              - op: replace
+                path: /spec/replicas
+                value: 2
+        images:
+          - name: nginx
+            newTag: 1.27.0
+",
             ),
         )],
     );
@@ -289,7 +385,16 @@ fn post_renderer_patches_and_images_as_kustomize_reads_them() {
 fn chart_sources_of_the_kind_each_field_takes() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let oci = "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: app\n  namespace: web\nspec:\n  interval: 1h\n  url: oci://ghcr.io/example/charts/app\n";
+    let oci = "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: app
+  namespace: web
+spec:
+  interval: 1h
+  url: oci://ghcr.io/example/charts/app
+";
     // An OCIRepository under chart.spec.sourceRef.
     repo(
         root,
@@ -297,7 +402,21 @@ fn chart_sources_of_the_kind_each_field_takes() {
             ("oci.yaml", oci),
             (
                 "hr.yaml",
-                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: web\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: app\n      sourceRef:\n        kind: OCIRepository\n        name: app\n",
+                "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+  namespace: web
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: app
+      sourceRef:
+        kind: OCIRepository
+        name: app
+",
             ),
         ],
     );
@@ -312,7 +431,19 @@ fn chart_sources_of_the_kind_each_field_takes() {
         root,
         &[(
             "hr.yaml",
-            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: web\nspec:\n  interval: 1h\n  chartRef:\n    kind: HelmRepository\n    name: charts\n    namespace: flux-system\n",
+            "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+  namespace: web
+spec:
+  interval: 1h
+  chartRef:
+    kind: HelmRepository
+    name: charts
+    namespace: flux-system
+",
         )],
     );
     let found = invalid(root);
@@ -325,7 +456,10 @@ fn chart_sources_of_the_kind_each_field_takes() {
             "hr.yaml",
             &release(
                 "web",
-                "  chartRef:\n    kind: OCIRepository\n    name: app\n",
+                "  chartRef:
+    kind: OCIRepository
+    name: app
+",
             ),
         )],
     );
@@ -338,7 +472,15 @@ fn chart_sources_of_the_kind_each_field_takes() {
         root,
         &[(
             "hr.yaml",
-            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: web\nspec:\n  interval: 1h\n",
+            "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+  namespace: web
+spec:
+  interval: 1h
+",
         )],
     );
     assert!(
@@ -353,7 +495,18 @@ fn chart_sources_of_the_kind_each_field_takes() {
             ("oci.yaml", oci),
             (
                 "hr.yaml",
-                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\n  namespace: web\nspec:\n  interval: 1h\n  chartRef:\n    kind: OCIRepository\n    name: app\n",
+                "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+  namespace: web
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: app
+",
             ),
         ],
     );
@@ -367,7 +520,11 @@ fn chart_versions_are_semver_constraints() {
     let versioned = |v: &str| {
         release("web", "").replace(
             "      chart: app\n",
-            &format!("      chart: app\n      version: \"{v}\"\n"),
+            &format!(
+                "      chart: app
+      version: \"{v}\"
+"
+            ),
         )
     };
     repo(root, &[("hr.yaml", &versioned("latest"))]);
@@ -399,8 +556,24 @@ fn depends_on_loops_among_releases() {
     repo(
         root,
         &[
-            ("a.yaml", &release("a", "  dependsOn:\n    - name: b\n")),
-            ("b.yaml", &release("b", "  dependsOn:\n    - name: a\n")),
+            (
+                "a.yaml",
+                &release(
+                    "a",
+                    "  dependsOn:
+    - name: b
+",
+                ),
+            ),
+            (
+                "b.yaml",
+                &release(
+                    "b",
+                    "  dependsOn:
+    - name: a
+",
+                ),
+            ),
         ],
     );
     let found = invalid(root);
@@ -414,7 +587,15 @@ fn depends_on_loops_among_releases() {
     repo(
         root,
         &[
-            ("a.yaml", &release("a", "  dependsOn:\n    - name: b\n")),
+            (
+                "a.yaml",
+                &release(
+                    "a",
+                    "  dependsOn:
+    - name: b
+",
+                ),
+            ),
             ("b.yaml", &release("b", "")),
         ],
     );
@@ -430,7 +611,12 @@ fn references_a_release_makes_must_resolve() {
         root,
         &[(
             "a.yaml",
-            &release("a", "  dependsOn:\n    - name: databse\n"),
+            &release(
+                "a",
+                "  dependsOn:
+    - name: databse
+",
+            ),
         )],
     );
     let outcome = run(root);
@@ -458,7 +644,10 @@ fn references_a_release_makes_must_resolve() {
             "a.yaml",
             &release(
                 "a",
-                "  valuesFrom:\n    - kind: Secret\n      name: a-values\n",
+                "  valuesFrom:
+    - kind: Secret
+      name: a-values
+",
             ),
         )],
     );
@@ -478,12 +667,23 @@ fn references_a_release_makes_must_resolve() {
                 "a.yaml",
                 &release(
                     "a",
-                    "  valuesFrom:\n    - kind: Secret\n      name: db-app\n",
+                    "  valuesFrom:
+    - kind: Secret
+      name: db-app
+",
                 ),
             ),
             (
                 "db.yaml",
-                "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: db\n  namespace: web\nspec:\n  instances: 1\n",
+                "\
+apiVersion: postgresql.cnpg.io/v1
+kind: Cluster
+metadata:
+  name: db
+  namespace: web
+spec:
+  instances: 1
+",
             ),
         ],
     );
@@ -517,7 +717,15 @@ fn a_dependency_in_an_unordered_tier_only_delays_the_release() {
     let root = dir.path();
     repo(
         root,
-        &[("a.yaml", &release("a", "  dependsOn:\n    - name: db\n"))],
+        &[(
+            "a.yaml",
+            &release(
+                "a",
+                "  dependsOn:
+    - name: db
+",
+            ),
+        )],
     );
     // `db` is in a tier apps is not ordered after.
     write(
@@ -527,7 +735,9 @@ fn a_dependency_in_an_unordered_tier_only_delays_the_release() {
             "db",
             "flux-system",
             "./db",
-            "  dependsOn:\n    - name: sources\n",
+            "  dependsOn:
+    - name: sources
+",
         ),
     );
     write(root, "db/hr.yaml", &release("db", ""));
@@ -579,7 +789,15 @@ fn a_tier_that_waits_for_a_release_whose_dependency_waits_for_the_tier() {
     let setup = |wait: &str| {
         repo(
             root,
-            &[("a.yaml", &release("a", "  dependsOn:\n    - name: db\n"))],
+            &[(
+                "a.yaml",
+                &release(
+                    "a",
+                    "  dependsOn:
+    - name: db
+",
+                ),
+            )],
         );
         write(
             root,
@@ -590,13 +808,19 @@ fn a_tier_that_waits_for_a_release_whose_dependency_waits_for_the_tier() {
                     "apps",
                     "flux-system",
                     "./apps",
-                    &format!("  dependsOn:\n    - name: sources\n{wait}"),
+                    &format!(
+                        "  dependsOn:
+    - name: sources
+{wait}"
+                    ),
                 ),
                 ks(
                     "db",
                     "flux-system",
                     "./db",
-                    "  dependsOn:\n    - name: apps\n",
+                    "  dependsOn:
+    - name: apps
+",
                 ),
             ]
             .join("---\n"),

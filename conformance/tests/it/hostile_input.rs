@@ -119,35 +119,70 @@ fn paths_in_conformance_yaml_stay_inside_and_exist() {
     std::os::unix::fs::symlink("versions.env", repo.path().join("linked.env")).unwrap();
     let cases = [
         (
-            "kubernetes:\n  file: ../outside.env\n  variable: K\n",
+            "\
+kubernetes:
+  file: ../outside.env
+  variable: K
+",
             "climbs out of the repository",
         ),
         (
-            "kubernetes:\n  file: /etc/os-release\n  variable: K\n",
+            "\
+kubernetes:
+  file: /etc/os-release
+  variable: K
+",
             "is absolute",
         ),
         (
-            "kubernetes:\n  file: missing.env\n  variable: K\n",
+            "\
+kubernetes:
+  file: missing.env
+  variable: K
+",
             "does not exist in the repository",
         ),
         (
-            "kubernetes:\n  file: linked.env\n  variable: K\n",
+            "\
+kubernetes:
+  file: linked.env
+  variable: K
+",
             "is a symlink",
         ),
         (
-            "kubernetes:\n  file: apps\n  variable: K\n",
+            "\
+kubernetes:
+  file: apps
+  variable: K
+",
             "is not a regular file",
         ),
         (
-            "sources:\n  - kind: OCIRepository\n    name: x\n    path: ../x\n",
+            "\
+sources:
+  - kind: OCIRepository
+    name: x
+    path: ../x
+",
             "sources: path `../x` climbs out",
         ),
         (
-            "sources:\n  - kind: OCIRepository\n    name: x\n    path: nowhere\n",
+            "\
+sources:
+  - kind: OCIRepository
+    name: x
+    path: nowhere
+",
             "sources: path `nowhere` does not exist",
         ),
         (
-            "waivers:\n  - rule: graph-parity\n    reason: x\n    expires: 99999999-01-01\n",
+            "\
+waivers:
+  - rule: graph-parity
+    reason: x
+    expires: 99999999-01-01
+",
             "is not a YYYY-MM-DD date",
         ),
     ];
@@ -169,7 +204,11 @@ fn paths_in_conformance_yaml_stay_inside_and_exist() {
     write(
         repo.path(),
         "conformance.yaml",
-        "kubernetes:\n  file: versions.env\n  variable: K3S_VERSION\n",
+        "\
+kubernetes:
+  file: versions.env
+  variable: K3S_VERSION
+",
     );
     let out = check(repo.path(), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -306,7 +345,9 @@ fn every_format_stays_valid_and_safe_with_hostile_text() {
             "flux-system",
             "./apps",
             &format!(
-                "  dependsOn:\n    - name: {}\n",
+                "  dependsOn:
+    - name: {}
+",
                 serde_json::to_string(HOSTILE).unwrap()
             ),
         ),

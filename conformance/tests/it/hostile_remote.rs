@@ -56,7 +56,10 @@ impl Attack {
         write(
             &dir,
             "deploy/kustomization.yaml",
-            "resources:\n  - cm.yaml\n",
+            "\
+resources:
+  - cm.yaml
+",
         );
         write(&dir, "deploy/cm.yaml", &crate::support::configmap("remote"));
         for (file, text) in extra {
@@ -82,7 +85,10 @@ impl Attack {
             root,
             "apps/kustomization.yaml",
             &format!(
-                "resources:\n  - {}\n",
+                "\
+resources:
+  - {}
+",
                 serde_json::to_string(resource).unwrap()
             ),
         );

@@ -120,7 +120,11 @@ fn configured_tiers_and_image_win() {
     copy(&src, dir.path());
     std::fs::write(
         dir.path().join("conformance.yaml"),
-        "l1:\n  tiers: [platform, platform-config]\n  image: rancher/k3s:v1.36.4-k3s1\n",
+        "\
+l1:
+  tiers: [platform, platform-config]
+  image: rancher/k3s:v1.36.4-k3s1
+",
     )
     .unwrap();
     let p = plan(dir.path(), "prod");
@@ -137,7 +141,13 @@ fn configured_tiers_and_image_win() {
 #[test]
 fn k3s_tag_follows_the_cluster_version() {
     let config = Config::parse(
-        "clusters:\n  prod:\n    kubernetes: v1.36.4+k3s1\n  dev:\n    kubernetes: 1.35.2\n",
+        "\
+clusters:
+  prod:
+    kubernetes: v1.36.4+k3s1
+  dev:
+    kubernetes: 1.35.2
+",
         &conformance::rules::is_rule_id,
     )
     .unwrap();

@@ -56,7 +56,12 @@ impl Server {
                     .unwrap_or((404, "not found".into()));
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "\
+HTTP/1.1 {status} X\r
+Content-Length: {}\r
+Connection: close\r
+\r
+{body}",
                     body.len()
                 );
             }
@@ -106,18 +111,31 @@ fn base_repo(dir: &Path) -> String {
     write(
         dir,
         "deploy/kustomization.yaml",
-        "resources:\n  - deployment.yaml\n  - ../common\n",
+        "\
+resources:
+  - deployment.yaml
+  - ../common
+",
     );
     write(dir, "deploy/deployment.yaml", &deployment("web-v1"));
     write(
         dir,
         "common/kustomization.yaml",
-        "resources:\n  - sa.yaml\n",
+        "\
+resources:
+  - sa.yaml
+",
     );
     write(
         dir,
         "common/sa.yaml",
-        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: shared\n  namespace: default\n",
+        "\
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: shared
+  namespace: default
+",
     );
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", "v1"]);
@@ -136,7 +154,25 @@ fn served(cache: &tempfile::TempDir) -> tempfile::TempDir {
 
 fn deployment(name: &str) -> String {
     format!(
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n"
+        "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  namespace: default
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+"
     )
 }
 
@@ -178,7 +214,22 @@ fn names(tier: &Tier) -> Vec<String> {
     tier.objects().iter().map(|o| o.id.name.clone()).collect()
 }
 
-const CRD_FILE: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n";
+const CRD_FILE: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names:
+    kind: Widget
+    plural: widgets
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+";
 
 #[test]
 fn an_http_file_is_fetched_built_and_placed_where_it_is_named() {
@@ -380,7 +431,13 @@ fn each_address_is_fetched_once_per_run() {
         write(
             repo.path(),
             &format!("{name}/kustomization.yaml"),
-            &format!("namePrefix: {name}-\nresources:\n  - {url}\n"),
+            &format!(
+                "\
+namePrefix: {name}-
+resources:
+  - {url}
+"
+            ),
         );
     }
     let model = discover(repo.path(), cache.path(), true);
@@ -406,7 +463,10 @@ fn a_remote_base_cannot_read_outside_its_repository() {
     write(
         &dir,
         "deploy/kustomization.yaml",
-        "resources:\n  - ../../../../../../etc\n",
+        "\
+resources:
+  - ../../../../../../etc
+",
     );
     git(&dir, &["commit", "-qam", "escape"]);
     git(&dir, &["tag", "escape"]);
@@ -487,7 +547,11 @@ fn remote_bases_naming_remotes_and_remote_generator_inputs_are_fetched_too() {
         &dir,
         "deploy/kustomization.yaml",
         &format!(
-            "resources:\n  - deployment.yaml\n  - {}\n",
+            "\
+resources:
+  - deployment.yaml
+  - {}
+",
             server.url("/crds.yaml")
         ),
     );
@@ -500,7 +564,15 @@ fn remote_bases_naming_remotes_and_remote_generator_inputs_are_fetched_too() {
         repo.path(),
         "apps/kustomization.yaml",
         &format!(
-            "resources:\n  - {reference}\nconfigMapGenerator:\n  - name: settings\n    namespace: default\n    envs:\n      - {}\n",
+            "\
+resources:
+  - {reference}
+configMapGenerator:
+  - name: settings
+    namespace: default
+    envs:
+      - {}
+",
             server.url("/settings.env")
         ),
     );
@@ -548,8 +620,14 @@ fn the_remote_setting_is_parsed_strictly() {
     let ok = |_: &str| true;
     let config = conformance::config::Config::parse("remote: fetch\n", &ok).unwrap();
     assert_eq!(config.remote, conformance::remote::Setting::Fetch);
-    let err =
-        conformance::config::Config::parse("renderer: native\nremote: yes\n", &ok).unwrap_err();
+    let err = conformance::config::Config::parse(
+        "\
+renderer: native
+remote: yes
+",
+        &ok,
+    )
+    .unwrap_err();
     assert_eq!(err.line, 2, "{err}");
 }
 
@@ -574,7 +652,19 @@ fn a_tier_that_cannot_build_without_an_unfetched_base_says_why_and_keeps_the_res
         repo.path(),
         "apps/kustomization.yaml",
         &format!(
-            "resources:\n  - {git_base}\n  - {unreachable}\npatchesStrategicMerge:\n  - |-\n    apiVersion: apiextensions.k8s.io/v1\n    kind: CustomResourceDefinition\n    metadata:\n      name: widgets.example.com\n    spec:\n      scope: Cluster\n"
+            "\
+resources:
+  - {git_base}
+  - {unreachable}
+patchesStrategicMerge:
+  - |-
+    apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata:
+      name: widgets.example.com
+    spec:
+      scope: Cluster
+"
         ),
     );
     let model = discover(repo.path(), cache.path(), true);
@@ -599,7 +689,15 @@ fn an_unfetchable_generator_input_is_said_to_be_unknown() {
         repo.path(),
         "apps/kustomization.yaml",
         &format!(
-            "resources:\n  - local.yaml\nconfigMapGenerator:\n  - name: settings\n    namespace: default\n    envs:\n      - {input}\n"
+            "\
+resources:
+  - local.yaml
+configMapGenerator:
+  - name: settings
+    namespace: default
+    envs:
+      - {input}
+"
         ),
     );
     let model = discover(repo.path(), cache.path(), true);

@@ -15,7 +15,12 @@ fn directories_without_kustomization_get_flux_generated_one() {
     write(
         root,
         "clusters/prod/ns.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n",
+        "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: web
+",
     );
     write(root, "apps/a.yaml", &configmap("a"));
     write(root, "apps/nested/b.yml", &configmap("b"));
@@ -24,7 +29,11 @@ fn directories_without_kustomization_get_flux_generated_one() {
     write(
         root,
         "apps/sub/kustomization.yaml",
-        "resources:\n  - c.yaml\nnamePrefix: sub-\n",
+        "\
+resources:
+  - c.yaml
+namePrefix: sub-
+",
     );
     write(root, "apps/sub/c.yaml", &configmap("c"));
     write(root, "apps/sub/ignored.yaml", &configmap("ignored"));
@@ -62,7 +71,13 @@ fn a_file_flux_cannot_decode_fails_the_tier_at_its_line() {
     write(
         root,
         "apps/a.yaml",
-        &format!("{}---\nfoo: bar\n", configmap("a")),
+        &format!(
+            "\
+{}---
+foo: bar
+",
+            configmap("a")
+        ),
     );
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
@@ -92,7 +107,10 @@ fn missing_path_is_render_failed_and_remote_base_is_its_own_finding_without_netw
     write(
         root,
         "snap/kustomization.yaml",
-        "resources:\n  - https://github.com/kubernetes-csi/external-snapshotter//client/config/crd?ref=v8.2.0\n",
+        "\
+resources:
+  - https://github.com/kubernetes-csi/external-snapshotter//client/config/crd?ref=v8.2.0
+",
     );
     let outcome = run(root);
     assert_eq!(
@@ -144,7 +162,12 @@ fn a_tier_with_a_remote_base_is_checked_on_its_local_part() {
     write(
         root,
         "infra/kustomization.yaml",
-        "resources:\n  - github.com/example/widgets//config/crd?ref=v1.0.0\n  - apps.yaml\n  - widget.yaml\n",
+        "\
+resources:
+  - github.com/example/widgets//config/crd?ref=v1.0.0
+  - apps.yaml
+  - widget.yaml
+",
     );
     write(
         root,
@@ -153,13 +176,21 @@ fn a_tier_with_a_remote_base_is_checked_on_its_local_part() {
             "apps",
             "flux-system",
             "./apps",
-            "  dependsOn:\n    - name: infra\n",
+            "  dependsOn:
+    - name: infra
+",
         ),
     );
     write(
         root,
         "infra/widget.yaml",
-        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+        "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: default
+",
     );
     write(root, "apps/kustomization.yaml", "resources: [cm.yaml]\n");
     write(root, "apps/cm.yaml", &configmap("app"));
@@ -258,7 +289,16 @@ fn unsupported_kustomize_features_are_named_and_auto_hands_them_to_kustomize() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - cm.yaml\nvars:\n  - name: APP\n    objref:\n      kind: ConfigMap\n      name: app\n      apiVersion: v1\n",
+        "\
+resources:
+  - cm.yaml
+vars:
+  - name: APP
+    objref:
+      kind: ConfigMap
+      name: app
+      apiVersion: v1
+",
     );
     let native = run(root);
     assert_eq!(rules(&native), [("render-failed", "prod", "apps")]);
@@ -298,7 +338,10 @@ fn symlinks_out_of_the_repository_are_reported_not_followed() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - linked.yaml\n",
+        "\
+resources:
+  - linked.yaml
+",
     );
     std::os::unix::fs::symlink(
         outside.path().join("secret.yaml"),
@@ -326,8 +369,22 @@ fn cyclic_kustomizations_are_a_clear_error() {
         "clusters/prod/apps.yaml",
         &ks("apps", "flux-system", "./a", ""),
     );
-    write(root, "a/kustomization.yaml", "resources:\n  - ../b\n");
-    write(root, "b/kustomization.yaml", "resources:\n  - ../a\n");
+    write(
+        root,
+        "a/kustomization.yaml",
+        "\
+resources:
+  - ../b
+",
+    );
+    write(
+        root,
+        "b/kustomization.yaml",
+        "\
+resources:
+  - ../a
+",
+    );
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
     assert!(
@@ -353,12 +410,22 @@ fn a_bad_patch_names_its_file_and_line() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - cm.yaml\npatches:\n  - path: fix.yaml\n    target:\n      kind: ConfigMap\n",
+        "\
+resources:
+  - cm.yaml
+patches:
+  - path: fix.yaml
+    target:
+      kind: ConfigMap
+",
     );
     write(
         root,
         "apps/fix.yaml",
-        "- op: remove\n  path: /data/missing\n",
+        "\
+- op: remove
+  path: /data/missing
+",
     );
     let outcome = run(root);
     assert_eq!(rules(&outcome), [("render-failed", "prod", "apps")]);
@@ -377,25 +444,78 @@ fn malformed_inputs_never_panic() {
         "resources: 5\n",
         "resources: [ {a: b} ]\n",
         "patches: \"not a list\"\n",
-        "patches:\n  - target: 7\n    patch: 3\n",
-        "patches:\n  - patch: \"- op: remove\\n  path: /nope\"\n    target: {kind: ConfigMap}\n",
-        "patches:\n  - patch: \"kind: ConfigMap\\nmetadata: {name: nope}\\n\"\n",
-        "patchesStrategicMerge:\n  - \"kind: Nope\"\n",
-        "configMapGenerator:\n  - literals: [a=b]\n",
-        "configMapGenerator:\n  - name: x\n    literals: [=b]\n",
-        "configMapGenerator:\n  - name: x\n    files: [missing.txt]\n",
-        "secretGenerator:\n  - name: x\n    envs: [missing.env]\n",
-        "namespace: [a]\nnamePrefix: {b: c}\n",
-        "images:\n  - name: \"(\"\n    newTag: x\n",
-        "replicas:\n  - name: nothing\n    count: two\n",
-        "replacements:\n  - source: {kind: Nope}\n    targets: []\n",
+        "\
+patches:
+  - target: 7
+    patch: 3
+",
+        "\
+patches:
+  - patch: \"- op: remove\\n  path: /nope\"
+    target: {kind: ConfigMap}
+",
+        "\
+patches:
+  - patch: \"kind: ConfigMap\\nmetadata: {name: nope}\\n\"
+",
+        "\
+patchesStrategicMerge:
+  - \"kind: Nope\"
+",
+        "\
+configMapGenerator:
+  - literals: [a=b]
+",
+        "\
+configMapGenerator:
+  - name: x
+    literals: [=b]
+",
+        "\
+configMapGenerator:
+  - name: x
+    files: [missing.txt]
+",
+        "\
+secretGenerator:
+  - name: x
+    envs: [missing.env]
+",
+        "\
+namespace: [a]
+namePrefix: {b: c}
+",
+        "\
+images:
+  - name: \"(\"
+    newTag: x
+",
+        "\
+replicas:
+  - name: nothing
+    count: two
+",
+        "\
+replacements:
+  - source: {kind: Nope}
+    targets: []
+",
         "components: [../nowhere]\n",
-        "labels:\n  - pairs: 5\n",
+        "\
+labels:
+  - pairs: 5
+",
         "commonLabels: [x]\n",
         "unknownField: 1\n",
-        "- just\n- a list\n",
+        "\
+- just
+- a list
+",
         "kind: Component\n",
-        "resources:\n  - ../../../../../../etc\n",
+        "\
+resources:
+  - ../../../../../../etc
+",
     ];
     for (i, k) in kustomizations.iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
@@ -440,9 +560,31 @@ fn malformed_inputs_never_panic() {
     }
     // Flux objects with wrong types.
     let flux = [
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec: 5\n",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec:\n  path: [x]\n  dependsOn: {name: b}\n  sourceRef: oops\n",
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: a, namespace: flux-system}\nspec:\n  path: ./apps\n  postBuild: {substitute: [1], substituteFrom: {kind: ConfigMap}}\n  healthChecks: 3\n  sourceRef: {kind: GitRepository, name: flux-system}\n",
+        "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: a, namespace: flux-system}
+spec: 5
+",
+        "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: a, namespace: flux-system}
+spec:
+  path: [x]
+  dependsOn: {name: b}
+  sourceRef: oops
+",
+        "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: a, namespace: flux-system}
+spec:
+  path: ./apps
+  postBuild: {substitute: [1], substituteFrom: {kind: ConfigMap}}
+  healthChecks: 3
+  sourceRef: {kind: GitRepository, name: flux-system}
+",
     ];
     for (i, doc) in flux.iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
@@ -479,24 +621,53 @@ fn a_directory_copied_into_its_own_path_builds_when_it_stays_inside() {
     write(
         root,
         "clusters/prod/artifacts.yaml",
-        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: gen\n  namespace: flux-system\nspec:\n  sources:\n    - alias: repo\n      kind: GitRepository\n      name: flux-system\n  artifacts:\n    - name: web\n      copy:\n        - from: \"@repo/apps/web/app/\"\n          to: \"@artifact/apps/web/app/\"\n    - name: api\n      copy:\n        - from: \"@repo/apps/api/app/\"\n          to: \"@artifact/apps/api/app/\"\n",
+        "\
+apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: gen
+  namespace: flux-system
+spec:
+  sources:
+    - alias: repo
+      kind: GitRepository
+      name: flux-system
+  artifacts:
+    - name: web
+      copy:
+        - from: \"@repo/apps/web/app/\"
+          to: \"@artifact/apps/web/app/\"
+    - name: api
+      copy:
+        - from: \"@repo/apps/api/app/\"
+          to: \"@artifact/apps/api/app/\"
+",
     );
     write(
         root,
         "apps/web/app/kustomization.yaml",
-        "resources:\n  - cm.yaml\n",
+        "\
+resources:
+  - cm.yaml
+",
     );
     write(root, "apps/web/app/cm.yaml", &configmap("web"));
     // api's build reads ../shared, which the artifact does not hold.
     write(
         root,
         "apps/api/app/kustomization.yaml",
-        "resources:\n  - ../shared\n",
+        "\
+resources:
+  - ../shared
+",
     );
     write(
         root,
         "apps/api/shared/kustomization.yaml",
-        "resources:\n  - cm.yaml\n",
+        "\
+resources:
+  - cm.yaml
+",
     );
     write(root, "apps/api/shared/cm.yaml", &configmap("api"));
     let outcome = run(root);
@@ -538,7 +709,13 @@ fn a_child_path_uses_a_variable_from_a_sibling_tiers_configmap() {
                 "apps",
                 "flux-system",
                 "./apps",
-                "  dependsOn:\n    - name: vars\n  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-settings\n",
+                "  dependsOn:
+    - name: vars
+  postBuild:
+    substituteFrom:
+      - kind: ConfigMap
+        name: cluster-settings
+",
             ),
         ]
         .join("---\n"),
@@ -546,7 +723,15 @@ fn a_child_path_uses_a_variable_from_a_sibling_tiers_configmap() {
     write(
         root,
         "vars/settings.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  CLUSTER_NAME: prod\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-settings
+  namespace: flux-system
+data:
+  CLUSTER_NAME: prod
+",
     );
     write(
         root,

@@ -49,7 +49,18 @@ fn clusters_and_tiers(outcome: &Outcome) -> Vec<(String, Vec<String>)> {
 
 fn git_repository(name: &str, url: &str, extra: &str) -> String {
     format!(
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: {url}\n  ref:\n    branch: main\n{extra}"
+        "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: {name}
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: {url}
+  ref:
+    branch: main
+{extra}"
     )
 }
 
@@ -60,13 +71,29 @@ fn hand_applied(root: &Path) {
     write(
         root,
         "flux/config/kustomization.yaml",
-        "resources:\n  - flux.yaml\n  - cluster.yaml\n",
+        "\
+resources:
+  - flux.yaml
+  - cluster.yaml
+",
     );
     write(
         root,
         "flux/config/flux.yaml",
         &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: flux-manifests\n  namespace: flux-system\nspec:\n  interval: 10m\n  url: oci://ghcr.io/fluxcd/flux-manifests\n  ref:\n    tag: v2.4.0\n---\n{}",
+            "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: flux-manifests
+  namespace: flux-system
+spec:
+  interval: 10m
+  url: oci://ghcr.io/fluxcd/flux-manifests
+  ref:
+    tag: v2.4.0
+---
+{}",
             ks_from("flux", "./", "OCIRepository", "flux-manifests")
         ),
     );
@@ -78,7 +105,10 @@ fn hand_applied(root: &Path) {
             git_repository("home", "https://github.com/example/home", ""),
             ks_from("cluster", "./kubernetes/flux", "GitRepository", "home").replace(
                 "  prune: true\n",
-                "  prune: true\n  dependsOn:\n    - name: flux\n"
+                "  prune: true
+  dependsOn:
+    - name: flux
+"
             )
         ),
     );
@@ -154,7 +184,10 @@ fn repository_url_in_the_configuration_names_this_repository() {
     write(
         root,
         "conformance.yaml",
-        "repository:\n  url: https://github.com/example/home\n",
+        "\
+repository:
+  url: https://github.com/example/home
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
@@ -279,7 +312,11 @@ fn kustomizations_nothing_applies_are_listed_once_and_are_no_cluster() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - ./on/ks.yaml\n  # - ./off/ks.yaml\n",
+        "\
+resources:
+  - ./on/ks.yaml
+  # - ./off/ks.yaml
+",
     );
     write(
         root,
@@ -323,7 +360,10 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
     write(
         root,
         "deploy/prod/kustomization.yaml",
-        "resources:\n  - cm.yaml\n",
+        "\
+resources:
+  - cm.yaml
+",
     );
     write(root, "deploy/prod/cm.yaml", &configmap("team-a"));
     // Without an entry: exit 2, naming the line that settles it.
@@ -349,7 +389,12 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
     write(
         root,
         "deploy/prod/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: [a
+",
     );
     let outcome = run_with_entries(root, &["deploy/prod"]).unwrap();
     assert!(!outcome.findings.is_empty());
@@ -361,7 +406,11 @@ fn a_repository_a_fleet_syncs_is_checked_from_the_entry_the_command_line_names()
     write(
         root,
         "conformance.yaml",
-        "clusters:\n  dev:\n    entry: deploy/dev\n",
+        "\
+clusters:
+  dev:
+    entry: deploy/dev
+",
     );
     let err = run_with_entries(root, &[]).unwrap_err().to_string();
     assert!(err.contains("line 3") || err.contains(":3"), "{err}");
@@ -380,12 +429,19 @@ fn a_mirror_keeps_the_repository_name_that_tells_which_git_repository_is_this_on
     write(
         root,
         "kubernetes/flux/kustomization.yaml",
-        "resources:\n  - ./apps.yaml\n",
+        "\
+resources:
+  - ./apps.yaml
+",
     );
     write(
         root,
         "kubernetes/flux/config/kustomization.yaml",
-        "resources:\n  - a-media.yaml\n  - cluster.yaml\n",
+        "\
+resources:
+  - a-media.yaml
+  - cluster.yaml
+",
     );
     for (file, source, url) in [
         ("a-media", "media", "https://github.com/example/media"),

@@ -101,7 +101,11 @@ fn every_discovery_fixture_gives_the_same_clusters_however_it_is_checked_out() {
         for (how, got) in &runs {
             if *got != expected {
                 failures.push(format!(
-                    "{name}, {how}:\n--- expected\n{expected}--- got\n{got}"
+                    "\
+{name}, {how}:
+--- expected
+{expected}--- got
+{got}"
                 ));
             }
         }

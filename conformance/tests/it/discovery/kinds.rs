@@ -15,12 +15,33 @@ fn a_crd_and_its_custom_resource_in_one_tier_pass() {
     write(
         root,
         "widgets/crd.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names:\n    kind: Widget\n    plural: widgets\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names:
+    kind: Widget
+    plural: widgets
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+",
     );
     write(
         root,
         "widgets/widget.yaml",
-        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+        "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: default
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
@@ -39,13 +60,23 @@ fn a_kind_nobody_provides_is_unavailable_unless_declared_preinstalled() {
     write(
         root,
         "widgets/widget.yaml",
-        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+        "\
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: default
+",
     );
     assert_eq!(rules(&run(root)), [("crd-unavailable", "prod", "widgets")]);
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled:\n    - example.com\n",
+        "\
+catalog:
+  preinstalled:
+    - example.com
+",
     );
     assert!(run(root).findings.is_empty());
 }
@@ -65,33 +96,73 @@ fn chart_kinds_need_a_health_gated_dependency_on_the_helmrelease() {
                 "cert-manager",
                 "flux-system",
                 "./cm",
-                "  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: cert-manager\n      namespace: cert-manager\n"
+                "  healthChecks:
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      name: cert-manager
+      namespace: cert-manager
+"
             ),
             ks(
                 "issuers",
                 "flux-system",
                 "./issuers",
-                "  dependsOn:\n    - name: cert-manager\n"
+                "  dependsOn:
+    - name: cert-manager
+"
             ),
         ),
     );
     write(
         root,
         "cm/release.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cert-manager\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: cert-manager\n  namespace: cert-manager\nspec:\n  interval: 1h\n  values:\n    crds:\n      enabled: true\n  chart:\n    spec:\n      chart: cert-manager\n      sourceRef:\n        kind: HelmRepository\n        name: jetstack\n",
+        "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: cert-manager
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cert-manager
+  namespace: cert-manager
+spec:
+  interval: 1h
+  values:
+    crds:
+      enabled: true
+  chart:
+    spec:
+      chart: cert-manager
+      sourceRef:
+        kind: HelmRepository
+        name: jetstack
+",
     );
     write(
         root,
         "issuers/issuer.yaml",
-        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: ca\nspec:\n  selfSigned: {}\n",
+        "\
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: ca
+spec:
+  selfSigned: {}
+",
     );
     // healthChecks names the HelmRelease: gated, so the ClusterIssuer is fine.
     assert!(run(root).findings.is_empty(), "{:#?}", run(root).findings);
     // Without the healthCheck (and wait: false) the issuers race helm-controller.
     let tiers = std::fs::read_to_string(root.join("clusters/prod/tiers.yaml")).unwrap();
     let ungated = tiers.replace(
-        "      name: cert-manager\n      namespace: cert-manager\n",
-        "      name: other\n      namespace: cert-manager\n",
+        "      name: cert-manager
+      namespace: cert-manager
+",
+        "      name: other
+      namespace: cert-manager
+",
     );
     write(root, "clusters/prod/tiers.yaml", &ungated);
     assert_eq!(rules(&run(root)), [("health-gate", "prod", "issuers")]);

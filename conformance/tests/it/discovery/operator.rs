@@ -15,7 +15,13 @@ fn flux_operator_layout_enters_by_the_unreferenced_directory() {
     write(
         root,
         "kubernetes/apps/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./plex/ks.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: media
+resources:
+  - ./plex/ks.yaml
+",
     );
     write(
         root,
@@ -54,7 +60,37 @@ fn a_flux_instance_sync_path_is_the_entry() {
     write(
         root,
         "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/fleet\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n      kustomize:\n        patches:\n          - patch: |-\n              apiVersion: kustomize.toolkit.fluxcd.io/v1\n              kind: Kustomization\n              metadata:\n                name: flux-system\n              spec:\n                decryption:\n                  provider: sops\n            target:\n              kind: Kustomization\n              name: flux-system\n",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: flux-instance
+  namespace: flux-system
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: flux-instance
+  values:
+    instance:
+      sync:
+        kind: GitRepository
+        url: https://github.com/example/fleet
+        ref: refs/heads/main
+        path: kubernetes/flux/cluster
+      kustomize:
+        patches:
+          - patch: |-
+              apiVersion: kustomize.toolkit.fluxcd.io/v1
+              kind: Kustomization
+              metadata:
+                name: flux-system
+              spec:
+                decryption:
+                  provider: sops
+            target:
+              kind: Kustomization
+              name: flux-system
+",
     );
     write(
         root,
@@ -69,7 +105,15 @@ fn a_flux_instance_sync_path_is_the_entry() {
     write(
         root,
         "kubernetes/apps/flux-system/resourceset.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: ResourceSet\nmetadata:\n  name: previews\n  namespace: flux-system\nspec:\n  resources: []\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: previews
+  namespace: flux-system
+spec:
+  resources: []
+",
     );
     write(
         root,
@@ -113,7 +157,19 @@ fn a_flux_instance_sync_path_is_the_entry() {
     write(
         root,
         "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        path: kubernetes/flux/gone\n",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: flux-instance
+  namespace: flux-system
+spec:
+  values:
+    instance:
+      sync:
+        kind: GitRepository
+        path: kubernetes/flux/gone
+",
     );
     assert_eq!(run(root).model.clusters.len(), 2);
 }
@@ -127,7 +183,15 @@ fn a_flux_instance_sync_name_names_the_source_of_this_repository() {
     write(
         root,
         "kubernetes/apps/flux-system/flux-instance/values.yaml",
-        "instance:\n  sync:\n    kind: GitRepository\n    name: home\n    url: https://github.com/example/home\n    ref: refs/heads/main\n    path: kubernetes/flux/cluster\n",
+        "\
+instance:
+  sync:
+    kind: GitRepository
+    name: home
+    url: https://github.com/example/home
+    ref: refs/heads/main
+    path: kubernetes/flux/cluster
+",
     );
     write(
         root,
@@ -165,7 +229,21 @@ fn an_oci_sync_whose_path_holds_its_own_flux_instance_is_this_repository() {
     write(
         root,
         "kubernetes/clusters/prod/flux-system/instance.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: OCIRepository\n    url: oci://ghcr.io/example/fleet\n    ref: latest\n    path: clusters/prod\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: \"2.x\"
+  sync:
+    kind: OCIRepository
+    url: oci://ghcr.io/example/fleet
+    ref: latest
+    path: clusters/prod
+",
     );
     let oci = |name: &str, path: &str| ks_from(name, path, "OCIRepository", "flux-system");
     write(
@@ -195,7 +273,26 @@ fn a_flux_instance_patch_that_does_not_apply_fails_the_entry_at_its_line() {
     write(
         root,
         "flux/instance.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n  kustomize:\n    patches:\n      - patch: |\n          - op: remove\n            path: /spec/nothere\n        target:\n          kind: Kustomization\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  sync:
+    kind: GitRepository
+    url: https://github.com/example/fleet
+    ref: refs/heads/main
+    path: clusters/prod
+  kustomize:
+    patches:
+      - patch: |
+          - op: remove
+            path: /spec/nothere
+        target:
+          kind: Kustomization
+",
     );
     write(
         root,
@@ -241,12 +338,29 @@ fn a_flux_instance_cluster_beside_a_bootstrapped_one_and_its_self_containing_tie
     write(
         root,
         "platform/flux-instance/prod/instance.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: \"2.x\"\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet\n    ref: refs/heads/main\n    path: clusters/prod\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: \"2.x\"
+  sync:
+    kind: GitRepository
+    url: https://github.com/example/fleet
+    ref: refs/heads/main
+    path: clusters/prod
+",
     );
     write(
         root,
         "clusters/prod/kustomization.yaml",
-        "resources:\n  - ../../apps/prod/dns/ks.yaml\n",
+        "\
+resources:
+  - ../../apps/prod/dns/ks.yaml
+",
     );
     write(
         root,
@@ -289,7 +403,24 @@ fn a_variable_flux_instance_sync_path_is_each_directory_it_can_name() {
     write(
         root,
         "kubernetes/apps/flux-system/flux-instance/helmrelease.yaml",
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: flux-instance\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: flux-instance\n  values:\n    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/example/home\n        ref: refs/heads/main\n        path: \"kubernetes/clusters/${CLUSTER}/bootstrap\"\n",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: flux-instance
+  namespace: flux-system
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: flux-instance
+  values:
+    instance:
+      sync:
+        kind: GitRepository
+        url: https://github.com/example/home
+        ref: refs/heads/main
+        path: \"kubernetes/clusters/${CLUSTER}/bootstrap\"
+",
     );
     for cluster in ["home", "lab"] {
         write(
@@ -371,7 +502,12 @@ fn a_variable_flux_instance_sync_path_is_each_directory_it_can_name() {
     write(
         root,
         "conformance.yaml",
-        "clusters:\n  production:\n    vars:\n      CLUSTER: nowhere\n",
+        "\
+clusters:
+  production:
+    vars:
+      CLUSTER: nowhere
+",
     );
     let outcome = run_result(root);
     let notes = match &outcome {

@@ -10,7 +10,34 @@ fn sources_that_are_not_this_repository_are_not_checked() {
     write(
         root,
         "clusters/prod/sources.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: same-repo\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: ssh://git@github.com/example/fleet\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: other\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/other\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: oci://ghcr.io/example/fleet\n",
+        "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: same-repo
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: ssh://git@github.com/example/fleet
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: other
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: https://github.com/example/other
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: oci://ghcr.io/example/fleet
+",
     );
     let mut tiers = ks("local", "flux-system", "./apps", "");
     tiers = tiers.replace(
@@ -67,7 +94,10 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
     write(
         root,
         "kubernetes/apps/kustomization.yaml",
-        "resources:\n  - app/ks.yaml\n",
+        "\
+resources:
+  - app/ks.yaml
+",
     );
     write(
         root,
@@ -109,7 +139,12 @@ fn oci_artifacts_built_from_the_repository_are_mapped_with_sources() {
     write(
         root,
         "conformance.yaml",
-        "sources:\n  - kind: OCIRepository\n    name: flux-system\n    path: kubernetes\n",
+        "\
+sources:
+  - kind: OCIRepository
+    name: flux-system
+    path: kubernetes
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{:#?}", outcome.findings);
@@ -148,17 +183,45 @@ fn external_artifacts_of_an_artifact_generator_are_built_from_the_repository() {
     write(
         root,
         "clusters/prod/artifacts.yaml",
-        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: gen\n  namespace: flux-system\nspec:\n  sources:\n    - alias: repo\n      kind: GitRepository\n      name: flux-system\n  artifacts:\n    - name: apps\n      copy:\n        - from: \"@repo/deploy/apps/base/**\"\n          to: \"@artifact/base/\"\n        - from: \"@repo/deploy/apps/prod/**\"\n          to: \"@artifact/prod/\"\n    - name: split\n      copy:\n        - from: \"@repo/deploy/apps/prod/values.yaml\"\n          to: \"@artifact/values.yaml\"\n",
+        "\
+apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: gen
+  namespace: flux-system
+spec:
+  sources:
+    - alias: repo
+      kind: GitRepository
+      name: flux-system
+  artifacts:
+    - name: apps
+      copy:
+        - from: \"@repo/deploy/apps/base/**\"
+          to: \"@artifact/base/\"
+        - from: \"@repo/deploy/apps/prod/**\"
+          to: \"@artifact/prod/\"
+    - name: split
+      copy:
+        - from: \"@repo/deploy/apps/prod/values.yaml\"
+          to: \"@artifact/values.yaml\"
+",
     );
     write(
         root,
         "deploy/apps/prod/kustomization.yaml",
-        "resources:\n  - ../base\n",
+        "\
+resources:
+  - ../base
+",
     );
     write(
         root,
         "deploy/apps/base/kustomization.yaml",
-        "resources:\n  - cm.yaml\n",
+        "\
+resources:
+  - cm.yaml
+",
     );
     write(root, "deploy/apps/base/cm.yaml", &configmap("app"));
     let outcome = run(root);
@@ -195,7 +258,19 @@ fn a_gitops_subtree_pushed_as_its_own_repository_is_its_source_root() {
                 root,
                 "gitops/clusters/prod/flux-system/gotk-sync.yaml",
                 &format!(
-                    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://git.example.com/platform/gitops\n  ref:\n    branch: main\n---\n{}",
+                    "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m
+  url: https://git.example.com/platform/gitops
+  ref:
+    branch: main
+---
+{}",
                     ks("flux-system", "flux-system", "./clusters/prod", "")
                 ),
             );
@@ -207,7 +282,9 @@ fn a_gitops_subtree_pushed_as_its_own_repository_is_its_source_root() {
                 "apps",
                 "flux-system",
                 "./apps/prod",
-                "  dependsOn:\n    - name: infra\n",
+                "  dependsOn:
+    - name: infra
+",
             ),
         );
         write(

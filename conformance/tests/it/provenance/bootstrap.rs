@@ -12,7 +12,15 @@ fn a_helmfile_that_installs_the_chart_first_makes_its_crs_fine() {
     write(
         root,
         "bootstrap/helmfile.yaml",
-        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n",
+        "\
+releases:
+  - name: cilium
+    namespace: kube-system
+    chart: cilium/cilium
+  - name: external-secrets
+    namespace: external-secrets
+    chart: external-secrets/external-secrets
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -46,7 +54,12 @@ fn a_helmfile_of_other_charts_excuses_nothing() {
     write(
         root,
         "bootstrap/helmfile.yaml",
-        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n",
+        "\
+releases:
+  - name: cilium
+    namespace: kube-system
+    chart: cilium/cilium
+",
     );
     let outcome = run(root);
     let errors = errors(&outcome);
@@ -72,7 +85,14 @@ fn crds_only_helmfiles_install_crds_not_namespaces() {
     write(
         root,
         "bootstrap/helmfile.d/00-crds.yaml",
-        "helmDefaults:\n  args: [--include-crds]\nreleases:\n  - name: kube-prometheus-stack\n    namespace: o11y\n    chart: prometheus-community/kube-prometheus-stack\n",
+        "\
+helmDefaults:
+  args: [--include-crds]
+releases:
+  - name: kube-prometheus-stack
+    namespace: o11y
+    chart: prometheus-community/kube-prometheus-stack
+",
     );
     let outcome = run(root);
     // The CRD is there; the namespace is not.
@@ -112,7 +132,17 @@ fn a_script_applying_a_local_crd_kustomization_counts() {
     write(
         root,
         "bootstrap/crds/widgets.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+",
     );
     write(
         root,
@@ -142,17 +172,39 @@ fn a_cni_helmcharts_bootstrap_from_a_taskfile_counts() {
     write(
         root,
         "kubernetes/network/pool.yaml",
-        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec:\n  blocks: [{cidr: 10.0.0.0/24}]\n",
+        "\
+apiVersion: cilium.io/v2alpha1
+kind: CiliumLoadBalancerIPPool
+metadata:
+  name: pool
+spec:
+  blocks: [{cidr: 10.0.0.0/24}]
+",
     );
     write(
         root,
         "talos/cni/kustomization.yaml",
-        "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n    releaseName: cilium\n    namespace: kube-system\n",
+        "\
+helmCharts:
+  - name: cilium
+    repo: https://helm.cilium.io
+    version: 1.16.0
+    releaseName: cilium
+    namespace: kube-system
+",
     );
     write(
         root,
         "Taskfile.yaml",
-        "version: '3'\nvars:\n  TALOS_DIR: '{{.ROOT_DIR}}/talos'\ntasks:\n  cni:\n    cmds:\n      - kubectl kustomize --enable-helm {{.TALOS_DIR}}/cni | kubectl apply --server-side -f -\n",
+        "\
+version: '3'
+vars:
+  TALOS_DIR: '{{.ROOT_DIR}}/talos'
+tasks:
+  cni:
+    cmds:
+      - kubectl kustomize --enable-helm {{.TALOS_DIR}}/cni | kubectl apply --server-side -f -
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -182,7 +234,17 @@ fn talos_api_access_and_extra_manifests_count() {
     write(
         root,
         "talos/controlplane.yaml.j2",
-        "machine:\n  features:\n    kubernetesTalosAPIAccess:\n      enabled: true\n      allowedRoles: [os:reader]\ncluster:\n  extraManifests:\n    - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/experimental-install.yaml\n  clusterName: {{ cluster_name }}\n",
+        "\
+machine:
+  features:
+    kubernetesTalosAPIAccess:
+      enabled: true
+      allowedRoles: [os:reader]
+cluster:
+  extraManifests:
+    - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/experimental-install.yaml
+  clusterName: {{ cluster_name }}
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -201,7 +263,15 @@ fn k3s_server_manifests_and_k3s_kinds_count() {
     write(
         root,
         "kubernetes/apps/config.yaml",
-        "apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata:\n  name: traefik\n  namespace: kube-system\nspec:\n  valuesContent: ''\n",
+        "\
+apiVersion: helm.cattle.io/v1
+kind: HelmChartConfig
+metadata:
+  name: traefik
+  namespace: kube-system
+spec:
+  valuesContent: ''
+",
     );
     write(
         root,
@@ -211,7 +281,12 @@ fn k3s_server_manifests_and_k3s_kinds_count() {
     write(
         root,
         "ansible/inventory/group_vars/kubernetes/k3s.yml",
-        "k3s_release_version: v1.30.0+k3s1\nk3s_server_manifests_urls:\n  - url: https://raw.githubusercontent.com/prometheus-operator/prometheus-operator/v0.65.1/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml\n    filename: podmonitors.yaml\n",
+        "\
+k3s_release_version: v1.30.0+k3s1
+k3s_server_manifests_urls:
+  - url: https://raw.githubusercontent.com/prometheus-operator/prometheus-operator/v0.65.1/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml
+    filename: podmonitors.yaml
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -230,7 +305,14 @@ fn an_azure_flux_configuration_creates_its_namespace() {
     write(
         root,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: cluster-config\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+  namespace: cluster-config
+data: {}
+",
     );
     // Nothing creates cluster-config: a true finding.
     let outcome = run(root);
@@ -245,7 +327,16 @@ fn an_azure_flux_configuration_creates_its_namespace() {
     write(
         root,
         "infra/flux.bicep",
-        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  scope: aks\n  properties: {\n    scope: 'cluster'\n    namespace: 'cluster-config'\n  }\n}\n",
+        "\
+resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {
+  name: 'cluster-config'
+  scope: aks
+  properties: {
+    scope: 'cluster'
+    namespace: 'cluster-config'
+  }
+}
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -253,7 +344,14 @@ fn an_azure_flux_configuration_creates_its_namespace() {
     write(
         root,
         "infra/flux.bicep",
-        "resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {\n  name: 'cluster-config'\n  properties: {\n    namespace: ns\n  }\n}\n",
+        "\
+resource fluxConfig 'Microsoft.KubernetesConfiguration/fluxConfigurations@2022-03-01' = {
+  name: 'cluster-config'
+  properties: {
+    namespace: ns
+  }
+}
+",
     );
     let outcome = run(root);
     assert!(
@@ -287,7 +385,13 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     write(
         root,
         "kubernetes/cilium/pool.yaml",
-        "apiVersion: cilium.io/v2alpha1\nkind: CiliumLoadBalancerIPPool\nmetadata:\n  name: pool\nspec: {}\n",
+        "\
+apiVersion: cilium.io/v2alpha1
+kind: CiliumLoadBalancerIPPool
+metadata:
+  name: pool
+spec: {}
+",
     );
     let outcome = run(root);
     assert!(
@@ -300,12 +404,29 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     write(
         root,
         "talos/integrations/cni/cilium.yaml",
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cilium-operator\n  namespace: kube-system\n  annotations:\n    meta.helm.sh/release-name: cilium\n    meta.helm.sh/release-namespace: kube-system\nspec: {}\n",
+        "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: cilium-operator
+  namespace: kube-system
+  annotations:
+    meta.helm.sh/release-name: cilium
+    meta.helm.sh/release-namespace: kube-system
+spec: {}
+",
     );
     write(
         root,
         "talos/controlplane.yaml",
-        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/integrations/cni/cilium.yaml\n",
+        "\
+cluster:
+  network:
+    cni:
+      name: custom
+      urls:
+        - https://raw.githubusercontent.com/example/fleet/main/talos/integrations/cni/cilium.yaml
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -313,7 +434,14 @@ fn a_talos_custom_cni_from_the_repository_installs_its_chart() {
     write(
         root,
         "talos/controlplane.yaml",
-        "cluster:\n  network:\n    cni:\n      name: custom\n      urls:\n        - https://raw.githubusercontent.com/example/fleet/main/talos/elsewhere/cilium.yaml\n",
+        "\
+cluster:
+  network:
+    cni:
+      name: custom
+      urls:
+        - https://raw.githubusercontent.com/example/fleet/main/talos/elsewhere/cilium.yaml
+",
     );
     let outcome = run(root);
     assert!(
@@ -340,7 +468,9 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
                 "metallb-config",
                 "flux-system",
                 "./metallb-config",
-                "  dependsOn:\n    - name: metallb\n",
+                "  dependsOn:
+    - name: metallb
+",
             ),
         ]
         .join("---\n"),
@@ -348,17 +478,43 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
     write(
         root,
         "config/ca.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: custom-ca\n  namespace: openshift-config\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: custom-ca
+  namespace: openshift-config
+data: {}
+",
     );
     write(
         root,
         "metallb/subscription.yaml",
-        "apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata:\n  name: metallb-operator-sub\n  namespace: openshift-operators\nspec:\n  channel: stable\n  name: metallb-operator\n  source: community-operators\n  sourceNamespace: openshift-marketplace\n",
+        "\
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: metallb-operator-sub
+  namespace: openshift-operators
+spec:
+  channel: stable
+  name: metallb-operator
+  source: community-operators
+  sourceNamespace: openshift-marketplace
+",
     );
     write(
         root,
         "metallb-config/pool.yaml",
-        "apiVersion: metallb.io/v1beta1\nkind: IPAddressPool\nmetadata:\n  name: pool\n  namespace: openshift-operators\nspec:\n  addresses: [10.0.0.0/28]\n",
+        "\
+apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata:
+  name: pool
+  namespace: openshift-operators
+spec:
+  addresses: [10.0.0.0/28]
+",
     );
     // Nothing shows OpenShift: its namespaces and OLM's kinds are missing.
     let outcome = run(root);
@@ -369,7 +525,13 @@ fn an_openshift_cluster_serves_its_apis_and_olm_installs_subscriptions() {
     write(
         root,
         "config/oauth.yaml",
-        "apiVersion: config.openshift.io/v1\nkind: OAuth\nmetadata:\n  name: cluster\nspec: {}\n",
+        "\
+apiVersion: config.openshift.io/v1
+kind: OAuth
+metadata:
+  name: cluster
+spec: {}
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -399,7 +561,14 @@ fn a_flow_style_taskfile_is_read_as_yaml() {
     write(
         root,
         "kubernetes/apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: secrets-system\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: secrets-system
+data: {}
+",
     );
     let outcome = run(root);
     assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
@@ -429,12 +598,30 @@ fn a_templated_helmfile_with_column_zero_lists_is_read_as_yaml() {
     write(
         root,
         "bootstrap/helmfile.yaml.gotmpl",
-        "---\nenvironments:\n  default:\n    values:\n    - ./versions.yaml\n---\nreleases:\n{{- if .Values.externalSecrets }}\n- name: external-secrets\n  namespace: external-secrets\n  chart: {{ .Values.charts.externalSecrets }}\n  needs: [kube-system/cilium]\n{{- end }}\n",
+        "\
+---
+environments:
+  default:
+    values:
+    - ./versions.yaml
+---
+releases:
+{{- if .Values.externalSecrets }}
+- name: external-secrets
+  namespace: external-secrets
+  chart: {{ .Values.charts.externalSecrets }}
+  needs: [kube-system/cilium]
+{{- end }}
+",
     );
     write(
         root,
         "bootstrap/versions.yaml",
-        "externalSecrets: true\ncharts:\n  externalSecrets: oci://ghcr.io/external-secrets/charts/external-secrets\n",
+        "\
+externalSecrets: true
+charts:
+  externalSecrets: oci://ghcr.io/external-secrets/charts/external-secrets
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -457,7 +644,14 @@ fn a_helmfile_release_whose_crds_are_switched_off_provides_none() {
     chart_with_its_crs(root);
     let helmfile = |values: &str| {
         format!(
-            "releases:\n- name: external-secrets\n  namespace: external-secrets\n  chart: external-secrets/external-secrets\n  values:\n  - {values}\n"
+            "\
+releases:
+- name: external-secrets
+  namespace: external-secrets
+  chart: external-secrets/external-secrets
+  values:
+  - {values}
+"
         )
     };
     write(root, "bootstrap/helmfile.yaml", &helmfile("./values.yaml"));
@@ -475,7 +669,11 @@ fn a_helmfile_release_whose_crds_are_switched_off_provides_none() {
         root,
         "bootstrap/helmfile.yaml",
         &format!(
-            "{}  set:\n  - name: installCRDs\n    value: false\n",
+            "\
+{}  set:
+  - name: installCRDs
+    value: false
+",
             helmfile("{}")
         ),
     );
@@ -493,12 +691,23 @@ fn the_flux_version_of_a_helmfile_flux_instance_release_and_a_script() {
     write(
         root,
         "bootstrap/helmfile.yaml",
-        "releases:\n- name: flux-instance\n  namespace: flux-system\n  chart: oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance\n  values:\n  - ./flux-instance.yaml\n",
+        "\
+releases:
+- name: flux-instance
+  namespace: flux-system
+  chart: oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance
+  values:
+  - ./flux-instance.yaml
+",
     );
     write(
         root,
         "bootstrap/flux-instance.yaml",
-        "instance:\n  distribution:\n    version: 2.7.2\n",
+        "\
+instance:
+  distribution:
+    version: 2.7.2
+",
     );
     let session =
         conformance::session::Session::open(&conformance::session::RunOptions::at(root)).unwrap();
@@ -531,7 +740,13 @@ fn a_helmfile_that_is_not_yaml_is_read_by_line_and_says_so() {
     write(
         root,
         "bootstrap/helmfile.yaml",
-        "releases:\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n    values: [a: b: c]\n",
+        "\
+releases:
+  - name: external-secrets
+    namespace: external-secrets
+    chart: external-secrets/external-secrets
+    values: [a: b: c]
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -557,12 +772,21 @@ fn an_uncatalogued_extra_manifest_and_an_unread_command_are_noted() {
     write(
         root,
         "kubernetes/apps/ns.yaml",
-        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+        "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: a
+",
     );
     write(
         root,
         "talos/controlplane.yaml",
-        "cluster:\n  extraManifests:\n    - https://example.com/operator/v1/crds.yaml\n",
+        "\
+cluster:
+  extraManifests:
+    - https://example.com/operator/v1/crds.yaml
+",
     );
     write(
         root,
@@ -607,18 +831,45 @@ fn documented_steps_count_where_they_are_written_unless_switched_off() {
     write(
         root,
         "bootstrap/crds/kustomization.yaml",
-        "resources:\n  - widgets.yaml\n",
+        "\
+resources:
+  - widgets.yaml
+",
     );
     write(
         root,
         "bootstrap/crds/widgets.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    kind: Widget
+    plural: widgets
+  versions:
+    - name: v1
+      served: true
+      storage: true
+",
     );
     assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
     write(
         root,
         "README.md",
-        "# Cluster\n\nBring it up:\n\n```console\n$ kubectl apply --server-side --kustomize ./bootstrap/crds\ncustomresourcedefinition.apiextensions.k8s.io/widgets.example.com serverside-applied\n```\n",
+        "\
+# Cluster
+
+Bring it up:
+
+```console
+$ kubectl apply --server-side --kustomize ./bootstrap/crds
+customresourcedefinition.apiextensions.k8s.io/widgets.example.com serverside-applied
+```
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -635,7 +886,10 @@ fn documented_steps_count_where_they_are_written_unless_switched_off() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  documented_steps: false\n",
+        "\
+catalog:
+  documented_steps: false
+",
     );
     assert_eq!(errors(&run(root)).len(), 1, "{}", all(&run(root)));
 }
@@ -658,12 +912,30 @@ fn a_parsed_script_applies_here_documents_and_what_its_functions_are_called_with
     write(
         root,
         "bootstrap/crds/kustomization.yaml",
-        "resources:\n  - widgets.yaml\n",
+        "\
+resources:
+  - widgets.yaml
+",
     );
     write(
         root,
         "bootstrap/crds/widgets.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n    - name: v1\n      served: true\n      storage: true\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    kind: Widget
+    plural: widgets
+  versions:
+    - name: v1
+      served: true
+      storage: true
+",
     );
     // Before Flux: nothing yet, so the tier's CRD and namespace are missing.
     let before = run(root);
@@ -678,7 +950,32 @@ fn a_parsed_script_applies_here_documents_and_what_its_functions_are_called_with
     write(
         root,
         "scripts/bootstrap.sh",
-        "#!/usr/bin/env bash\nset -euo pipefail\napply_crds() {\n    kustomize build \"$1\" \\\n        | yq 'select(.kind == \"CustomResourceDefinition\" or .kind == \"x\" | not | not)' \\\n        | kubectl apply --server-side -f -\n}\nmain() {\n    kubectl apply -f - <<EOF\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: widgets\nEOF\n    cat <<EOF | kubectl apply -f -\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ${TOKEN_NAME}\n  namespace: widgets\nEOF\n    apply_crds \"$(git rev-parse --show-toplevel)/bootstrap/crds\"\n}\nmain \"$@\"\n",
+        "\
+#!/usr/bin/env bash
+set -euo pipefail
+apply_crds() {
+    kustomize build \"$1\" \\
+        | yq 'select(.kind == \"CustomResourceDefinition\" or .kind == \"x\" | not | not)' \\
+        | kubectl apply --server-side -f -
+}
+main() {
+    kubectl apply -f - <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: widgets
+EOF
+    cat <<EOF | kubectl apply -f -
+apiVersion: v1
+kind: Secret
+metadata:
+  name: ${TOKEN_NAME}
+  namespace: widgets
+EOF
+    apply_crds \"$(git rev-parse --show-toplevel)/bootstrap/crds\"
+}
+main \"$@\"
+",
     );
     let outcome = run(root);
     assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
@@ -727,7 +1024,12 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     chart_with_its_crs(root);
-    let installs_external_secrets = "releases:\n  - name: external-secrets\n    namespace: external-secrets\n    chart: external-secrets/external-secrets\n";
+    let installs_external_secrets = "\
+releases:
+  - name: external-secrets
+    namespace: external-secrets
+    chart: external-secrets/external-secrets
+";
     write(
         root,
         "archive/bootstrap/helmfile.d/00-crds.yaml",
@@ -758,12 +1060,23 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
     write(
         root,
         "Taskfile.yaml",
-        "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helmfile --file bootstrap/apps.yaml sync\n",
+        "\
+version: '3'
+tasks:
+  bootstrap:
+    cmds:
+      - helmfile --file bootstrap/apps.yaml sync
+",
     );
     write(
         root,
         "bootstrap/apps.yaml",
-        "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n",
+        "\
+releases:
+  - name: cilium
+    namespace: kube-system
+    chart: cilium/cilium
+",
     );
     let outcome = run(root);
     assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
@@ -779,7 +1092,17 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
     write(
         root,
         "Taskfile.yaml",
-        "version: '3'\ntasks:\n  tools:\n    cmds:\n      - which gum helm helmfile kubectl\n      - check_cli helmfile yq\n  bootstrap:\n    cmds:\n      - helmfile --file bootstrap/apps.yaml sync\n",
+        "\
+version: '3'
+tasks:
+  tools:
+    cmds:
+      - which gum helm helmfile kubectl
+      - check_cli helmfile yq
+  bootstrap:
+    cmds:
+      - helmfile --file bootstrap/apps.yaml sync
+",
     );
     let outcome = run(root);
     assert_eq!(errors(&outcome).len(), 1, "{}", all(&outcome));
@@ -787,7 +1110,13 @@ fn only_the_helmfiles_the_entrypoints_run_are_the_bootstrap() {
     write(
         root,
         "Taskfile.yaml",
-        "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helmfile --file archive/bootstrap/helmfile.d sync\n",
+        "\
+version: '3'
+tasks:
+  bootstrap:
+    cmds:
+      - helmfile --file archive/bootstrap/helmfile.d sync
+",
     );
     assert!(errors(&run(root)).is_empty(), "{}", all(&run(root)));
 }
@@ -800,7 +1129,13 @@ fn archived_scripts_are_not_the_bootstrap() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     chart_with_its_crs(root);
-    let taskfile = "version: '3'\ntasks:\n  bootstrap:\n    cmds:\n      - helm install external-secrets external-secrets/external-secrets -n external-secrets --create-namespace\n";
+    let taskfile = "\
+version: '3'
+tasks:
+  bootstrap:
+    cmds:
+      - helm install external-secrets external-secrets/external-secrets -n external-secrets --create-namespace
+";
     write(
         root,
         ".archived/taskfiles/bootstrap/Taskfile.yaml",

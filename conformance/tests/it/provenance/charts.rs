@@ -17,7 +17,9 @@ fn install_crds_skip_on_a_crds_directory_chart_installs_none() {
                 "volumes",
                 "flux-system",
                 "./volumes",
-                "  dependsOn:\n    - name: longhorn\n",
+                "  dependsOn:
+    - name: longhorn
+",
             ),
         ]
         .join("---\n"),
@@ -31,7 +33,9 @@ fn install_crds_skip_on_a_crds_directory_chart_installs_none() {
             "kps",
             "storage",
             "kube-prometheus-stack",
-            "  install:\n    crds: Skip\n",
+            "  install:
+    crds: Skip
+",
         ),
     );
     write(
@@ -71,7 +75,9 @@ fn template_crds_follow_the_values_that_gate_them() {
                 "issuers",
                 "flux-system",
                 "./issuers",
-                "  dependsOn:\n    - name: cert-manager\n",
+                "  dependsOn:
+    - name: cert-manager
+",
             ),
         ]
         .join("---\n"),
@@ -80,7 +86,17 @@ fn template_crds_follow_the_values_that_gate_them() {
     write(
         root,
         "cm/values.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-values\n  namespace: cert-manager\ndata:\n  values.yaml: |\n    crds:\n      enabled: true\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-values
+  namespace: cert-manager
+data:
+  values.yaml: |
+    crds:
+      enabled: true
+",
     );
     write(
         root,
@@ -89,13 +105,23 @@ fn template_crds_follow_the_values_that_gate_them() {
             "cert-manager",
             "cert-manager",
             "cert-manager",
-            "  valuesFrom:\n    - kind: ConfigMap\n      name: cm-values\n",
+            "  valuesFrom:
+    - kind: ConfigMap
+      name: cm-values
+",
         ),
     );
     write(
         root,
         "issuers/issuer.yaml",
-        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: ca\nspec:\n  selfSigned: {}\n",
+        "\
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: ca
+spec:
+  selfSigned: {}
+",
     );
     assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
     // crds.enabled defaults to false: without the values, no CRDs.
@@ -122,7 +148,9 @@ fn create_namespace_provides_the_namespace() {
                 "db-config",
                 "flux-system",
                 "./db-config",
-                "  dependsOn:\n    - name: db\n",
+                "  dependsOn:
+    - name: db
+",
             ),
         ]
         .join("---\n"),
@@ -134,13 +162,23 @@ fn create_namespace_provides_the_namespace() {
             "postgres",
             "flux-system",
             "postgresql",
-            "  targetNamespace: database\n  install:\n    createNamespace: true\n",
+            "  targetNamespace: database
+  install:
+    createNamespace: true
+",
         ),
     );
     write(
         root,
         "db-config/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: database\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+  namespace: database
+data: {}
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -161,7 +199,9 @@ fn an_uncatalogued_chart_that_matches_the_group_is_probable_never_an_error() {
                 "gizmos",
                 "flux-system",
                 "./gizmos",
-                "  dependsOn:\n    - name: acme\n",
+                "  dependsOn:
+    - name: acme
+",
             ),
         ]
         .join("---\n"),
@@ -205,7 +245,12 @@ fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
-    let exprs = "  wait: true\n  healthCheckExprs:\n    - apiVersion: pkg.crossplane.io/v1\n      kind: Provider\n      current: status.conditions.filter(c, c.type == 'Healthy').all(c, c.status == 'True')\n";
+    let exprs = "  wait: true
+  healthCheckExprs:
+    - apiVersion: pkg.crossplane.io/v1
+      kind: Provider
+      current: status.conditions.filter(c, c.type == 'Healthy').all(c, c.status == 'True')
+";
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -215,7 +260,9 @@ fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
                 "buckets",
                 "flux-system",
                 "./buckets",
-                "  dependsOn:\n    - name: providers\n",
+                "  dependsOn:
+    - name: providers
+",
             ),
         ]
         .join("---\n"),
@@ -223,17 +270,34 @@ fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [pkg.crossplane.io]\n",
+        "\
+catalog:
+  preinstalled: [pkg.crossplane.io]
+",
     );
     write(
         root,
         "providers/s3.yaml",
-        "apiVersion: pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-aws-s3\nspec:\n  package: xpkg.upbound.io/upbound/provider-aws-s3:v1.21.0\n",
+        "\
+apiVersion: pkg.crossplane.io/v1
+kind: Provider
+metadata:
+  name: provider-aws-s3
+spec:
+  package: xpkg.upbound.io/upbound/provider-aws-s3:v1.21.0
+",
     );
     write(
         root,
         "buckets/bucket.yaml",
-        "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: logs\nspec:\n  forProvider: {region: eu-west-1}\n",
+        "\
+apiVersion: s3.aws.upbound.io/v1beta1
+kind: Bucket
+metadata:
+  name: logs
+spec:
+  forProvider: {region: eu-west-1}
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
@@ -247,7 +311,9 @@ fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
                 "buckets",
                 "flux-system",
                 "./buckets",
-                "  dependsOn:\n    - name: providers\n",
+                "  dependsOn:
+    - name: providers
+",
             ),
         ]
         .join("---\n"),
@@ -277,7 +343,9 @@ fn the_best_ordered_provider_wins() {
                 "es",
                 "flux-system",
                 "./es",
-                "  dependsOn:\n    - name: crds\n",
+                "  dependsOn:
+    - name: crds
+",
             ),
         ]
         .join("---\n"),
@@ -285,7 +353,17 @@ fn the_best_ordered_provider_wins() {
     write(
         root,
         "crds/es.yaml",
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: externalsecrets.external-secrets.io\nspec:\n  group: external-secrets.io\n  names: {kind: ExternalSecret, plural: externalsecrets}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+        "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: externalsecrets.external-secrets.io
+spec:
+  group: external-secrets.io
+  names: {kind: ExternalSecret, plural: externalsecrets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+",
     );
     write(root, "es/ns.yaml", &namespace("es"));
     write(
@@ -318,7 +396,9 @@ fn a_helmrelease_that_depends_on_a_release_that_never_installs_provides_nothing(
                 "users",
                 "flux-system",
                 "./users",
-                "  dependsOn:\n    - name: es\n",
+                "  dependsOn:
+    - name: es
+",
             ),
         ]
         .join("---\n"),
@@ -333,7 +413,10 @@ fn a_helmrelease_that_depends_on_a_release_that_never_installs_provides_nothing(
             "external-secrets",
             "es2",
             "external-secrets",
-            "  dependsOn:\n    - name: vault\n      namespace: es\n",
+            "  dependsOn:
+    - name: vault
+      namespace: es
+",
         ),
     );
     write(

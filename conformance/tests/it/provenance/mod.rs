@@ -13,17 +13,46 @@ use crate::support::*;
 
 fn hr(name: &str, ns: &str, chart: &str, extra: &str) -> String {
     format!(
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: {chart}\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n        namespace: flux-system\n{extra}"
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: {name}
+  namespace: {ns}
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: {chart}
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+        namespace: flux-system
+{extra}"
     )
 }
 
 fn namespace(name: &str) -> String {
-    format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n")
+    format!(
+        "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: {name}
+"
+    )
 }
 
 fn cr(api: &str, kind: &str, ns: &str, name: &str) -> String {
     format!(
-        "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec: {{}}\n"
+        "\
+apiVersion: {api}
+kind: {kind}
+metadata:
+  name: {name}
+  namespace: {ns}
+spec: {{}}
+"
     )
 }
 

@@ -10,10 +10,16 @@ fn a_substitute_from_secret_an_external_secret_produces_is_ordered_by_its_tier()
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [external-secrets.io]\n",
+        "\
+catalog:
+  preinstalled: [external-secrets.io]
+",
     );
-    let vars =
-        "  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: cluster-secrets\n";
+    let vars = "  postBuild:
+    substituteFrom:
+      - kind: Secret
+        name: cluster-secrets
+";
     write(
         root,
         "clusters/prod/tiers.yaml",
@@ -22,7 +28,9 @@ fn a_substitute_from_secret_an_external_secret_produces_is_ordered_by_its_tier()
                 "secrets",
                 "flux-system",
                 "./secrets",
-                "  dependsOn:\n    - name: apps\n",
+                "  dependsOn:
+    - name: apps
+",
             ),
             ks("apps", "flux-system", "./apps", vars),
         ]
@@ -31,7 +39,16 @@ fn a_substitute_from_secret_an_external_secret_produces_is_ordered_by_its_tier()
     write(
         root,
         "secrets/es.yaml",
-        "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-secrets-source\n  namespace: flux-system\nspec:\n  target:\n    name: cluster-secrets\n",
+        "\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: cluster-secrets-source
+  namespace: flux-system
+spec:
+  target:
+    name: cluster-secrets
+",
     );
     write(root, "apps/cm.yaml", &configmap("a"));
     let outcome = run(root);
@@ -60,8 +77,11 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     sync(root, "clusters/prod");
-    let vars =
-        "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-vars\n";
+    let vars = "  postBuild:
+    substituteFrom:
+      - kind: ConfigMap
+        name: cluster-vars
+";
     write(
         root,
         "clusters/prod/apps.yaml",
@@ -99,7 +119,10 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled_objects: [ConfigMap/flux-system/cluster-vars]\n",
+        "\
+catalog:
+  preinstalled_objects: [ConfigMap/flux-system/cluster-vars]
+",
     );
     assert!(run(root).findings.is_empty(), "{}", all(&run(root)));
     std::fs::remove_file(root.join("conformance.yaml")).unwrap();
@@ -107,7 +130,14 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
     write(
         root,
         "bootstrap/vars.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-vars\n  namespace: flux-system\ndata: {}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-vars
+  namespace: flux-system
+data: {}
+",
     );
     write(
         root,
@@ -145,23 +175,47 @@ fn a_substitute_from_configmap_the_bootstrap_applies_first_is_there_even_if_a_ti
             "cluster-apps",
             "flux-system",
             "./kubernetes/main/apps",
-            "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: cluster-settings\n",
+            "  postBuild:
+    substituteFrom:
+      - kind: ConfigMap
+        name: cluster-settings
+",
         ),
     );
     write(
         root,
         "kubernetes/main/apps/kustomization.yaml",
-        "resources:\n  - ../vars/cluster-settings.yaml\n  - cm.yaml\n",
+        "\
+resources:
+  - ../vars/cluster-settings.yaml
+  - cm.yaml
+",
     );
     write(
         root,
         "kubernetes/main/vars/cluster-settings.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  ZONE: example.com\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-settings
+  namespace: flux-system
+data:
+  ZONE: example.com
+",
     );
     write(
         root,
         "kubernetes/main/apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  host: app.${ZONE}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  namespace: default
+data:
+  host: app.${ZONE}
+",
     );
     let outcome = run(root);
     assert!(

@@ -15,7 +15,13 @@ fn a_typo_in_the_sync_kustomization_is_render_failed_not_a_lost_cluster() {
     write(
         root,
         "clusters/prod/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresorces:\n  - flux-system\n  - apps.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resorces:
+  - flux-system
+  - apps.yaml
+",
     );
     write(
         root,
@@ -69,7 +75,14 @@ fn a_self_containing_tier_of_a_cluster_is_no_phantom_cluster() {
         "clusters/prod/apps.yaml",
         &ks("apps", "flux-system", "./apps", ""),
     );
-    write(root, "apps/kustomization.yaml", "resources:\n  - web\n");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - web
+",
+    );
     write(
         root,
         "apps/web/ks.yaml",
@@ -98,7 +111,13 @@ fn a_declared_entry_is_a_cluster() {
     write(
         root,
         "conformance.yaml",
-        "clusters:\n  aks-prod:\n    entry: clusters/aks\n    source:\n      name: cluster-config\n",
+        "\
+clusters:
+  aks-prod:
+    entry: clusters/aks
+    source:
+      name: cluster-config
+",
     );
     let outcome = run(root);
     assert_eq!(cluster_names(&outcome), ["aks-prod"]);
@@ -143,23 +162,55 @@ fn a_kustomization_of_another_repository_is_no_entry() {
     write(
         root,
         "clusters/main/flux-instance.yaml",
-        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata:\n  name: flux\n  namespace: flux-system\nspec:\n  distribution:\n    version: 2.x\n  sync:\n    kind: GitRepository\n    url: https://github.com/example/fleet.git\n    ref: refs/heads/main\n    path: clusters/main\n",
+        "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: 2.x
+  sync:
+    kind: GitRepository
+    url: https://github.com/example/fleet.git
+    ref: refs/heads/main
+    path: clusters/main
+",
     );
     write(
         root,
         "clusters/main/kustomization.yaml",
-        "resources:\n  - flux-instance.yaml\n  - ../../kubernetes/apps\n",
+        "\
+resources:
+  - flux-instance.yaml
+  - ../../kubernetes/apps
+",
     );
     write(
         root,
         "kubernetes/apps/kustomization.yaml",
-        "resources:\n  - keycloak.yaml\n",
+        "\
+resources:
+  - keycloak.yaml
+",
     );
     write(
         root,
         "kubernetes/apps/keycloak.yaml",
         &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: keycloak-k8s-resources\n  namespace: flux-system\nspec:\n  url: https://github.com/keycloak/keycloak-k8s-resources\n  ref:\n    tag: 26.0.0\n---\n{}",
+            "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: keycloak-k8s-resources
+  namespace: flux-system
+spec:
+  url: https://github.com/keycloak/keycloak-k8s-resources
+  ref:
+    tag: 26.0.0
+---
+{}",
             ks("keycloak", "flux-system", "./kubernetes", "").replace(
                 "name: flux-system\n    namespace: flux-system",
                 "name: keycloak-k8s-resources\n    namespace: flux-system"
@@ -195,12 +246,25 @@ fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
     write(
         root,
         "flux/base/kustomization.yaml",
-        "resources:\n  - sync.yaml\n  - repo.yaml\n",
+        "\
+resources:
+  - sync.yaml
+  - repo.yaml
+",
     );
     write(
         root,
         "flux/base/repo.yaml",
-        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-config\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://github.com/example/fleet\n",
+        "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-config
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: https://github.com/example/fleet
+",
     );
     write(
         root,
@@ -221,14 +285,32 @@ fn a_variable_sync_path_made_literal_by_patches_gives_one_cluster_per_patch() {
             root,
             &format!("flux/{env}/{cluster}/patch.yaml"),
             &format!(
-                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/{env}/{cluster}\n  postBuild:\n    substitute:\n      ENVIRONMENT: {env}\n      CLUSTER: \"{cluster}\"\n"
+                "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  path: ./clusters/{env}/{cluster}
+  postBuild:
+    substitute:
+      ENVIRONMENT: {env}
+      CLUSTER: \"{cluster}\"
+"
             ),
         );
         write(
             root,
             &format!("clusters/{env}/{cluster}/kustomization.yaml"),
             &format!(
-                "resources:\n  - ../../../flux/base\n  - apps.yaml\npatches:\n  - path: ../../../flux/{env}/{cluster}/patch.yaml\n"
+                "\
+resources:
+  - ../../../flux/base
+  - apps.yaml
+patches:
+  - path: ../../../flux/{env}/{cluster}/patch.yaml
+"
             ),
         );
         write(
@@ -266,7 +348,10 @@ fn a_default_in_a_childs_path_is_taken_when_the_parent_substitutes() {
             "apps",
             "flux-system",
             "./apps",
-            "  postBuild:\n    substitute:\n      CLUSTER: prod\n",
+            "  postBuild:
+    substitute:
+      CLUSTER: prod
+",
         ),
     );
     let forms = [
@@ -321,19 +406,44 @@ fn an_object_encrypted_whole_is_opaque_not_missing() {
             "apps",
             "flux-system",
             "./apps",
-            "  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n",
+            "  decryption:
+    provider: sops
+    secretRef:
+      name: sops-age
+",
         ),
     );
     write(root, "apps/cm.yaml", &configmap("a"));
     write(
         root,
         "apps/creds.sops.yaml",
-        "apiVersion: ENC[AES256_GCM,data:TBo=,iv:a,tag:b,type:str]\nkind: ENC[AES256_GCM,data:5g8R+fOG,iv:c,tag:d,type:str]\nmetadata:\n    name: ENC[AES256_GCM,data:luIn,iv:e,tag:f,type:str]\n    namespace: ENC[AES256_GCM,data:AW+W,iv:g,tag:h,type:str]\nstringData:\n    token: ENC[AES256_GCM,data:x,iv:i,tag:j,type:str]\nsops:\n    age:\n        - recipient: age1x\n          enc: x\n    lastmodified: \"2025-01-01T00:00:00Z\"\n    mac: ENC[AES256_GCM,data:m,iv:k,tag:l,type:str]\n    version: 3.9.0\n",
+        "\
+apiVersion: ENC[AES256_GCM,data:TBo=,iv:a,tag:b,type:str]
+kind: ENC[AES256_GCM,data:5g8R+fOG,iv:c,tag:d,type:str]
+metadata:
+    name: ENC[AES256_GCM,data:luIn,iv:e,tag:f,type:str]
+    namespace: ENC[AES256_GCM,data:AW+W,iv:g,tag:h,type:str]
+stringData:
+    token: ENC[AES256_GCM,data:x,iv:i,tag:j,type:str]
+sops:
+    age:
+        - recipient: age1x
+          enc: x
+    lastmodified: \"2025-01-01T00:00:00Z\"
+    mac: ENC[AES256_GCM,data:m,iv:k,tag:l,type:str]
+    version: 3.9.0
+",
     );
     write(
         root,
         "apps/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cm.yaml\n  - creds.sops.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - cm.yaml
+  - creds.sops.yaml
+",
     );
     let outcome = run(root);
     let about: Vec<String> = outcome

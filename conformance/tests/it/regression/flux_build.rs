@@ -41,15 +41,24 @@ fn spec_ignore_replaces_the_default_ignore_rules() {
     write(
         root,
         "apps/.sops.yaml",
-        "creation_rules:\n  - age: age1xyz\n",
+        "\
+creation_rules:
+  - age: age1xyz
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
     let sync = std::fs::read_to_string(root.join("clusters/prod/flux-system/gotk-sync.yaml"))
         .unwrap()
         .replace(
-            "  ref:\n    branch: main\n",
-            "  ref:\n    branch: main\n  ignore: |\n    /docs\n",
+            "  ref:
+    branch: main
+",
+            "  ref:
+    branch: main
+  ignore: |
+    /docs
+",
         );
     write(root, "clusters/prod/flux-system/gotk-sync.yaml", &sync);
     let outcome = run(root);
@@ -70,17 +79,32 @@ fn spec_ignore_replaces_the_default_ignore_rules() {
 fn spec_components_run_in_the_users_kustomization() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    one_tier(root, "  components:\n    - ../components/extra\n");
+    one_tier(
+        root,
+        "  components:
+    - ../components/extra
+",
+    );
     write(root, "apps/cm.yaml", &configmap("a"));
     write(
         root,
         "apps/kustomization.yaml",
-        "namespace: apps\nnamePrefix: x-\nresources:\n  - cm.yaml\n",
+        "\
+namespace: apps
+namePrefix: x-
+resources:
+  - cm.yaml
+",
     );
     write(
         root,
         "components/extra/kustomization.yaml",
-        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n  - extra.yaml\n",
+        "\
+apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Component
+resources:
+  - extra.yaml
+",
     );
     write(root, "components/extra/extra.yaml", &configmap("extra"));
     write(root, "apps/ns.yaml", "");
@@ -105,13 +129,26 @@ fn spec_patches_do_not_see_labels_the_kustomization_adds() {
     let root = dir.path();
     one_tier(
         root,
-        "  patches:\n    - target:\n        labelSelector: team=a\n      patch: |\n        - op: add\n          path: /data/patched\n          value: \"yes\"\n",
+        "  patches:
+    - target:
+        labelSelector: team=a
+      patch: |
+        - op: add
+          path: /data/patched
+          value: \"yes\"
+",
     );
     write(root, "apps/cm.yaml", &configmap("a"));
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - cm.yaml\nlabels:\n  - pairs:\n      team: a\n",
+        "\
+resources:
+  - cm.yaml
+labels:
+  - pairs:
+      team: a
+",
     );
     let outcome = run(root);
     let cm = objects_of(&outcome, "apps")[0];
@@ -133,7 +170,12 @@ fn spec_patches_do_not_see_labels_the_kustomization_adds() {
 fn missing_and_remote_components_as_flux_treats_them() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    one_tier(root, "  components:\n    - ../components/gone\n");
+    one_tier(
+        root,
+        "  components:
+    - ../components/gone
+",
+    );
     write(root, "apps/cm.yaml", &configmap("a"));
     assert_eq!(
         run(root).findings[0].rule(),
@@ -141,13 +183,18 @@ fn missing_and_remote_components_as_flux_treats_them() {
     );
     one_tier(
         root,
-        "  ignoreMissingComponents: true\n  components:\n    - ../components/gone\n",
+        "  ignoreMissingComponents: true
+  components:
+    - ../components/gone
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
     one_tier(
         root,
-        "  components:\n    - https://github.com/example/components//extra?ref=v1\n",
+        "  components:
+    - https://github.com/example/components//extra?ref=v1
+",
     );
     let outcome = run(root);
     let f = &outcome.findings[0];
@@ -177,7 +224,20 @@ fn variables_in_a_child_kustomizations_patches_are_the_childs() {
         "app",
         "flux-system",
         "./app",
-        "  postBuild:\n    substitute:\n      zone: example.com\n  patches:\n    - patch: |-\n        apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: app\n        data:\n          host: app.${zone}\n      target:\n        kind: ConfigMap\n",
+        "  postBuild:
+    substitute:
+      zone: example.com
+  patches:
+    - patch: |-
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: app
+        data:
+          host: app.${zone}
+      target:
+        kind: ConfigMap
+",
     );
     write(root, "clusters/prod/app.yaml", &child);
     write(root, "app/cm.yaml", &configmap("app"));
@@ -187,7 +247,15 @@ fn variables_in_a_child_kustomizations_patches_are_the_childs() {
     write(
         root,
         "clusters/prod/literal.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: literal\n  namespace: default\ndata:\n  host: app.${zone}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: literal
+  namespace: default
+data:
+  host: app.${zone}
+",
     );
     let outcome = run(root);
     assert!(
@@ -211,7 +279,15 @@ fn a_generator_input_url_is_a_remote_input_not_a_missing_file() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - child.yaml\nconfigMapGenerator:\n  - name: dashboard\n    namespace: default\n    files:\n      - board.json=https://raw.githubusercontent.com/example/dashboards/main/board.json\n",
+        "\
+resources:
+  - child.yaml
+configMapGenerator:
+  - name: dashboard
+    namespace: default
+    files:
+      - board.json=https://raw.githubusercontent.com/example/dashboards/main/board.json
+",
     );
     write(
         root,
@@ -250,12 +326,21 @@ fn a_yaml_named_generator_input_is_data_not_a_manifest() {
     write(
         root,
         "apps/kustomization.yaml",
-        "configMapGenerator:\n  - name: server-config\n    namespace: default\n    files:\n      - config/config_template.yaml\n",
+        "\
+configMapGenerator:
+  - name: server-config
+    namespace: default
+    files:
+      - config/config_template.yaml
+",
     );
     write(
         root,
         "apps/config/config_template.yaml",
-        "global:\n  broadcastAddress: {{ default .Env.POD_IP \"0.0.0.0\" }}\n",
+        "\
+global:
+  broadcastAddress: {{ default .Env.POD_IP \"0.0.0.0\" }}
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
@@ -268,8 +353,18 @@ fn a_yaml_named_generator_input_is_data_not_a_manifest() {
 #[test]
 fn a_null_patch_is_a_render_failure_at_its_line_not_a_panic() {
     for (body, target) in [
-        ("null", "    target:\n      kind: ConfigMap\n"),
-        ("~", "    target:\n      kind: ConfigMap\n"),
+        (
+            "null",
+            "    target:
+      kind: ConfigMap
+",
+        ),
+        (
+            "~",
+            "    target:
+      kind: ConfigMap
+",
+        ),
         ("---", ""),
         ("null", ""),
     ] {
@@ -280,7 +375,14 @@ fn a_null_patch_is_a_render_failure_at_its_line_not_a_panic() {
         write(
             root,
             "apps/kustomization.yaml",
-            &format!("resources:\n  - cm.yaml\npatches:\n  - patch: \"{body}\"\n{target}"),
+            &format!(
+                "\
+resources:
+  - cm.yaml
+patches:
+  - patch: \"{body}\"
+{target}"
+            ),
         );
         let outcome = run(root);
         let failed: Vec<_> = outcome
@@ -305,7 +407,11 @@ fn a_null_patch_is_a_render_failure_at_its_line_not_a_panic() {
     let root = dir.path();
     one_tier(
         root,
-        "  patches:\n    - patch: \"null\"\n      target:\n        kind: ConfigMap\n",
+        "  patches:
+    - patch: \"null\"
+      target:
+        kind: ConfigMap
+",
     );
     write(root, "apps/cm.yaml", &configmap("a"));
     let outcome = run(root);
@@ -332,11 +438,46 @@ fn replacement_indexes_as_kustomize_bounds_them() {
     write(
         root,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\n  namespace: default\ndata:\n  v: a.b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dst\n  namespace: default\ndata:\n  x: p-q\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: src
+  namespace: default
+data:
+  v: a.b
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dst
+  namespace: default
+data:
+  x: p-q
+",
     );
     let kustomization = |source_index: &str, target_index: &str| {
         format!(
-            "resources:\n  - cm.yaml\nreplacements:\n  - source:\n      kind: ConfigMap\n      name: src\n      fieldPath: data.v\n      options:\n        delimiter: '.'\n        index: {source_index}\n    targets:\n      - select:\n          name: dst\n        fieldPaths:\n          - data.x\n        options:\n          delimiter: '-'\n          index: {target_index}\n"
+            "\
+resources:
+  - cm.yaml
+replacements:
+  - source:
+      kind: ConfigMap
+      name: src
+      fieldPath: data.v
+      options:
+        delimiter: '.'
+        index: {source_index}
+    targets:
+      - select:
+          name: dst
+        fieldPaths:
+          - data.x
+        options:
+          delimiter: '-'
+          index: {target_index}
+"
         )
     };
     write(root, "apps/kustomization.yaml", &kustomization("-1", "0"));
@@ -371,12 +512,18 @@ fn replacement_indexes_as_kustomize_bounds_them() {
 fn a_kustomization_header_kustomize_refuses_fails_the_build_at_its_line() {
     for (header, says, line) in [
         (
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomizaton\n",
+            "\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomizaton
+",
             "kind should be Kustomization or Component",
             2,
         ),
         (
-            "apiVersion: kustomize.config.k8s.io/v9\nkind: Kustomization\n",
+            "\
+apiVersion: kustomize.config.k8s.io/v9
+kind: Kustomization
+",
             "apiVersion for Kustomization should be kustomize.config.k8s.io/v1beta1",
             1,
         ),
@@ -388,7 +535,12 @@ fn a_kustomization_header_kustomize_refuses_fails_the_build_at_its_line() {
         write(
             root,
             "apps/kustomization.yaml",
-            &format!("{header}resources:\n  - cm.yaml\n"),
+            &format!(
+                "\
+{header}resources:
+  - cm.yaml
+"
+            ),
         );
         let outcome = run(root);
         let failed: Vec<_> = outcome
@@ -408,7 +560,14 @@ fn a_kustomization_header_kustomize_refuses_fails_the_build_at_its_line() {
     let root = dir.path();
     one_tier(root, "");
     write(root, "apps/cm.yaml", &configmap("a"));
-    write(root, "apps/kustomization.yaml", "resources:\n  - cm.yaml\n");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - cm.yaml
+",
+    );
     assert!(run(root).findings.is_empty(), "{}", messages(&run(root)));
 }
 
@@ -417,7 +576,11 @@ fn a_kustomization_header_kustomize_refuses_fails_the_build_at_its_line() {
 /// ciphertext even with spec.decryption.
 #[test]
 fn sops_generator_inputs_as_the_decryptor_handles_them() {
-    let decryption = "  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n";
+    let decryption = "  decryption:
+    provider: sops
+    secretRef:
+      name: sops-age
+";
     for (generator, with_decryption, finding) in [
         ("configMapGenerator", true, true),
         ("secretGenerator", true, false),
@@ -431,7 +594,13 @@ fn sops_generator_inputs_as_the_decryptor_handles_them() {
             root,
             "apps/kustomization.yaml",
             &format!(
-                "{generator}:\n  - name: app\n    namespace: default\n    envs:\n      - app.sops.env\n"
+                "\
+{generator}:
+  - name: app
+    namespace: default
+    envs:
+      - app.sops.env
+"
             ),
         );
         let outcome = run(root);
@@ -455,7 +624,20 @@ fn objects_with_decryption_disabled_are_left_alone() {
     write(
         root,
         "apps/secret.yaml",
-        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: for-another-tool\n  namespace: default\n  annotations:\n    kustomize.toolkit.fluxcd.io/decrypt: Disabled\nstringData:\n  key: ENC[AES256_GCM,data:abc,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x,type:str]\n  version: 3.9.0\n",
+        "\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: for-another-tool
+  namespace: default
+  annotations:
+    kustomize.toolkit.fluxcd.io/decrypt: Disabled
+stringData:
+  key: ENC[AES256_GCM,data:abc,type:str]
+sops:
+  mac: ENC[AES256_GCM,data:x,type:str]
+  version: 3.9.0
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
@@ -468,14 +650,28 @@ fn objects_with_decryption_disabled_are_left_alone() {
 /// kustomization file of the path's own.
 #[test]
 fn spec_patches_and_components_errors_point_at_the_flux_kustomization() {
-    let extra = "  patches:\n    - target:\n        kind: ConfigMap\n      patch: |\n        - op: replace\n          path: /data/missing/deep\n          value: x\n";
+    let extra = "  patches:
+    - target:
+        kind: ConfigMap
+      patch: |
+        - op: replace
+          path: /data/missing/deep
+          value: x
+";
     for own_kustomization in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         one_tier(root, extra);
         write(root, "apps/cm.yaml", &configmap("a"));
         if own_kustomization {
-            write(root, "apps/kustomization.yaml", "resources:\n  - cm.yaml\n");
+            write(
+                root,
+                "apps/kustomization.yaml",
+                "\
+resources:
+  - cm.yaml
+",
+            );
         }
         let outcome = run(root);
         let failed = &outcome.findings[0];
@@ -503,7 +699,12 @@ fn spec_patches_and_components_errors_point_at_the_flux_kustomization() {
     }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    one_tier(root, "  components:\n    - ../nothere\n");
+    one_tier(
+        root,
+        "  components:
+    - ../nothere
+",
+    );
     write(root, "apps/cm.yaml", &configmap("a"));
     let outcome = run(root);
     let at = outcome.findings[0].at().unwrap();
@@ -526,7 +727,11 @@ fn duplicate_ids_and_a_second_kustomization_file_have_a_line() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - a.yaml\n  - b.yaml\n",
+        "\
+resources:
+  - a.yaml
+  - b.yaml
+",
     );
     let outcome = run(root);
     let at = outcome.findings[0].at().unwrap();
@@ -543,8 +748,22 @@ fn duplicate_ids_and_a_second_kustomization_file_have_a_line() {
     );
 
     std::fs::remove_file(root.join("apps/b.yaml")).unwrap();
-    write(root, "apps/kustomization.yaml", "resources:\n  - a.yaml\n");
-    write(root, "apps/kustomization.yml", "resources:\n  - a.yaml\n");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - a.yaml
+",
+    );
+    write(
+        root,
+        "apps/kustomization.yml",
+        "\
+resources:
+  - a.yaml
+",
+    );
     let outcome = run(root);
     let at = outcome.findings[0].at().unwrap();
     assert_eq!(
@@ -603,7 +822,23 @@ fn spec_patches_a_parent_patch_sets_are_blamed_on_the_child_document() {
     write(
         root,
         "apps/kustomization.yaml",
-        "resources:\n  - child.yaml\npatches:\n  - target:\n      kind: Kustomization\n    patch: |\n      - op: add\n        path: /spec/patches\n        value:\n          - target:\n              kind: ConfigMap\n            patch: |\n              - op: replace\n                path: /data/missing/deep\n                value: x\n",
+        "\
+resources:
+  - child.yaml
+patches:
+  - target:
+      kind: Kustomization
+    patch: |
+      - op: add
+        path: /spec/patches
+        value:
+          - target:
+              kind: ConfigMap
+            patch: |
+              - op: replace
+                path: /data/missing/deep
+                value: x
+",
     );
     write(
         root,

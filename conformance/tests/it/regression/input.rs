@@ -26,7 +26,15 @@ fn json6902_path_of_any_shape_is_a_finding_or_a_build_not_a_panic() {
             root,
             "apps/kustomization.yaml",
             &format!(
-                "resources: [cm.yaml]\npatches:\n  - target: {{kind: ConfigMap}}\n    patch: |\n      - op: {op}\n        path: {path}\n        value: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: b, namespace: default}}}}\n"
+                "\
+resources: [cm.yaml]
+patches:
+  - target: {{kind: ConfigMap}}
+    patch: |
+      - op: {op}
+        path: {path}
+        value: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: b, namespace: default}}}}
+"
             ),
         );
         let outcome = run(root);
@@ -63,7 +71,13 @@ fn generator_inputs_outside_the_repository_are_refused() {
             root,
             "apps/kustomization.yaml",
             &format!(
-                "configMapGenerator:\n  - name: leak\n    namespace: default\n    {field}:\n      - ../../../../../../../../etc/hostname\n"
+                "\
+configMapGenerator:
+  - name: leak
+    namespace: default
+    {field}:
+      - ../../../../../../../../etc/hostname
+"
             ),
         );
         let outcome = run(root);
@@ -121,7 +135,13 @@ fn symlinks_do_not_exist_for_flux() {
     write(
         root,
         "apps/kustomization.yaml",
-        "configMapGenerator:\n  - name: leak\n    namespace: default\n    files:\n      - hostname\n",
+        "\
+configMapGenerator:
+  - name: leak
+    namespace: default
+    files:
+      - hostname
+",
     );
     std::fs::remove_file(root.join("apps/linked.yaml")).unwrap();
     std::fs::remove_file(root.join("apps/real.yaml")).unwrap();
@@ -219,7 +239,11 @@ fn a_long_cycle_is_reported_per_member_in_bounded_words() {
             &format!("t{i:04}"),
             "flux-system",
             &format!("./apps/t{i:04}"),
-            &format!("  dependsOn:\n    - name: t{prev:04}\n"),
+            &format!(
+                "  dependsOn:
+    - name: t{prev:04}
+"
+            ),
         ));
         write(
             root,
@@ -315,7 +339,12 @@ fn a_four_thousand_deep_dependson_chain_is_ordered() {
         let deps = if i == 0 {
             String::new()
         } else {
-            format!("  dependsOn:\n    - name: t{:04}\n", i - 1)
+            format!(
+                "  dependsOn:
+    - name: t{:04}
+",
+                i - 1
+            )
         };
         tiers.push_str(&format!(
             "---\n{}",
@@ -346,7 +375,10 @@ fn config_booleans_are_strict() {
     write(
         root,
         "conformance.yaml",
-        "substitution:\n  strict: \"no\"\n",
+        "\
+substitution:
+  strict: \"no\"
+",
     );
     let err = run_result(root).unwrap_err().to_string();
     assert!(err.contains("conformance.yaml:2"), "{err}");
@@ -356,7 +388,13 @@ fn config_booleans_are_strict() {
 /// file (the kustomization instead of the file holding it).
 #[test]
 fn a_document_that_is_not_an_object_is_blamed_on_its_own_file() {
-    for body in ["- a\n- b\n", "just a string\n"] {
+    for body in [
+        "\
+- a
+- b
+",
+        "just a string\n",
+    ] {
         for with_kustomization in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let root = dir.path();
@@ -367,7 +405,11 @@ fn a_document_that_is_not_an_object_is_blamed_on_its_own_file() {
                 write(
                     root,
                     "apps/kustomization.yaml",
-                    "resources:\n  - good.yaml\n  - bad.yaml\n",
+                    "\
+resources:
+  - good.yaml
+  - bad.yaml
+",
                 );
             }
             let outcome = run(root);
@@ -414,7 +456,30 @@ fn names_and_label_values_the_api_server_refuses_are_reported() {
     write(
         root,
         "apps/bad.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Web_Config\n  namespace: default\n  labels:\n    team: platform team\ndata: {}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: 1web\n  namespace: default\nspec:\n  ports: [{port: 80}]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: system:web:reader\nrules: []\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: Web_Config
+  namespace: default
+  labels:
+    team: platform team
+data: {}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: 1web
+  namespace: default
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:web:reader
+rules: []
+",
     );
     let outcome = run(root);
     let text = messages(&outcome);
@@ -451,7 +516,12 @@ fn names_and_label_values_the_api_server_refuses_are_reported() {
 fn a_depends_on_entry_without_a_name_is_reported_not_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    one_tier(root, "  dependsOn:\n    - infra\n");
+    one_tier(
+        root,
+        "  dependsOn:
+    - infra
+",
+    );
     write(root, "apps/cm.yaml", &configmap("a"));
     let outcome = run(root);
     let text = messages(&outcome);
@@ -494,7 +564,13 @@ fn diamond_bases_are_read_once_and_fail_on_the_duplicate_id() {
                     root,
                     &format!("{path}/cm.yaml"),
                     &format!(
-                        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaf-{side}\n  namespace: default\n"
+                        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: leaf-{side}
+  namespace: default
+"
                     ),
                 );
             } else {

@@ -9,14 +9,45 @@ use std::path::Path;
 
 use super::*;
 
-const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: nginx:1\n          args: [\"a\"]\n";
-const CONFIGMAP: &str =
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\ndata:\n  a: b\n";
+const DEPLOYMENT: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1
+          args: [\"a\"]
+";
+const CONFIGMAP: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  namespace: default
+data:
+  a: b
+";
 
 /// A cluster whose tier `apps` includes `apps/sub`, holding these files.
 fn nested(root: &Path, files: &[(&str, &str)]) {
     one_tier(root, "");
-    write(root, "apps/kustomization.yaml", "resources:\n  - sub\n");
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - sub
+",
+    );
     write(root, "apps/sub/deployment.yaml", DEPLOYMENT);
     write(root, "apps/sub/cm.yaml", CONFIGMAP);
     for (file, text) in files {
@@ -39,36 +70,61 @@ type Case<'a> = (&'a str, Vec<(&'a str, String)>, &'a str, &'a str);
 
 fn replacement(field_path: &str) -> String {
     format!(
-        "resources: [cm.yaml, deployment.yaml]\nreplacements:\n  - source: {{kind: ConfigMap, name: cm, fieldPath: data.a}}\n    targets:\n      - select: {{kind: Deployment}}\n        fieldPaths: [\"{field_path}\"]\n"
+        "\
+resources: [cm.yaml, deployment.yaml]
+replacements:
+  - source: {{kind: ConfigMap, name: cm, fieldPath: data.a}}
+    targets:
+      - select: {{kind: Deployment}}
+        fieldPaths: [\"{field_path}\"]
+"
     )
 }
 
 #[test]
 fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
     let tab_line = format!("{CONFIGMAP}\t\n");
-    let tab_comment = CONFIGMAP.replace("data:\n", "data:\n\t  # a comment\n");
+    let tab_comment = CONFIGMAP.replace(
+        "data:\n",
+        "\
+data:
+\t  # a comment
+",
+    );
     let cases: Vec<Case> = vec![
         (
             "a replacement index past the end",
-            vec![("kustomization.yaml", replacement("spec.template.spec.containers.0.args.5"))],
+            vec![(
+                "kustomization.yaml",
+                replacement("spec.template.spec.containers.0.args.5"),
+            )],
             "index 5 specified but only 1 elements found",
             "index 5 specified but only 1 elements found",
         ),
         (
             "a negative replacement index",
-            vec![("kustomization.yaml", replacement("spec.template.spec.containers.0.args.-1"))],
+            vec![(
+                "kustomization.yaml",
+                replacement("spec.template.spec.containers.0.args.-1"),
+            )],
             "wrong node kind: expected MappingNode but got SequenceNode",
             "wrong node kind",
         ),
         (
             "a malformed replacement index",
-            vec![("kustomization.yaml", replacement("spec.template.spec.containers.0.args.x1"))],
+            vec![(
+                "kustomization.yaml",
+                replacement("spec.template.spec.containers.0.args.x1"),
+            )],
             "wrong node kind: expected MappingNode but got SequenceNode",
             "wrong node kind",
         ),
         (
             "a replacement target field that does not exist",
-            vec![("kustomization.yaml", replacement("spec.template.spec.containers.0.env"))],
+            vec![(
+                "kustomization.yaml",
+                replacement("spec.template.spec.containers.0.env"),
+            )],
             "unable to find field \"spec.template.spec.containers.0.env\" in replacement target",
             "unable to find field",
         ),
@@ -76,7 +132,13 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "an empty inline patch with a target",
             vec![(
                 "kustomization.yaml",
-                "resources: [cm.yaml]\npatches:\n  - patch: \"\"\n    target: {kind: ConfigMap}\n".into(),
+                "\
+resources: [cm.yaml]
+patches:
+  - patch: \"\"
+    target: {kind: ConfigMap}
+"
+                .into(),
             )],
             "must specify one of patch and path",
             "must specify one of patch and path",
@@ -84,7 +146,10 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
         (
             "a whitespace-only line holding a tab",
             vec![
-                ("kustomization.yaml", "resources: [cm.yaml, t.yaml]\n".into()),
+                (
+                    "kustomization.yaml",
+                    "resources: [cm.yaml, t.yaml]\n".into(),
+                ),
                 ("t.yaml", tab_line.replace("name: cm", "name: t")),
             ],
             "found a tab character that violates indentation",
@@ -93,7 +158,10 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
         (
             "a tab before an indented comment",
             vec![
-                ("kustomization.yaml", "resources: [cm.yaml, t.yaml]\n".into()),
+                (
+                    "kustomization.yaml",
+                    "resources: [cm.yaml, t.yaml]\n".into(),
+                ),
                 ("t.yaml", tab_comment.replace("name: cm", "name: t")),
             ],
             "found character that cannot start any token",
@@ -103,7 +171,13 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "an unknown field in a patch",
             vec![(
                 "kustomization.yaml",
-                "resources: [cm.yaml]\npatches:\n  - patch: '[{\"op\": \"add\", \"path\": \"/data/x\", \"value\": \"y\"}]'\n    targt: {kind: ConfigMap}\n".into(),
+                "\
+resources: [cm.yaml]
+patches:
+  - patch: '[{\"op\": \"add\", \"path\": \"/data/x\", \"value\": \"y\"}]'
+    targt: {kind: ConfigMap}
+"
+                .into(),
             )],
             "json: unknown field \"targt\"",
             "unknown field",
@@ -112,7 +186,13 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "an unknown field in a patch target",
             vec![(
                 "kustomization.yaml",
-                "resources: [cm.yaml]\npatches:\n  - patch: '[{\"op\": \"add\", \"path\": \"/data/x\", \"value\": \"y\"}]'\n    target: {kind: ConfigMap, nme: cm}\n".into(),
+                "\
+resources: [cm.yaml]
+patches:
+  - patch: '[{\"op\": \"add\", \"path\": \"/data/x\", \"value\": \"y\"}]'
+    target: {kind: ConfigMap, nme: cm}
+"
+                .into(),
             )],
             "json: unknown field \"nme\"",
             "unknown field",
@@ -121,7 +201,13 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "an unknown field in a replacement",
             vec![(
                 "kustomization.yaml",
-                "resources: [cm.yaml]\nreplacements:\n  - source: {kind: ConfigMap, name: cm}\n    targts: []\n".into(),
+                "\
+resources: [cm.yaml]
+replacements:
+  - source: {kind: ConfigMap, name: cm}
+    targts: []
+"
+                .into(),
             )],
             "json: unknown field \"targts\"",
             "unknown field",
@@ -130,7 +216,13 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "an unknown field in a generator",
             vec![(
                 "kustomization.yaml",
-                "configMapGenerator:\n  - name: g\n    namespace: default\n    literal: [a=b]\n".into(),
+                "\
+configMapGenerator:
+  - name: g
+    namespace: default
+    literal: [a=b]
+"
+                .into(),
             )],
             "json: unknown field \"literal\"",
             "unknown field",
@@ -139,7 +231,11 @@ fn kustomizations_kustomize_refuses_fail_the_tier_with_their_line() {
             "a kind that is not a string",
             vec![(
                 "kustomization.yaml",
-                "resources: [cm.yaml]\nkind: [Kustomization]\n".into(),
+                "\
+resources: [cm.yaml]
+kind: [Kustomization]
+"
+                .into(),
             )],
             "cannot unmarshal array into Go struct field Kustomization.kind of type string",
             "cannot unmarshal array",
@@ -187,7 +283,12 @@ fn what_kustomize_5_8_accepts_still_builds() {
             vec![
                 (
                     "kustomization.yaml",
-                    "resources: [cm.yaml]\npatches:\n  - path: p.yaml\n    target: {kind: ConfigMap}\n",
+                    "\
+resources: [cm.yaml]
+patches:
+  - path: p.yaml
+    target: {kind: ConfigMap}
+",
                 ),
                 ("p.yaml", ""),
             ],
@@ -198,7 +299,17 @@ fn what_kustomize_5_8_accepts_still_builds() {
                 ("kustomization.yaml", "resources: [cm.yaml, t.yaml]\n"),
                 (
                     "t.yaml",
-                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t\n  namespace: default\ndata:\n  a:\tb\n  c: \"x,\n\ty\"\n",
+                    "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: t
+  namespace: default
+data:
+  a:\tb
+  c: \"x,
+\ty\"
+",
                 ),
             ],
         ),
@@ -229,7 +340,13 @@ fn a_built_in_kind_in_a_version_no_kubernetes_serves_is_reported() {
             dir.path(),
             "apps/x.yaml",
             &format!(
-                "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: x\n  namespace: default\n"
+                "\
+apiVersion: {api}
+kind: {kind}
+metadata:
+  name: x
+  namespace: default
+"
             ),
         );
         let outcome = run(dir.path());
@@ -270,7 +387,11 @@ fn build_fails_when_a_tier_was_not_built() {
     let dir = tempfile::tempdir().unwrap();
     one_tier(dir.path(), "");
     // Over the documents budget of one file: the tier is not checked.
-    let docs = "a: 1\n---\n".repeat(conformance::yaml::MAX_DOCUMENTS + 1);
+    let docs = "\
+a: 1
+---
+"
+    .repeat(conformance::yaml::MAX_DOCUMENTS + 1);
     write(dir.path(), "apps/many.yaml", &docs);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
         .args(["build", "--cluster", "prod", "--repo"])
@@ -300,7 +421,14 @@ fn encodings_directives_fifos_and_cycles_are_read_or_refused_with_their_place() 
     assert_eq!(objects_of(&outcome, "apps").len(), 1);
 
     // Invalid UTF-8: the byte offset and the line.
-    std::fs::write(dir.path().join("apps/cm.yaml"), b"a: b\nc: \xff\n").unwrap();
+    std::fs::write(
+        dir.path().join("apps/cm.yaml"),
+        b"\
+a: b
+c: \xff
+",
+    )
+    .unwrap();
     let text = messages(&run(dir.path()));
     assert!(
         text.contains("invalid UTF-8 at byte offset 8 (line 2)"),
@@ -327,7 +455,13 @@ fn encodings_directives_fifos_and_cycles_are_read_or_refused_with_their_place() 
         write(
             dir.path(),
             "apps/kustomization.yaml",
-            "resources: [cm.yaml]\nconfigMapGenerator:\n  - name: g\n    namespace: default\n    files: [data.txt]\n",
+            "\
+resources: [cm.yaml]
+configMapGenerator:
+  - name: g
+    namespace: default
+    files: [data.txt]
+",
         );
         let made = std::process::Command::new("mkfifo")
             .arg(dir.path().join("apps/data.txt"))
@@ -341,16 +475,29 @@ fn encodings_directives_fifos_and_cycles_are_read_or_refused_with_their_place() 
     // A cycle of kustomizations: at the reference that closes it.
     let dir = tempfile::tempdir().unwrap();
     one_tier(dir.path(), "");
-    write(dir.path(), "apps/kustomization.yaml", "resources:\n  - a\n");
+    write(
+        dir.path(),
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - a
+",
+    );
     write(
         dir.path(),
         "apps/a/kustomization.yaml",
-        "resources:\n  - ../b\n",
+        "\
+resources:
+  - ../b
+",
     );
     write(
         dir.path(),
         "apps/b/kustomization.yaml",
-        "resources:\n  - ../a\n",
+        "\
+resources:
+  - ../a
+",
     );
     let outcome = run(dir.path());
     let cycle = outcome
@@ -404,7 +551,16 @@ fn findings_sharing_a_cause_are_one_finding_of_bounded_size() {
     let dir = tempfile::tempdir().unwrap();
     one_tier(dir.path(), "");
     let docs: Vec<String> = (0..30)
-        .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:02}\n"))
+        .map(|i| {
+            format!(
+                "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{i:02}
+"
+            )
+        })
         .collect();
     write(dir.path(), "apps/cms.yaml", &docs.join("---\n"));
     let outcome = run(dir.path());

@@ -12,12 +12,30 @@ fn cluster_scoped_chart_kinds_need_no_namespace() {
     write(
         root,
         "apps/issuer.yaml",
-        "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: letsencrypt\nspec:\n  selfSigned: {}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n    - port: 80\n",
+        "\
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: letsencrypt
+spec:
+  selfSigned: {}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+    - port: 80
+",
     );
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [cert-manager.io]\n",
+        "\
+catalog:
+  preinstalled: [cert-manager.io]
+",
     );
     let outcome = run(root);
     let rules: Vec<(&str, Option<&str>)> = outcome
@@ -47,17 +65,34 @@ fn objects_are_told_apart_by_group() {
     write(
         root,
         "core/sa.yaml",
-        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\n",
+        "\
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: runner
+  namespace: default
+",
     );
     write(
         root,
         "talos/sa.yaml",
-        "apiVersion: talos.dev/v1alpha1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: default\nspec:\n  roles: [os:reader]\n",
+        "\
+apiVersion: talos.dev/v1alpha1
+kind: ServiceAccount
+metadata:
+  name: runner
+  namespace: default
+spec:
+  roles: [os:reader]
+",
     );
     write(
         root,
         "conformance.yaml",
-        "catalog:\n  preinstalled: [talos.dev]\n",
+        "\
+catalog:
+  preinstalled: [talos.dev]
+",
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", messages(&outcome));
@@ -80,12 +115,32 @@ fn substituted_values_are_retyped_as_flux_does() {
     let root = dir.path();
     one_tier(
         root,
-        "  postBuild:\n    substitute:\n      ON: \"on\"\n      MODE: \"0755\"\n      RATIO: \"1.5\"\n      COLOR: \"#fff\"\n      NAME: web\n",
+        "  postBuild:
+    substitute:
+      ON: \"on\"
+      MODE: \"0755\"
+      RATIO: \"1.5\"
+      COLOR: \"#fff\"
+      NAME: web
+",
     );
     write(
         root,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: default\ndata:\n  on: ${ON}\n  mode: ${MODE}\n  ratio: ${RATIO}\n  color: ${COLOR}\n  name: ${NAME}\n  quoted: \"key: ${NAME}\"\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: vars
+  namespace: default
+data:
+  on: ${ON}
+  mode: ${MODE}
+  ratio: ${RATIO}
+  color: ${COLOR}
+  name: ${NAME}
+  quoted: \"key: ${NAME}\"
+",
     );
     let outcome = run(root);
     let cm = objects_of(&outcome, "apps")[0];
@@ -109,12 +164,25 @@ fn a_substituted_value_that_breaks_the_yaml_fails_the_build() {
     let root = dir.path();
     one_tier(
         root,
-        "  postBuild:\n    substitute:\n      Y: \"[unclosed\"\n      Z: \"[a, b]\"\n",
+        "  postBuild:
+    substitute:
+      Y: \"[unclosed\"
+      Z: \"[a, b]\"
+",
     );
     write(
         root,
         "apps/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\n  namespace: default\ndata:\n  v: ${Y}\n  w: ${Z}\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: vars
+  namespace: default
+data:
+  v: ${Y}
+  w: ${Z}
+",
     );
     let outcome = run(root);
     let hazards: Vec<_> = outcome
@@ -138,7 +206,9 @@ fn prune_transient_only_when_a_window_exists() {
     let build = |root: &Path, owner: &str, old_depends_on_new: bool, annotation: &str| {
         sync(root, "clusters/prod");
         let deps = if old_depends_on_new {
-            "  dependsOn:\n    - name: new\n"
+            "  dependsOn:
+    - name: new
+"
         } else {
             ""
         };
@@ -164,12 +234,16 @@ fn prune_transient_only_when_a_window_exists() {
         (true, "", false),
         (
             false,
-            "  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled\n",
+            "  annotations:
+    kustomize.toolkit.fluxcd.io/prune: disabled
+",
             false,
         ),
         (
             false,
-            "  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: Ignore\n",
+            "  annotations:
+    kustomize.toolkit.fluxcd.io/ssa: Ignore
+",
             false,
         ),
     ] {
@@ -200,11 +274,24 @@ fn prune_transient_only_when_a_window_exists() {
 fn a_skipped_substitution_pass_is_a_warning_not_a_hazard() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    one_tier(root, "  postBuild:\n    substitute: {}\n");
+    one_tier(
+        root,
+        "  postBuild:
+    substitute: {}
+",
+    );
     write(
         root,
         "apps/dashboard.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboard\n  namespace: default\ndata:\n  json: '{\"datasource\": \"${DS_PROMETHEUS}\"}'\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dashboard
+  namespace: default
+data:
+  json: '{\"datasource\": \"${DS_PROMETHEUS}\"}'
+",
     );
     let outcome = run(root);
     let found: Vec<(&str, conformance::rules::Severity)> = outcome
@@ -239,24 +326,64 @@ fn substitution_strictness_follows_the_installed_flux() {
         (
             "v2.8.8",
             "v1.8.5",
-            "substitution:\n  strict: true\n",
+            "\
+substitution:
+  strict: true
+",
             conformance::rules::Severity::Error,
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        one_tier(root, "  postBuild:\n    substitute:\n      DEFINED: x\n");
+        one_tier(
+            root,
+            "  postBuild:
+    substitute:
+      DEFINED: x
+",
+        );
         write(
             root,
             "clusters/prod/flux-system/gotk-components.yaml",
             &format!(
-                "---\n# This manifest was generated by flux. DO NOT EDIT.\n# Flux Version: {flux}\n# Components: kustomize-controller\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kustomize-controller\n  namespace: flux-system\nspec:\n  selector:\n    matchLabels:\n      app: kustomize-controller\n  template:\n    metadata:\n      labels:\n        app: kustomize-controller\n    spec:\n      containers:\n        - name: manager\n          image: ghcr.io/fluxcd/kustomize-controller:{kc}\n"
+                "\
+---
+# This manifest was generated by flux. DO NOT EDIT.
+# Flux Version: {flux}
+# Components: kustomize-controller
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: kustomize-controller
+  namespace: flux-system
+spec:
+  selector:
+    matchLabels:
+      app: kustomize-controller
+  template:
+    metadata:
+      labels:
+        app: kustomize-controller
+    spec:
+      containers:
+        - name: manager
+          image: ghcr.io/fluxcd/kustomize-controller:{kc}
+"
             ),
         );
         write(
             root,
             "apps/cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\ndata:\n  a: ${DEFINED}\n  b: ${UNDEFINED}\n",
+            "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  namespace: default
+data:
+  a: ${DEFINED}
+  b: ${UNDEFINED}
+",
         );
         if !config.is_empty() {
             write(root, "conformance.yaml", config);
@@ -300,7 +427,10 @@ fn duplicate_objects_with_a_create_only_copy_do_not_flap() {
         configmap("shared").replace(
             "  namespace: default\n",
             &format!(
-                "  namespace: default\n  annotations:\n    kustomize.toolkit.fluxcd.io/ssa: {mode}\n"
+                "  namespace: default
+  annotations:
+    kustomize.toolkit.fluxcd.io/ssa: {mode}
+"
             ),
         )
     };
@@ -339,7 +469,21 @@ fn a_cluster_scoped_objects_namespace_is_not_validated() {
     write(
         root,
         "apps/objects.yaml",
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\n  namespace: flux_system\nrules: []\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: flux_system\ndata: {}\n",
+        "\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+  namespace: flux_system
+rules: []
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: flux_system
+data: {}
+",
     );
     let outcome = run(root);
     let violations: Vec<Option<&str>> = outcome
@@ -367,7 +511,28 @@ fn unaudited_tokens_are_one_finding_per_kustomization_at_their_lines() {
     write(
         root,
         "apps/objects.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  config.yaml: |\n    first: plain\n    pool: ${LB_POOL}\n    other: plain\n    domain: ${DOMAIN}\n  after: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: more\n  namespace: default\ndata:\n  url: https://${DOMAIN}/\n",
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: default
+data:
+  config.yaml: |
+    first: plain
+    pool: ${LB_POOL}
+    other: plain
+    domain: ${DOMAIN}
+  after: x
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: more
+  namespace: default
+data:
+  url: https://${DOMAIN}/
+",
     );
     let outcome = run(root);
     let found: Vec<_> = outcome
@@ -416,7 +581,10 @@ fn unknown_flux_versions_missing_sources_and_wrong_spec_types_are_errors() {
         "orphan",
         "flux-system",
         "./apps",
-        "  timeout: []\n  decryption:\n    provider: rot13\n",
+        "  timeout: []
+  decryption:
+    provider: rot13
+",
     )
     .replace(
         "name: flux-system\n    namespace",
@@ -477,12 +645,29 @@ fn variables_injected_at_admission_are_defined() {
         write(
             root,
             "clusters/prod/cluster-config.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: flux-system\ndata:\n  CLUSTER_DOMAIN: example.org\n",
+            "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-config
+  namespace: flux-system
+data:
+  CLUSTER_DOMAIN: example.org
+",
         );
         write(
             root,
             "apps/route.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: route\n  namespace: default\ndata:\n  host: web.${CLUSTER_DOMAIN}\n  zone: ${CLUSTER_ZONE}\n",
+            "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: route
+  namespace: default
+data:
+  host: web.${CLUSTER_DOMAIN}
+  zone: ${CLUSTER_ZONE}
+",
         );
     };
     let route = |outcome: &conformance::check::Outcome| {
@@ -507,7 +692,15 @@ fn variables_injected_at_admission_are_defined() {
     write(
         dir.path(),
         "bootstrap/helmfile.yaml",
-        "releases:\n  - name: kustomize-mutating-webhook\n    namespace: flux-system\n    chart: webhook/kustomize-mutating-webhook\n    values:\n      - configMaps:\n          - name: cluster-config\n",
+        "\
+releases:
+  - name: kustomize-mutating-webhook
+    namespace: flux-system
+    chart: webhook/kustomize-mutating-webhook
+    values:
+      - configMaps:
+          - name: cluster-config
+",
     );
     let after = run(dir.path());
     assert_eq!(route(&after).as_deref(), Some("web.example.org"));
@@ -534,7 +727,24 @@ fn variables_injected_at_admission_are_defined() {
     write(
         dir.path(),
         "clusters/prod/webhook.yaml",
-        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: substitution-webhook\n  namespace: flux-system\nspec:\n  interval: 1h\n  chart:\n    spec:\n      chart: kustomize-mutating-webhook\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n  values:\n    configMaps:\n      - name: cluster-config\n",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: substitution-webhook
+  namespace: flux-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: kustomize-mutating-webhook
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+  values:
+    configMaps:
+      - name: cluster-config
+",
     );
     let in_flux = run(dir.path());
     assert_eq!(route(&in_flux).as_deref(), Some("web.example.org"));
@@ -555,7 +765,12 @@ fn variables_injected_at_admission_are_defined() {
     write(
         dir.path(),
         "conformance.yaml",
-        "substitution:\n  injected:\n    - from: [ConfigMap/flux-system/cluster-config]\n      kustomizations: [\"flux-system/app*\"]\n",
+        "\
+substitution:
+  injected:
+    - from: [ConfigMap/flux-system/cluster-config]
+      kustomizations: [\"flux-system/app*\"]
+",
     );
     let declared = run(dir.path());
     assert_eq!(route(&declared).as_deref(), Some("web.example.org"));
@@ -570,7 +785,11 @@ fn variables_injected_at_admission_are_defined() {
     write(
         dir.path(),
         "conformance.yaml",
-        "substitution:\n  injected:\n    - from: [ConfigMap/flux-system/cluster-config, Secret/flux-system/cluster-secrets]\n",
+        "\
+substitution:
+  injected:
+    - from: [ConfigMap/flux-system/cluster-config, Secret/flux-system/cluster-secrets]
+",
     );
     let unknown = run(dir.path());
     assert!(unknown.findings.is_empty(), "{}", messages(&unknown));
@@ -579,7 +798,12 @@ fn variables_injected_at_admission_are_defined() {
     write(
         dir.path(),
         "conformance.yaml",
-        "substitution:\n  injected:\n    - from:\n        - cluster-config\n",
+        "\
+substitution:
+  injected:
+    - from:
+        - cluster-config
+",
     );
     let err = run_result(dir.path()).expect_err("a config error");
     let text = err.to_string();
@@ -601,12 +825,27 @@ fn the_entry_is_what_its_own_build_applies() {
     write(
         root,
         "clusters/prod/secret.yaml",
-        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s3\n  namespace: default\nstringData:\n  key: ENC[AES256_GCM,data:abc,iv:a,tag:b,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x,iv:c,tag:d,type:str]\n  version: 3.9.0\n",
+        "\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s3
+  namespace: default
+stringData:
+  key: ENC[AES256_GCM,data:abc,iv:a,tag:b,type:str]
+sops:
+  mac: ENC[AES256_GCM,data:x,iv:c,tag:d,type:str]
+  version: 3.9.0
+",
     );
     write(
         root,
         "clusters/prod/kustomization.yaml",
-        "resources:\n  - flux-system/gotk-sync.yaml\n  - secret.yaml\n",
+        "\
+resources:
+  - flux-system/gotk-sync.yaml
+  - secret.yaml
+",
     );
     let before = run(root);
     assert_eq!(
@@ -618,7 +857,22 @@ fn the_entry_is_what_its_own_build_applies() {
     write(
         root,
         "clusters/prod/kustomization.yaml",
-        "resources:\n  - flux-system/gotk-sync.yaml\n  - secret.yaml\npatches:\n  - patch: |\n      - op: add\n        path: /spec/decryption\n        value:\n          provider: sops\n          secretRef:\n            name: sops-age\n    target:\n      kind: Kustomization\n      name: flux-system\n",
+        "\
+resources:
+  - flux-system/gotk-sync.yaml
+  - secret.yaml
+patches:
+  - patch: |
+      - op: add
+        path: /spec/decryption
+        value:
+          provider: sops
+          secretRef:
+            name: sops-age
+    target:
+      kind: Kustomization
+      name: flux-system
+",
     );
     let after = run(root);
     assert!(

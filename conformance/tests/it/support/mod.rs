@@ -14,7 +14,21 @@ pub fn write(root: &Path, rel: &str, text: &str) {
 
 pub fn ks(name: &str, namespace: &str, path: &str, extra: &str) -> String {
     format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 10m\n  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n{extra}"
+        "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  interval: 10m
+  path: {path}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+    namespace: flux-system
+{extra}"
     )
 }
 
@@ -23,7 +37,19 @@ pub fn sync(root: &Path, cluster_dir: &str) {
         root,
         &format!("{cluster_dir}/flux-system/gotk-sync.yaml"),
         &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m\n  url: https://github.com/example/fleet.git\n  ref:\n    branch: main\n---\n{}",
+            "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m
+  url: https://github.com/example/fleet.git
+  ref:
+    branch: main
+---
+{}",
             ks(
                 "flux-system",
                 "flux-system",
@@ -41,14 +67,31 @@ pub fn helm_repository(root: &Path, dir: &str, namespace: &str, name: &str) {
         root,
         &format!("{dir}/helmrepository-{namespace}-{name}.yaml"),
         &format!(
-            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  interval: 1h\n  url: https://charts.example.com/{name}\n"
+            "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  interval: 1h
+  url: https://charts.example.com/{name}
+"
         ),
     );
 }
 
 pub fn configmap(name: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  a: b\n"
+        "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: default
+data:
+  a: b
+"
     )
 }
 
@@ -56,7 +99,10 @@ pub fn configmap(name: &str) -> String {
 /// Kustomization's namespace).
 pub fn ks_from(name: &str, path: &str, kind: &str, source: &str) -> String {
     ks(name, "flux-system", path, "").replace(
-        "kind: GitRepository\n    name: flux-system\n    namespace: flux-system",
+        "\
+kind: GitRepository
+    name: flux-system
+    namespace: flux-system",
         &format!("kind: {kind}\n    name: {source}"),
     )
 }
