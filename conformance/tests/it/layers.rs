@@ -3,6 +3,8 @@
 //! manifests say so, and, inside each crate, that no import runs back up:
 //! the leaves import nothing above them, and no module (a file, or a
 //! folder's `mod.rs`) imports one that imports it back, at any depth.
+//! It also holds the size limits: no source file over 800 lines, no
+//! function over 120 (tests aside).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -319,4 +321,122 @@ mod toml_like {
         }
         doc
     }
+}
+
+/// The crates whose sources the size limits apply to, and whether the
+/// function limit does too (l1-cluster's harness still has three longer
+/// functions: `observe::compare_with`, `kstatus::run_inner`, `flux_mode`).
+const SOURCES: &[(&str, bool)] = &[
+    ("core/src", true),
+    ("render/src", true),
+    ("engine/src", true),
+    ("conformance/src", true),
+    ("l1-cluster/src", false),
+];
+
+/// The longest file a reader should have to hold (CONTRIBUTING.md).
+const MAX_FILE_LINES: usize = 800;
+
+/// The longest function, tests aside (CONTRIBUTING.md).
+const MAX_FN_LINES: usize = 120;
+
+/// Each function of `text` outside its `#[cfg(test)]` module: name, first
+/// line (1-based) and length in lines, from `fn` to the closing brace at
+/// the same indentation (rustfmt's layout).
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < end {
+        let line = lines[i];
+        let indent = line.len() - line.trim_start().len();
+        let mut rest = line.trim_start();
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(signature) = rest.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        let name: String = signature
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // The body opens where the signature ends; a declaration (a trait
+        // method without a body) ends with `;`.
+        let mut open = i;
+        while open < end
+            && !lines[open].trim_end().ends_with('{')
+            && !lines[open].trim_end().ends_with(';')
+        {
+            open += 1;
+        }
+        if open >= end || lines[open].trim_end().ends_with(';') {
+            i = open + 1;
+            continue;
+        }
+        let close = (open + 1..end)
+            .find(|&k| {
+                let l = lines[k];
+                l.len() - l.trim_start().len() == indent && l.trim_start().starts_with('}')
+            })
+            .unwrap_or(end);
+        out.push((name, i + 1, close - i + 1));
+        i = close + 1;
+    }
+    out
+}
+
+#[test]
+fn no_file_or_function_is_longer_than_a_reader_can_hold() {
+    let mut problems = Vec::new();
+    for &(dir, functions_too) in SOURCES {
+        let mut files = Vec::new();
+        rust_files(&workspace().join(dir), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable");
+            let rel = file
+                .strip_prefix(workspace())
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            let lines = text.lines().count();
+            if lines > MAX_FILE_LINES {
+                problems.push(format!("{rel}: {lines} lines (at most {MAX_FILE_LINES})"));
+            }
+            for (name, at, len) in functions(&text) {
+                if functions_too && len > MAX_FN_LINES {
+                    problems.push(format!(
+                        "{rel}:{at}: fn {name} is {len} lines (at most {MAX_FN_LINES})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "too long:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_function_measure_sees_a_long_function() {
+    let long = format!(
+        "fn short() {{\n}}\n\npub(crate) fn long(\n    a: u8,\n) -> u8 {{\n{}    a\n}}\n",
+        "    let _ = 1;\n".repeat(200)
+    );
+    let found = functions(&long);
+    assert_eq!(found[0], ("short".to_string(), 1, 2));
+    assert_eq!(found[1].0, "long");
+    assert_eq!(found[1].2, 205);
+    let in_tests = format!("#[cfg(test)]\nmod tests {{\n{long}}}\n");
+    assert!(functions(&in_tests).is_empty());
 }
