@@ -54,20 +54,37 @@ impl Outcome {
         self.findings.iter().filter(|f| f.is_error()).count()
     }
 
-    /// Errors that follow from another finding (`caused_by`): fixing their
-    /// root fixes them.
+    /// Error findings that follow from a root (`caused_by`): context on
+    /// that root, listed in its `blocks`, not counted in [`Outcome::errors`].
     pub fn consequences(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| f.is_error() && f.caused_by().is_some())
+            .filter(|f| {
+                f.severity() == rules::Severity::Error && f.waived().is_none() && f.is_blocked()
+            })
             .count()
     }
 
-    /// Warning findings that count (not waived).
+    /// The Kustomizations the roots block (each counted once), summed over
+    /// clusters.
+    pub fn blocked(&self) -> usize {
+        let mut seen = std::collections::BTreeSet::new();
+        for f in self.findings.iter().filter(|f| f.waived().is_none()) {
+            for b in f.blocks() {
+                seen.insert((f.cluster(), b.kustomization.as_str()));
+            }
+        }
+        seen.len()
+    }
+
+    /// Warning findings that count (not waived, and not a consequence of
+    /// another finding).
     pub fn warnings(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| f.severity() == rules::Severity::Warning && f.waived().is_none())
+            .filter(|f| {
+                f.severity() == rules::Severity::Warning && f.waived().is_none() && !f.is_blocked()
+            })
             .count()
     }
 

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use conformance::check::Outcome;
 use conformance::model::TierState;
-use conformance::report::human::finding_block;
+use conformance::report::Following;
+use conformance::report::human::{blocks_block, finding_block};
 use conformance::rules::{self, Finding, Severity};
 
 /// What a trial will report.
@@ -109,21 +110,40 @@ pub fn plan(outcome: &Outcome) -> Vec<PlannedTrial> {
             }
         }
     }
+    let following = Following::of(&outcome.findings);
+    let by_id: BTreeMap<String, &Finding> = outcome.findings.iter().map(|f| (f.id(), f)).collect();
     keys.into_iter()
         .map(|key| {
             let name = format!("{}::{}::{}", key.0, key.1, key.2);
             let findings = by_key.get(&key).map(Vec::as_slice).unwrap_or_default();
-            let errors: Vec<&&Finding> = findings
+            // A finding that follows from a root is reported under the
+            // root's trial (its text lists what the root blocks): this
+            // trial is ignored, naming the root.
+            let errors: Vec<&&Finding> = findings.iter().filter(|f| f.is_error()).collect();
+            let root = findings
                 .iter()
                 .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
-                .collect();
+                .find_map(|f| f.caused_by().and_then(|id| by_id.get(id)));
             let waived: Vec<&&Finding> = findings.iter().filter(|f| f.waived().is_some()).collect();
             let verdict = if !errors.is_empty() {
                 let text: Vec<String> = findings
                     .iter()
-                    .map(|f| finding_block(f, &outcome.model.repo))
+                    .filter(|f| !f.is_blocked())
+                    .map(|f| {
+                        let mut block = finding_block(f, &outcome.model.repo);
+                        block.push_str(&blocks_block(&[*f], &following.of_roots(&[*f])));
+                        block
+                    })
                     .collect();
                 Verdict::Fail(text.join("\n"))
+            } else if let Some(root) = root {
+                Verdict::Ignored(format!(
+                    "blocked by {}::{}::{} ({}): fixing it fixes this",
+                    root.cluster(),
+                    root.rule(),
+                    root.kustomization(),
+                    root.message()
+                ))
             } else if let Some(w) = waived.first().and_then(|f| f.waived()) {
                 Verdict::Ignored(format!("waived until {}: {}", w.expires, w.reason))
             } else if key.1 == rules::RuleId::RenderFailed {

@@ -44,22 +44,7 @@ pub fn github(outcome: &Outcome) -> String {
             ))
         ));
         let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
-        let following = index.of_roots(&[f]);
-        if !following.is_empty() {
-            message.push_str(&format!(
-                "\nConsequences ({}, fixed with it): {}",
-                following.len(),
-                following
-                    .iter()
-                    .map(
-                        |c| format!("{} {}", c.kustomization(), c.object().unwrap_or(""))
-                            .trim()
-                            .to_string()
-                    )
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+        message.push_str(&blocks_text(&[f], &index.of_roots(&[f])));
         if let Some(w) = f.waived() {
             message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
         }
@@ -72,10 +57,14 @@ pub fn github(outcome: &Outcome) -> String {
     }
     let _ = writeln!(
         out,
-        "conformance: {} errors, {} warnings, {} waived",
+        "conformance: {} errors, {} warnings, {} waived{}",
         outcome.errors(),
         outcome.warnings(),
-        outcome.waived()
+        outcome.waived(),
+        match outcome.blocked() {
+            0 => String::new(),
+            n => format!(", {n} Kustomization{} blocked", super::plural(n)),
+        }
     );
     out
 }
@@ -116,18 +105,24 @@ fn github_group(
         let what = f.object().unwrap_or(f.message());
         message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
     }
-    if !following.is_empty() {
-        message.push_str(&format!(
-            "\nConsequences ({}, fixed with it):",
-            following.len()
-        ));
-        for f in following {
-            let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
-            let what = f.object().unwrap_or(f.message());
-            message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
-        }
-    }
+    message.push_str(&blocks_text(members, following));
     format!("::{level} {}::{}\n", props.join(","), escape_data(&message))
+}
+
+/// "Blocks 3 Kustomizations on a cold start: …, fixed with it; 5 findings
+/// in them follow from it (…)" on lines of their own, or nothing: what a
+/// root blocks, in one annotation (the names bounded, so a root that blocks
+/// hundreds keeps a short message).
+fn blocks_text(roots: &[&Finding], following: &[&Finding]) -> String {
+    let blocks = super::Blocks::of(roots, following);
+    if blocks.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("\nIt {} (fixed with it)", blocks.headline(20));
+    if let Some(line) = blocks.following() {
+        text.push_str(&format!("; {line}"));
+    }
+    text
 }
 
 fn escape_data(s: &str) -> String {
@@ -146,6 +141,13 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
     // The suites first: the root's counts are their sums (test cases, as
     // the cargo trials count them, not findings).
     let mut out = String::new();
+    let index = super::Following::of(&outcome.findings);
+    let roots: std::collections::BTreeMap<String, &Finding> = outcome
+        .findings
+        .iter()
+        .filter(|f| !f.is_blocked())
+        .map(|f| (f.id(), f))
+        .collect();
     let (mut all_tests, mut all_failures, mut all_skipped) = (0, 0, 0);
     for cluster in outcome
         .model
@@ -172,14 +174,22 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
                 .or_default()
                 .push(f);
         }
-        let failing = |fs: &Vec<&Finding>| {
+        // A case whose errors all follow from a root is skipped, naming
+        // the root: the root's case fails (as the l0 trials do).
+        let failing = |fs: &Vec<&Finding>| fs.iter().any(|f| f.is_error());
+        let blocked_by = |fs: &Vec<&Finding>| {
             fs.iter()
-                .any(|f| f.severity() == Severity::Error && f.waived().is_none())
+                .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
+                .find_map(|f| f.caused_by())
+                .and_then(|id| roots.get(id).copied())
         };
         let failures = cases.values().filter(|fs| failing(fs)).count();
         let skipped = cases
             .values()
-            .filter(|fs| !failing(fs) && fs.iter().any(|f| f.waived().is_some()))
+            .filter(|fs| {
+                !failing(fs)
+                    && (fs.iter().any(|f| f.waived().is_some()) || blocked_by(fs).is_some())
+            })
             .count();
         all_tests += cases.len();
         all_failures += failures;
@@ -198,43 +208,8 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
                 xml(rule),
                 xml(&name)
             );
-            let errors: Vec<&&Finding> = findings
-                .iter()
-                .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
-                .collect();
-            let waived = findings.iter().find_map(|f| f.waived());
-            if !errors.is_empty() {
-                out.push_str(">\n");
-                let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
-                let _ = writeln!(
-                    out,
-                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    xml(errors[0].message()),
-                    xml(rule),
-                    xml(&body.join("\n\n"))
-                );
-                out.push_str("    </testcase>\n");
-            } else if let Some(w) = waived {
-                out.push_str(">\n");
-                let _ = writeln!(
-                    out,
-                    "      <skipped message=\"waived until {}: {}\"/>",
-                    xml(&w.expires),
-                    xml(&w.reason)
-                );
-                out.push_str("    </testcase>\n");
-            } else if !findings.is_empty() {
-                out.push_str(">\n");
-                let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
-                let _ = writeln!(
-                    out,
-                    "      <system-out>{}</system-out>",
-                    xml(&body.join("\n\n"))
-                );
-                out.push_str("    </testcase>\n");
-            } else {
-                out.push_str("/>\n");
-            }
+            let blocked = blocked_by(findings);
+            out.push_str(&testcase_body(rule, findings, blocked, &index));
         }
         out.push_str("  </testsuite>\n");
     }
@@ -246,6 +221,70 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
     doc.push_str(&out);
     doc.push_str("</testsuites>\n");
     doc
+}
+
+/// A JUnit test case's body after its name: a failure with the root
+/// findings (and what each blocks), skipped when blocked by a root
+/// elsewhere or waived, the warnings as output, or nothing.
+fn testcase_body(
+    rule: &str,
+    findings: &[&Finding],
+    blocked: Option<&Finding>,
+    index: &super::Following,
+) -> String {
+    let mut out = String::new();
+    let errors: Vec<&&Finding> = findings.iter().filter(|f| f.is_error()).collect();
+    let waived = findings.iter().find_map(|f| f.waived());
+    if !errors.is_empty() {
+        out.push_str(">\n");
+        let body: Vec<String> = findings
+            .iter()
+            .filter(|f| !f.is_blocked())
+            .map(|f| {
+                let following = index.of_roots(&[*f]);
+                format!("{}{}", finding_text(f), blocks_text(&[*f], &following))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+            xml(errors[0].message()),
+            xml(rule),
+            xml(&body.join("\n\n"))
+        );
+        out.push_str("    </testcase>\n");
+    } else if let Some(root) = blocked {
+        out.push_str(">\n");
+        let _ = writeln!(
+            out,
+            "      <skipped message=\"blocked by {}::{}::{}: fixing it fixes this\"/>",
+            xml(root.cluster()),
+            xml(root.rule().as_str()),
+            xml(root.kustomization())
+        );
+        out.push_str("    </testcase>\n");
+    } else if let Some(w) = waived {
+        out.push_str(">\n");
+        let _ = writeln!(
+            out,
+            "      <skipped message=\"waived until {}: {}\"/>",
+            xml(&w.expires),
+            xml(&w.reason)
+        );
+        out.push_str("    </testcase>\n");
+    } else if !findings.is_empty() {
+        out.push_str(">\n");
+        let body: Vec<String> = findings.iter().map(|f| finding_text(f)).collect();
+        let _ = writeln!(
+            out,
+            "      <system-out>{}</system-out>",
+            xml(&body.join("\n\n"))
+        );
+        out.push_str("    </testcase>\n");
+    } else {
+        out.push_str("/>\n");
+    }
+    out
 }
 
 fn finding_text(f: &Finding) -> String {
@@ -323,15 +362,20 @@ pub fn sarif(outcome: &Outcome, doc_url: Option<&str>) -> Value {
         .collect();
     let by_id: std::collections::BTreeMap<String, &Finding> =
         outcome.findings.iter().map(|f| (f.id(), f)).collect();
+    let following = super::Following::of(&outcome.findings);
+    // A finding that follows from a reported root is not a result of its
+    // own: the root's result lists what it blocks.
     let results: Vec<Value> = outcome
         .findings
         .iter()
+        .filter(|f| !f.caused_by().is_some_and(|id| by_id.contains_key(id)))
         .map(|f| {
+            let blocked = following.of_roots(&[f]);
             let mut result = json!({
                 "ruleId": f.rule(),
                 "level": f.severity().as_str(),
-                "message": {"text": format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix())},
-                "properties": {"id": f.id(), "caused_by": f.caused_by(), "cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object()},
+                "message": {"text": format!("{}\nWhy: {}\nFix: {}{}", f.message(), f.why(), f.fix(), blocks_text(&[f], &blocked))},
+                "properties": {"id": f.id(), "caused_by": f.caused_by(), "cluster": f.cluster(), "kustomization": f.kustomization(), "object": f.object(), "blocks": super::json::blocks(f), "blocked_findings": blocked.iter().map(|b| b.id()).collect::<Vec<_>>()},
             });
             if let Some(i) = rule_index(f.rule()) {
                 result["ruleIndex"] = json!(i);
@@ -348,8 +392,16 @@ pub fn sarif(outcome: &Outcome, doc_url: Option<&str>) -> Value {
                 .caused_by()
                 .and_then(|id| by_id.get(id))
                 .and_then(|r| r.at().map(|at| (at.clone(), format!("root cause: {}", r.message()))));
-            let places: Vec<(crate::model::Span, String)> =
-                root.into_iter().chain(f.related().iter().cloned()).collect();
+            // Then the places it blocks (the first twenty).
+            let blocks = f.blocks().iter().take(20).filter_map(|b| {
+                b.at.clone()
+                    .map(|at| (at, format!("blocked: {}/{}", f.cluster(), b.kustomization)))
+            });
+            let places: Vec<(crate::model::Span, String)> = root
+                .into_iter()
+                .chain(f.related().iter().cloned())
+                .chain(blocks)
+                .collect();
             if !places.is_empty() {
                 let related: Vec<Value> = places
                     .iter()

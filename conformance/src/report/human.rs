@@ -28,7 +28,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
                 members.clone()
             }
         };
-        out.push_str(&consequences_block(&following.of_roots(&roots)));
+        out.push_str(&blocks_block(&roots, &following.of_roots(&roots)));
         out.push('\n');
     }
     let mut fetched = std::collections::BTreeSet::new();
@@ -83,22 +83,12 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "summary: {} error{}{}, {} warning{}",
+        "summary: {} error{}, {} warning{}{}",
         o.errors,
         plural(o.errors),
-        if o.consequences > 0 {
-            format!(
-                " ({} root cause{}, {} consequence{} listed under their root)",
-                o.roots(),
-                plural(o.roots()),
-                o.consequences,
-                plural(o.consequences)
-            )
-        } else {
-            String::new()
-        },
         o.warnings,
-        plural(o.warnings)
+        plural(o.warnings),
+        blocked_words(o.blocked, o.consequences)
     );
     let counts = |c: &[(String, usize)]| {
         c.iter()
@@ -106,7 +96,7 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if o.roots() > 0 {
+    if o.errors > 0 {
         let _ = writeln!(
             out,
             "  errors to fix first, by rule: {}",
@@ -192,20 +182,27 @@ fn finding_block_with(f: &Finding, snippets: &mut Snippets) -> String {
     out
 }
 
-/// The findings that follow from a root (`caused_by`), one line each,
-/// under it: fixing the root fixes them.
-pub fn consequences_block(following: &[&Finding]) -> String {
-    if following.is_empty() {
+/// What a root blocks, folded under it: the Kustomizations that never
+/// become Ready on a cold start because of it (by name, the first ten),
+/// then the first ten findings in them that follow from it, one line each
+/// (fixing the root fixes them; they are not counted).
+pub fn blocks_block(roots: &[&Finding], following: &[&Finding]) -> String {
+    let blocks = super::Blocks::of(roots, following);
+    if blocks.is_empty() {
         return String::new();
     }
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "  = {} consequence{} (never converge because of this; the fix above fixes them):",
-        following.len(),
-        plural(following.len())
-    );
-    for f in following {
+    if blocks.kustomizations.is_empty() {
+        if let Some(line) = blocks.following() {
+            let _ = writeln!(out, "  = {line} (fixing this fixes them):");
+        }
+    } else {
+        let _ = writeln!(out, "  = {} (fixing this fixes them)", blocks.headline(10));
+        if let Some(line) = blocks.following() {
+            let _ = writeln!(out, "    {line}:");
+        }
+    }
+    for f in following.iter().take(FOLLOWING_SHOWN) {
         let at = f.at().map(|s| format!(" ({s})")).unwrap_or_default();
         let object = f.object().map(|o| format!(" {o}")).unwrap_or_default();
         let _ = writeln!(
@@ -217,8 +214,18 @@ pub fn consequences_block(following: &[&Finding]) -> String {
             f.kustomization()
         );
     }
+    if following.len() > FOLLOWING_SHOWN {
+        let _ = writeln!(
+            out,
+            "    … and {} more (every one in --format json, under this finding's id)",
+            following.len() - FOLLOWING_SHOWN
+        );
+    }
     out
 }
+
+/// How many of the findings that follow from a root are shown under it.
+const FOLLOWING_SHOWN: usize = 10;
 
 /// Findings that share one cause: the cause once, the one fix, and each
 /// finding on a line (every one is still in the JSON, JUnit and SARIF).
@@ -335,19 +342,9 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
     } else {
         String::new()
     };
-    let consequences = outcome.consequences();
-    let roots = if consequences > 0 {
-        format!(
-            " ({} root cause{}, {consequences} consequence{})",
-            errors - consequences,
-            plural(errors - consequences),
-            plural(consequences)
-        )
-    } else {
-        String::new()
-    };
+    let roots = blocked_words(outcome.blocked(), outcome.consequences());
     format!(
-        "checked {} with {}: {} error{}{roots}, {} warning{}{waived} in {:.2}s",
+        "checked {} with {}: {} error{}, {} warning{}{waived}{roots} in {:.2}s",
         c.describe(),
         outcome.renderer,
         errors,
@@ -356,4 +353,26 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
         plural(warnings),
         elapsed.as_secs_f64()
     )
+}
+
+/// "; they block 12 Kustomizations on a cold start (30 findings in them
+/// listed under their root)", or nothing.
+fn blocked_words(blocked: usize, consequences: usize) -> String {
+    match (blocked, consequences) {
+        (0, 0) => String::new(),
+        (0, c) => format!(
+            "; {c} finding{} that follow{} from them listed under their root",
+            plural(c),
+            if c == 1 { "s" } else { "" }
+        ),
+        (b, 0) => format!(
+            "; they block {b} Kustomization{} on a cold start",
+            plural(b)
+        ),
+        (b, c) => format!(
+            "; they block {b} Kustomization{} on a cold start ({c} finding{} in them listed under their root)",
+            plural(b),
+            plural(c)
+        ),
+    }
 }

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::check::Outcome;
 use crate::model::TierState;
+use crate::rules::Finding;
 
 /// Builds the JSON document.
 pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
@@ -85,6 +86,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
                 "why": f.why(),
                 "fix": f.fix(),
                 "waived": f.waived().map(|w| json!({"reason": w.reason, "expires": w.expires})),
+                "blocks": blocks(f),
             })
         })
         .collect();
@@ -118,6 +120,22 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             "kustomization": u.name,
         })).collect::<Vec<_>>(),
         "findings": findings,
-        "summary": {"errors": outcome.errors(), "consequences": outcome.consequences(), "warnings": outcome.warnings(), "waived": outcome.waived()},
+        "summary": {"errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
+}
+
+/// What a root finding blocks: each Kustomization with its place and the
+/// objects of the findings in it that follow from the root.
+pub(super) fn blocks(f: &Finding) -> Vec<Value> {
+    f.blocks()
+        .iter()
+        .map(|b| {
+            json!({
+                "kustomization": b.kustomization,
+                "file": b.at.as_ref().map(|s| s.file.clone()),
+                "line": b.at.as_ref().and_then(|s| (s.line > 0).then_some(s.line)),
+                "objects": b.objects,
+            })
+        })
+        .collect()
 }

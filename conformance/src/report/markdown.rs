@@ -56,12 +56,11 @@ fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::
         out,
         "Checked {}{}.",
         super::Coverage::of(outcome, selected).describe(),
-        if o.consequences > 0 {
+        if o.blocked > 0 {
             format!(
-                "; {} of the errors are consequences of the {} root cause{} below, fixed with them",
-                o.consequences,
-                o.roots(),
-                plural(o.roots())
+                "; the findings below block {} Kustomization{} on a cold start, fixed with them",
+                o.blocked,
+                plural(o.blocked)
             )
         } else {
             String::new()
@@ -76,7 +75,7 @@ fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::
 }
 
 /// One line per root cause or group, in report order, with how many
-/// findings follow from it.
+/// Kustomizations it blocks.
 fn lines(outcome: &Outcome) -> Vec<(Severity, String)> {
     let following = super::Following::of(&outcome.findings);
     super::items(&outcome.findings)
@@ -94,9 +93,10 @@ fn lines(outcome: &Outcome) -> Vec<(Severity, String)> {
                 return None;
             }
             let at = first.at().map(|a| format!(" — `{a}`")).unwrap_or_default();
-            let also = match following.of_roots(&members).len() {
+            let blocks = super::Blocks::of(&members, &following.of_roots(&members));
+            let also = match blocks.kustomizations.len() {
                 0 => String::new(),
-                n => format!(" (+{n} consequence{})", plural(n)),
+                n => format!(" (blocks {n} Kustomization{})", plural(n)),
             };
             Some((
                 first.severity(),

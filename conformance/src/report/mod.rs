@@ -62,10 +62,13 @@ pub enum Format {
 /// `cluster/name (file:line)`, with why for the latter).
 #[derive(Debug, Default)]
 pub struct Overview {
-    /// Error findings that count.
+    /// Error findings that count: roots.
     pub errors: usize,
-    /// Of those, the ones that follow from another (`caused_by`).
+    /// Error findings that follow from a root (`caused_by`), listed under
+    /// it and not counted.
     pub consequences: usize,
+    /// Kustomizations the roots block.
+    pub blocked: usize,
     /// Warning findings that count.
     pub warnings: usize,
     /// Root-cause errors by rule, most first.
@@ -98,9 +101,12 @@ impl Overview {
         let mut o = Overview {
             errors: outcome.errors(),
             consequences: outcome.consequences(),
+            blocked: outcome.blocked(),
             warnings: outcome.warnings(),
-            roots_by_rule: by_rule(&|f| f.is_error() && f.caused_by().is_none()),
-            warnings_by_rule: by_rule(&|f| f.severity() == rules::Severity::Warning),
+            roots_by_rule: by_rule(&|f| f.is_error()),
+            warnings_by_rule: by_rule(&|f| {
+                f.severity() == rules::Severity::Warning && !f.is_blocked()
+            }),
             ..Overview::default()
         };
         for cluster in &outcome.model.clusters {
@@ -127,11 +133,6 @@ impl Overview {
             }
         }
         o
-    }
-
-    /// Root-cause errors.
-    pub fn roots(&self) -> usize {
-        self.errors - self.consequences
     }
 
     /// No finding, and every Kustomization built and checked.
@@ -286,6 +287,100 @@ impl<'f> Following<'f> {
             .collect();
         out.dedup_by(|a, b| std::ptr::eq(*a, *b));
         out
+    }
+}
+
+/// What a set of roots blocks, once: the Kustomizations (first `names` of
+/// them by name, in order) and the findings in them that follow from the
+/// roots, by rule.
+#[derive(Debug, Default)]
+pub struct Blocks {
+    /// `cluster/kustomization`, each once, in the roots' order.
+    pub kustomizations: Vec<String>,
+    /// Findings that follow from the roots, by rule, most first.
+    pub by_rule: Vec<(String, usize)>,
+    /// How many findings follow from the roots.
+    pub findings: usize,
+}
+
+impl Blocks {
+    /// What `roots` block, with `following` their consequences.
+    pub fn of(roots: &[&Finding], following: &[&Finding]) -> Blocks {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut kustomizations = Vec::new();
+        for r in roots {
+            for b in r.blocks() {
+                let name = format!("{}/{}", r.cluster(), b.kustomization);
+                if seen.insert(name.clone()) {
+                    kustomizations.push(name);
+                }
+            }
+        }
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for f in following {
+            *counts.entry(f.rule().as_str().to_string()).or_default() += 1;
+        }
+        let mut by_rule: Vec<(String, usize)> = counts.into_iter().collect();
+        by_rule.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Blocks {
+            kustomizations,
+            by_rule,
+            findings: following.len(),
+        }
+    }
+
+    /// Nothing blocked.
+    pub fn is_empty(&self) -> bool {
+        self.kustomizations.is_empty() && self.findings == 0
+    }
+
+    /// "blocks 3 Kustomizations on a cold start: prod/apps, prod/db and
+    /// 1 more", naming at most `names` of them.
+    pub fn headline(&self, names: usize) -> String {
+        let n = self.kustomizations.len();
+        let shown: Vec<&str> = self
+            .kustomizations
+            .iter()
+            .take(names)
+            .map(String::as_str)
+            .collect();
+        let more = n.saturating_sub(shown.len());
+        let list = match more {
+            0 => shown.join(", "),
+            _ => format!("{} and {more} more", shown.join(", ")),
+        };
+        format!(
+            "blocks {n} Kustomization{} on a cold start{}",
+            plural(n),
+            if n > 0 {
+                format!(": {list}")
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// "5 findings in them follow from it (crd-unavailable 3,
+    /// namespace-missing 2)", or nothing.
+    pub fn following(&self) -> Option<String> {
+        (self.findings > 0).then(|| {
+            format!(
+                "{} finding{}{} follow{} from it ({})",
+                self.findings,
+                plural(self.findings),
+                if self.kustomizations.is_empty() {
+                    ""
+                } else {
+                    " in them"
+                },
+                if self.findings == 1 { "s" } else { "" },
+                self.by_rule
+                    .iter()
+                    .map(|(rule, n)| format!("{rule} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
     }
 }
 

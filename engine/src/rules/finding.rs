@@ -73,6 +73,23 @@ pub struct Finding {
     consequence_of: Option<String>,
     /// The id of the finding this one is a consequence of.
     caused_by: Option<String>,
+    /// What this root blocks: the Kustomizations that never become Ready
+    /// on a cold start because of it, with the objects its consequences
+    /// name in each.
+    blocks: Vec<Blocked>,
+}
+
+/// A Kustomization a root finding blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    /// The Kustomization, as the cluster labels it.
+    pub kustomization: String,
+    /// Where it is defined.
+    pub at: Option<Span>,
+    /// `Kind/namespace/name` of the objects in it whose findings follow
+    /// from the root (empty when the Kustomization is blocked as a whole:
+    /// it waits for the root through `dependsOn` or its parent).
+    pub objects: Vec<String>,
 }
 
 /// A finding being built by a rule.
@@ -131,6 +148,7 @@ impl Finding {
             root: None,
             consequence_of: None,
             caused_by: None,
+            blocks: Vec::new(),
         })
     }
 
@@ -244,9 +262,27 @@ impl Finding {
         self.caused_by = Some(id);
     }
 
-    /// Whether it counts as an error (an error, and not waived).
+    /// Whether it counts as an error: an error, not waived, and a root
+    /// (a finding that follows from another is context on that one: it is
+    /// listed in the root's [`Finding::blocks`] and counted there).
     pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error && self.waived.is_none()
+        self.severity == Severity::Error && self.waived.is_none() && self.caused_by.is_none()
+    }
+
+    /// Whether it follows from another finding (`caused_by`) and so is
+    /// context on that root rather than a finding of its own.
+    pub fn is_blocked(&self) -> bool {
+        self.caused_by.is_some()
+    }
+
+    /// What this root blocks, in the order of the cluster's tiers.
+    pub fn blocks(&self) -> &[Blocked] {
+        &self.blocks
+    }
+
+    /// Records what it blocks (the rules pass).
+    pub(super) fn set_blocks(&mut self, blocks: Vec<Blocked>) {
+        self.blocks = blocks;
     }
 
     /// `severity:` in conformance.yaml, applied after every rule ran.

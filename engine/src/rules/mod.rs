@@ -25,6 +25,7 @@ pub mod placement;
 mod prune_transient;
 mod remote_base;
 mod render_failed;
+mod roots;
 mod schema_violation;
 mod second_order_crd;
 pub(crate) mod sops_decryption;
@@ -35,7 +36,7 @@ mod unresolved_reference;
 pub mod waivers;
 
 pub use cold_start::kind_rule;
-pub use finding::{Cause, Finding, FindingBuilder, Severity, Waived};
+pub use finding::{Blocked, Cause, Finding, FindingBuilder, Severity, Waived};
 pub use graph_parity::{Groups as ParityGroups, Parity, groups as parity_groups};
 pub use id::RuleId;
 pub use substitution::Substitution;
@@ -207,30 +208,9 @@ pub(crate) fn run_all(cx: &Context) -> Vec<Finding> {
             ))
     });
     findings.dedup();
-    link_consequences(&mut findings);
+    roots::link(&mut findings);
+    roots::attach_blocks(cx, &mut findings);
     findings
-}
-
-/// Links each finding that follows from a root (a dependency cycle, a
-/// suspended tier, a tier that waits for itself) to the first finding of
-/// that root, by id. A consequence whose root was not reported (waived, or
-/// no rule reports it) stays a finding of its own.
-fn link_consequences(findings: &mut [Finding]) {
-    let mut roots: BTreeMap<String, String> = BTreeMap::new();
-    for f in findings.iter() {
-        if let Some(key) = f.root_key()
-            && f.waived().is_none()
-        {
-            roots.entry(key.to_string()).or_insert_with(|| f.id());
-        }
-    }
-    for f in findings.iter_mut() {
-        if let Some(id) = f.consequence_key().and_then(|k| roots.get(k))
-            && f.root_key() != f.consequence_key()
-        {
-            f.set_caused_by(id.clone());
-        }
-    }
 }
 
 #[cfg(test)]
