@@ -91,6 +91,32 @@ pub struct Config {
     /// or a CI cache.
     #[serde(default)]
     pub repository: Option<crate::discover::RepositoryConfig>,
+    /// What bootstrap steps this tool could not read create: each settles
+    /// the warnings that assumed the step might create what a tier needs.
+    #[serde(default)]
+    pub provides: Vec<ProvidedStep>,
+}
+
+/// `provides:` entry: a bootstrap step (as its warning names it,
+/// `FILE:LINE`, or `FILE` for every step of the file) and what it creates
+/// before Flux (`Kind/namespace/name`, `Kind/name` for a cluster-scoped
+/// object, `Namespace/NAME`, `group/Kind` for a CRD; `[]`: none of what
+/// the tiers need).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidedStep {
+    /// `bootstrap/apply.sh:12`.
+    pub step: String,
+    /// What it creates.
+    #[serde(default)]
+    pub creates: Vec<String>,
+}
+
+impl ProvidedStep {
+    /// Whether this entry is about the step at `at`.
+    pub fn settles(&self, at: &crate::model::Span) -> bool {
+        self.step == at.file || self.step == format!("{}:{}", at.file, at.line)
+    }
 }
 
 /// A deserialisation error as a problem at its line, without the parser's
@@ -552,7 +578,18 @@ impl Config {
 
     /// The embedded catalog extended with this repository's additions.
     pub fn catalog(&self) -> Catalog {
-        Catalog::embedded().extended(&self.catalog)
+        let mut extra = self.catalog.clone();
+        // What `provides:` declares a step creates exists before Flux, as
+        // if the catalog said so.
+        for created in self.provides.iter().flat_map(|p| &p.creates) {
+            let parts: Vec<&str> = created.split('/').collect();
+            match parts.as_slice() {
+                ["Namespace", ns] => extra.preinstalled_namespaces.push(ns.to_string()),
+                [group, _kind] if group.contains('.') => extra.preinstalled.push(created.clone()),
+                _ => extra.preinstalled_objects.push(created.clone()),
+            }
+        }
+        Catalog::embedded().extended(&extra)
     }
 
     /// Names this file uses for clusters that discovery did not find, with

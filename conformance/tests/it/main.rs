@@ -16,11 +16,14 @@
 //! * `hostile_input`: configuration and report paths a repository or a
 //!   command line gets wrong or turns against the machine;
 //! * `hostile_remote`: no repository content makes git run a program;
+//! * `roots`: one error per cause, and premises of absence made
+//!   assumptions by steps the bootstrap could not read;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
 //! * `rule_docs`: every rule's documentation in one shape, and the README
 //!   table made from the rules;
-//! * `layers`: the engine's imports only point down;
+//! * `layers`: the imports only point down, and no file or function is too
+//!   long to read;
 //! * `action`: the GitHub Action's scripts (install, comment, verdict),
 //!   run with stand-ins for curl, git, cargo and gh.
 //!
@@ -43,6 +46,7 @@ mod layers;
 mod provenance;
 mod regression;
 mod remote;
+mod roots;
 mod rule_docs;
 mod support;
 mod verdicts;

@@ -46,7 +46,11 @@ pub fn build(declared: &Declared) -> Result<Built, SessionError> {
     // Entries one script applies into one cluster are one cluster.
     let merged = bootstrap::merge::apply(&mut model, &scripts);
     model.notes.extend(merged);
-    let bootstrap = Bootstrap::read_with(&declared.index, &model, &declared.catalog, &scripts);
+    let mut bootstrap = Bootstrap::read_with(&declared.index, &model, &declared.catalog, &scripts);
+    // A step conformance.yaml's `provides:` speaks for is no longer unknown.
+    bootstrap
+        .unread
+        .retain(|u| !declared.config.provides.iter().any(|p| p.settles(&u.at)));
     stat("bootstrap", started);
     Ok(Built { model, bootstrap })
 }

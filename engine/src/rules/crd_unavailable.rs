@@ -24,6 +24,11 @@ impl Rule for CrdUnavailable {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning when only a chart matched by name provides the kind, when the supplier tier is not checked, or when a bootstrap step this tool could not read may install the CRD (`provides:` in conformance.yaml settles it)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a custom resource whose kind has no known source, or whose CRD (or chart) is in a tier that never applies on a cold start"
     }

@@ -20,6 +20,11 @@ impl Rule for NamespaceMissing {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning when a bootstrap step this tool could not read may create the namespace (`provides:` in conformance.yaml settles it)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a namespaced object's namespace is created by no Kustomization, or only by one that never applies on a cold start"
     }

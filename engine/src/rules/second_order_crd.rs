@@ -21,6 +21,11 @@ impl Rule for SecondOrderCrd {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning when a bootstrap step this tool could not read may install the CRD before Flux (`provides:` in conformance.yaml settles it)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a custom resource whose CRD a controller creates at runtime can never exist when its tier is dry-run: the trigger is in the same tier, or its tier never applies on a cold start"
     }

@@ -40,6 +40,7 @@ pub mod openshift;
 pub mod scripts;
 pub mod talos;
 pub mod terraform;
+pub mod unread;
 pub mod values;
 
 use crate::model::{Model, Span};
@@ -68,6 +69,9 @@ pub struct Bootstrap {
     pub items: Vec<Item>,
     /// What the readers could not read or know, by place.
     pub notes: Vec<Note>,
+    /// The installing steps the readers saw but could not read, with what
+    /// each could create.
+    pub unread: Vec<unread::Unread>,
     /// The Flux versions bootstrap steps state, in the order read.
     pub flux: Vec<FluxPin>,
     /// Variables a webhook the bootstrap installs adds to Kustomizations
@@ -157,6 +161,7 @@ pub struct ReadCx<'a> {
 #[derive(Debug, Default)]
 struct Found {
     notes: Vec<Note>,
+    unread: Vec<unread::Unread>,
     flux: Vec<FluxPin>,
     injections: Vec<crate::postbuild::injected::Injection>,
 }
@@ -165,6 +170,10 @@ impl ReadCx<'_> {
     /// Notes something a reader could not read or could not know.
     pub fn note(&self, at: Span, text: String) {
         self.found.borrow_mut().notes.push(Note { at, text });
+    }
+    /// Records an installing step that was not read.
+    pub fn unread(&self, step: unread::Unread) {
+        self.found.borrow_mut().unread.push(step);
     }
     /// Records variables a webhook the bootstrap installs injects.
     pub fn injection(&self, injection: crate::postbuild::injected::Injection) {
@@ -249,6 +258,7 @@ impl Bootstrap {
         let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
         let Found {
             mut notes,
+            mut unread,
             flux,
             injections,
         } = cx.found.into_inner();
@@ -275,6 +285,12 @@ impl Bootstrap {
         notes.retain(|n| {
             !(is_archived(&n.at.file) && n.text != ARCHIVED_NOTE && !named(&n.at.file))
         });
+        unread.retain(|u| {
+            (!is_archived(&u.at.file) || named(&u.at.file))
+                && scripts::on_bootstrap_path(&u.at.file)
+        });
+        unread.sort();
+        unread.dedup();
         notes.extend(archived.into_iter().map(|file| Note {
             at: Span::new(file, 0),
             text: ARCHIVED_NOTE.into(),
@@ -299,10 +315,21 @@ impl Bootstrap {
         Bootstrap {
             items,
             notes,
+            unread,
             flux,
             injections,
             clusters: cx.clusters,
         }
+    }
+
+    /// The unread steps of a cluster's bootstrap.
+    pub(crate) fn unread_of<'b>(
+        &'b self,
+        cluster: &'b str,
+    ) -> impl Iterator<Item = &'b unread::Unread> + 'b {
+        self.unread
+            .iter()
+            .filter(move |u| self.file_applies(&u.at.file, cluster))
     }
 
     /// The injections that apply to a cluster.

@@ -4,6 +4,7 @@
 //! a deadlock or an ungated supplier means, names the chain, and offers a
 //! fix that is checked not to close a cycle.
 
+mod assumed;
 mod deadlock;
 mod race;
 pub(super) mod words;
@@ -305,6 +306,12 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         cause = None;
         follows = Some(root.key(&cluster.name));
     }
+    let assumed = assumed::unread_step(a, need, follows.is_some());
+    if let Some((step, creates)) = &assumed {
+        let (premise, settle) = assumed::hedge(step, creates, need);
+        why = format!("{why}; {premise}");
+        fix = format!("{settle}; if it does not, {fix}");
+    }
     let mut f = Finding::new(rule, cluster.name.clone(), label, message)
         .object_opt(need.object().map(|o| o.id.to_string()))
         .at(at)
@@ -333,7 +340,7 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         }
         _ => {}
     }
-    if !sure(need) {
+    if !sure(need) || assumed.is_some() {
         f = f.severity(super::Severity::Warning);
     }
     f.build()

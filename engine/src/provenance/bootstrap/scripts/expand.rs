@@ -105,6 +105,16 @@ fn just_path(v: &str) -> Option<String> {
                 {
                     &part[1..part.len() - 1]
                 }
+                // Another variable of the file (`kubernetes_dir + '/x'`),
+                // expanded in turn.
+                _ if !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+                {
+                    out.push_str(&format!("{{{{ {part} }}}}"));
+                    continue;
+                }
                 _ => return None,
             };
             out.push_str(piece);
@@ -128,6 +138,19 @@ pub(super) fn expand(
     } else {
         format!("@root/{}", dir_of(script))
     };
+    // just's `justfile_directory()` is the root justfile's directory: in a
+    // module (`mod bootstrap` reads `bootstrap/mod.just`) that is not the
+    // module's own, which `source_directory()` is.
+    if script.ends_with(".just") {
+        for pattern in [
+            "{{ justfile_directory() }}",
+            "{{justfile_directory()}}",
+            "{{ justfile_dir() }}",
+            "{{justfile_dir()}}",
+        ] {
+            s = s.replace(pattern, "@root");
+        }
+    }
     for pattern in [
         "{{ source_directory() }}",
         "{{source_directory()}}",
@@ -188,6 +211,9 @@ pub(super) fn expand(
         };
         let value = match name.as_str() {
             "ROOT_DIR" | "ROOT" | "REPO_ROOT" | "GIT_ROOT" => "@root".to_string(),
+            // A Taskfile's `{{.CLI_ARGS}}` is the task's command-line
+            // arguments, as `$1` is a script's.
+            "CLI_ARGS" => ARGUMENT.to_string(),
             _ if vars.get(&name).is_some_and(|v| positional(v)) => ARGUMENT.to_string(),
             "SCRIPT_DIR" | "DIR" => here.clone(),
             _ if depth < 5 => expand(vars.get(&name)?, script, vars, depth + 1)?,

@@ -65,6 +65,9 @@ pub struct Scripts {
     /// Installing commands that were not understood, and why ("not read:
     /// …"), and what the tool cannot know of a command.
     pub notes: Vec<(Span, String)>,
+    /// The installing commands that were not understood, with what each
+    /// could create.
+    pub unread: Vec<super::unread::Unread>,
     /// How many targets commands have named (repeats included).
     understood: usize,
 }
@@ -81,6 +84,7 @@ impl Scripts {
             commands: self.commands.len(),
             flux: self.flux.len(),
             notes: self.notes.len(),
+            unread: self.unread.len(),
         }
     }
     /// Places what was found since `mark` (read from a text that starts on
@@ -92,6 +96,7 @@ impl Scripts {
             .map(|c| &mut c.at)
             .chain(self.flux[mark.flux..].iter_mut().map(|p| &mut p.0))
             .chain(self.notes[mark.notes..].iter_mut().map(|n| &mut n.0))
+            .chain(self.unread[mark.unread..].iter_mut().map(|u| &mut u.at))
         {
             at.line = line + at.line.saturating_sub(1);
             if let Some(file) = file {
@@ -120,6 +125,7 @@ struct Mark {
     commands: usize,
     flux: usize,
     notes: usize,
+    unread: usize,
 }
 
 /// One applying command.
@@ -321,6 +327,39 @@ fn live_scripts(index: &RepoIndex, out: &mut Scripts) -> Vec<String> {
         .collect()
 }
 
+/// Whether a file is a setup page whose shell blocks are documented steps.
+pub(crate) fn documented_page(rel: &str) -> bool {
+    markdown::is_markdown(rel) && markdown::is_setup_page(rel)
+}
+
+/// Whether a file holds the repository's bootstrap path rather than a
+/// maintenance task: a setup page (its documented steps), or a script,
+/// Taskfile or justfile whose path names the bootstrap (a folder or file
+/// called `bootstrap`, `setup`, `install`, `init` or `provision`:
+/// `bootstrap/mod.just`, `.taskfiles/Bootstrap/Taskfile.yaml`,
+/// `scripts/setup.sh`). A task that applies one app's build by hand
+/// (`flux build ks … | kubectl apply -f -` in `.taskfiles/Flux/`) is not
+/// the bootstrap: what it could create is no premise of a cold start.
+pub fn on_bootstrap_path(file: &str) -> bool {
+    if documented_page(file) {
+        return true;
+    }
+    file.split('/').any(|segment| {
+        let stem = segment
+            .rsplit_once('.')
+            .map_or(segment, |(stem, _)| stem)
+            .to_ascii_lowercase();
+        let stem = stem.trim_start_matches(['.', '_']);
+        ["bootstrap", "setup", "install", "init", "provision"]
+            .iter()
+            .any(|word| {
+                stem == *word
+                    || stem.starts_with(&format!("{word}-"))
+                    || stem.starts_with(&format!("{word}_"))
+            })
+    })
+}
+
 /// The documented steps: each fenced shell block of each Markdown file,
 /// read as a script placed at the block's lines.
 fn read_documented(index: &RepoIndex, out: &mut Scripts) {
@@ -381,6 +420,9 @@ impl super::Reader for ScriptCommands {
         for (at, text) in &cx.scripts.notes {
             cx.note(at.clone(), text.clone());
         }
+        for step in &cx.scripts.unread {
+            cx.unread(step.clone());
+        }
         let mut items = Vec::new();
         for c in &cx.scripts.commands {
             let found = c.items(cx.index, cx.catalog);
@@ -392,6 +434,20 @@ impl super::Reader for ScriptCommands {
                             "not read: a here-document applies {d}, whose name needs a value this tool cannot know"
                         ),
                     );
+                    // `Secret/flux-system/${NAME}`: the kind is known.
+                    let mut parts = d.splitn(3, '/');
+                    let kind = parts.next().unwrap_or_default().to_string();
+                    let namespace = match (parts.next(), parts.next()) {
+                        (Some(ns), Some(_)) if !ns.contains('$') && !ns.contains("{{") => {
+                            Some(ns.to_string())
+                        }
+                        _ => None,
+                    };
+                    cx.unread(super::unread::Unread {
+                        at: c.at.clone(),
+                        command: format!("a here-document applying {d}"),
+                        could: super::unread::Could::Kind { kind, namespace },
+                    });
                 }
             }
             if found.is_empty()

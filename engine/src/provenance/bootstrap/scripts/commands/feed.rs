@@ -1,6 +1,7 @@
 //! What an earlier stage of a pipeline into `kubectl apply -f -` renders:
 //! `kustomize build DIR`, `helmfile -f FILE template`, a file piped through
-//! `cat`, `envsubst`, `op inject`, `minijinja-cli`, `sops -d`, and a
+//! `cat`, `envsubst`, `op inject`, `minijinja-cli`, `jinja2`/`j2`,
+//! `gomplate -f`, `just template`, `sops -d`, `yq`, and a
 //! variable's `$( … )` echoed into the pipe.
 
 use super::super::expand::resolve;
@@ -70,10 +71,21 @@ impl Scan<'_> {
             self.helmfile_rendered(stage, first, line, out);
             return;
         }
+        // A template or an encrypted file rendered into the pipe: its
+        // kinds, names and namespaces are nearly always literal, so the file
+        // is read as manifests with its template expressions as unknown
+        // scalars (`manifests::read` untemplates it).
         let file: Option<String> = match program.rsplit('/').next().unwrap_or(program) {
-            "cat" | "minijinja-cli" | "envsubst" => args.first().map(|s| s.to_string()),
+            "cat" | "minijinja-cli" | "envsubst" | "jinja2" | "j2" => {
+                args.first().map(|s| s.to_string())
+            }
+            // A justfile's `template` recipe (`just template FILE`).
+            "just" if args.first().is_some_and(|a| *a == "template") => {
+                args.get(1).map(|s| s.to_string())
+            }
+            "gomplate" => flag(stage, &["-f"], "--file"),
             "op" => flag(stage, &["-i"], "--in-file"),
-            "sops" => args.last().map(|s| s.to_string()),
+            "sops" | "yq" => args.last().map(|s| s.to_string()),
             _ => None,
         };
         // `envsubst < FILE`

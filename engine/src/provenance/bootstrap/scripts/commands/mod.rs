@@ -16,11 +16,12 @@ mod kubectl;
 mod units;
 mod unread;
 
-use super::expand::resolve_all;
+use super::expand::{expand, resolve_all};
 use super::shell::{Stage, Unit};
 use super::words::flag;
 use super::{Scripts, Target};
 use crate::model::Span;
+use crate::provenance::bootstrap::unread::{Could, Unread};
 use crate::repo::RepoIndex;
 use kubectl::create_object;
 use units::{loop_values, units};
@@ -44,6 +45,11 @@ pub(super) fn scan(
                 super::MAX_SCRIPT_BYTES
             ),
         ));
+        out.unread.push(Unread {
+            at: Span::new(rel, 0),
+            command: format!("the script {rel}"),
+            could: Could::Anything,
+        });
         return;
     }
     let applies = text.contains("kubectl apply") || text.contains("kubectl create");
@@ -154,6 +160,30 @@ impl Scan<'_> {
                     line.at.clone(),
                     format!("not read: `{}`: {why}", shown(stage)),
                 ));
+                let known = |raw: &str| expand(raw, self.rel, self.vars, 0).is_some();
+                // A feed that renders a file the page names by a known
+                // path that is no file of the repository (a stale README)
+                // applies nothing.
+                let stale = stages[..k].iter().flat_map(|s| &s.words).any(|w| {
+                    let w = w.trim_matches(|c| c == '"' || c == '\'');
+                    [".yaml", ".yml", ".json", ".j2", ".tpl"]
+                        .iter()
+                        .any(|ext| w.ends_with(ext))
+                        && known(w)
+                        && super::expand::resolve(self.index, self.rel, w, self.vars).is_none()
+                });
+                if stale {
+                    continue;
+                }
+                if let Some(could) =
+                    could(what, &stages[..=k], known).map(|c| narrowed(self.index, stage, c))
+                {
+                    out.unread.push(Unread {
+                        at: line.at.clone(),
+                        command: shown(stage),
+                        could,
+                    });
+                }
             }
         }
     }
@@ -242,4 +272,106 @@ fn manifest_urls(line_words: &[String], at: &Span, out: &mut Scripts) {
             out.add(at, Target::Url(w.to_string()));
         }
     }
+}
+
+/// What an installing stage that was not read could create: a `kubectl
+/// create secret|configmap|namespace` its kind (in its `-n` namespace), a
+/// `-f -` feed objects but no CRDs ([`Could::Objects`]), anything else
+/// (`-k "$DIR"`, a URL or a chart this tool cannot name) anything. A
+/// `-f`/`-k` whose value is known (`known`) and is no path of the
+/// repository (a step a stale page documents) creates nothing: `kubectl`
+/// would fail on it.
+fn could(what: &str, stages: &[Stage], known: impl Fn(&str) -> bool) -> Option<Could> {
+    let stage: &[String] = &stages[stages.len() - 1].words;
+    // A helmfile this reader could not locate: the repository's helmfiles
+    // are read on their own (the conventional locations stay live).
+    if what.starts_with("helmfile") {
+        return None;
+    }
+    let target = flag(stage, &["-k"], "--kustomize").or_else(|| flag(stage, &["-f"], "--filename"));
+    if what.starts_with("kubectl")
+        && let Some(target) = &target
+        && target != "-"
+        && known(target)
+    {
+        return None;
+    }
+    if what == "kubectl create"
+        && flag(stage, &["-f"], "--filename").is_none()
+        && flag(stage, &["-k"], "--kustomize").is_none()
+        && let Some(kind) = created_kind(stage)
+    {
+        return Some(kind);
+    }
+    if target.as_deref() == Some("-") {
+        // What a `kubectl create KIND … --dry-run -o yaml` earlier in the
+        // pipeline prints is that kind.
+        let fed = stages[..stages.len() - 1]
+            .iter()
+            .find_map(|s| created_kind(&s.words));
+        return Some(fed.unwrap_or(Could::Objects));
+    }
+    Some(Could::Anything)
+}
+
+/// A `-f` file whose path holds a value this tool cannot know but ends in
+/// known segments (`{{.DIR}}/oci/registry-config.yaml`) names one of the
+/// repository's files with that ending, when there are any: the step
+/// creates objects of their kinds, not anything.
+fn narrowed(index: &RepoIndex, stage: &[String], could: Could) -> Could {
+    let Some(raw) = flag(stage, &["-f"], "--filename") else {
+        return could;
+    };
+    let raw = raw.trim_matches(|c| c == '"' || c == '\'');
+    let tail: Vec<&str> = raw
+        .rsplit('/')
+        .take_while(|seg| !seg.contains('$') && !seg.contains("{{") && !seg.is_empty())
+        .collect();
+    let Some(last) = tail.first() else {
+        return could;
+    };
+    if tail.len() == raw.split('/').count()
+        || !(last.ends_with(".yaml") || last.ends_with(".yml") || last.ends_with(".json"))
+    {
+        return could;
+    }
+    let suffix: String = tail.iter().rev().copied().collect::<Vec<_>>().join("/");
+    let mut kinds: Vec<String> = Vec::new();
+    let mut any = false;
+    for (path, file) in index.files() {
+        if path != suffix && !path.ends_with(&format!("/{suffix}")) {
+            continue;
+        }
+        any = true;
+        if let Ok(docs) = file.docs() {
+            kinds.extend(docs.iter().filter_map(|d| d.str_at(&["kind"])));
+        }
+    }
+    if !any {
+        return could;
+    }
+    kinds.sort();
+    kinds.dedup();
+    Could::Kinds(kinds)
+}
+
+/// The kind a `kubectl create secret|configmap|namespace …` stage makes
+/// (printed with `--dry-run -o yaml`, or created), in its `-n` namespace.
+fn created_kind(stage: &[String]) -> Option<Could> {
+    let k = stage
+        .iter()
+        .position(|w| w == "kubectl" || w.ends_with("/kubectl"))?;
+    let create = stage[k..].iter().position(|w| w == "create")? + k;
+    let kind = match stage.get(create + 1)?.as_str() {
+        "secret" => "Secret",
+        "configmap" | "cm" => "ConfigMap",
+        "namespace" | "ns" => "Namespace",
+        _ => return None,
+    };
+    let namespace =
+        flag(stage, &["-n"], "--namespace").filter(|n| !n.contains('$') && kind != "Namespace");
+    Some(Could::Kind {
+        kind: kind.to_string(),
+        namespace,
+    })
 }
