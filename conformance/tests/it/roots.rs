@@ -340,3 +340,130 @@ tasks:
     let outcome = run(root);
     assert_eq!(outcome.errors(), 1, "{}", all(&outcome));
 }
+
+/// Two tiers, each with a chart whose CRDs the other's objects need:
+/// cert-manager beside a ServiceMonitor, kube-prometheus-stack beside a
+/// Certificate. Neither stage passes Flux's dry-run before the other's
+/// chart is installed.
+fn crossed_charts(root: &Path) {
+    sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("certs", "flux-system", "./certs", ""),
+            ks("monitoring", "flux-system", "./monitoring", ""),
+        ]
+        .join("---\n"),
+    );
+    let release = |name: &str, chart: &str| {
+        format!(
+            "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: {name}
+  namespace: flux-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: {chart}
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+"
+        )
+    };
+    write(
+        root,
+        "certs/release.yaml",
+        &format!(
+            "{}  values:\n    crds:\n      enabled: true\n",
+            release("cert-manager", "cert-manager")
+        ),
+    );
+    write(
+        root,
+        "certs/monitor.yaml",
+        "\
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: cert-manager
+  namespace: flux-system
+spec:
+  selector: {}
+",
+    );
+    write(
+        root,
+        "monitoring/release.yaml",
+        &release("kube-prometheus-stack", "kube-prometheus-stack"),
+    );
+    write(
+        root,
+        "monitoring/certificate.yaml",
+        "\
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: grafana
+  namespace: flux-system
+spec:
+  secretName: grafana-tls
+  issuerRef:
+    name: selfsigned
+",
+    );
+}
+
+#[test]
+fn a_loop_through_chart_crds_is_judged_with_what_the_bootstrap_installs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    crossed_charts(root);
+    let outcome = run(root);
+    // The loop: each tier's stage needs the other's chart's CRDs.
+    assert_eq!(outcome.errors(), 2, "{}", all(&outcome));
+    assert!(
+        all(&outcome).contains("neither ever converges"),
+        "{}",
+        all(&outcome)
+    );
+    // A bootstrap step that may install CRDs (a directory named by a value
+    // the tool cannot know): the loop is an assumption, named.
+    write(
+        root,
+        "bootstrap/install.sh",
+        "#!/usr/bin/env bash\nkubectl apply --server-side -k \"${CRDS_DIR}\"\n",
+    );
+    let outcome = run(root);
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.why().contains("bootstrap/install.sh:2")),
+        "{}",
+        all(&outcome)
+    );
+    // A bootstrap that installs one chart's CRDs (read): no loop at all.
+    std::fs::remove_file(root.join("bootstrap/install.sh")).unwrap();
+    write(
+        root,
+        "bootstrap/install.sh",
+        "#!/usr/bin/env bash\nhelm install cert-manager jetstack/cert-manager --namespace cert-manager --create-namespace --set crds.enabled=true\n",
+    );
+    let outcome = run(root);
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.severity() != Severity::Error),
+        "{}",
+        all(&outcome)
+    );
+}
