@@ -21,6 +21,8 @@ pub use crate::config_error::{ConfigError, FILE_NAME, error_at};
 pub use crate::discover::SourceMapping;
 pub use crate::l1::{L1, L1Manifest};
 use crate::provenance::Catalog;
+pub use crate::provenance::bootstrap::unread::ProvidedStep;
+use crate::provenance::bootstrap::unread::{Created, created};
 pub use crate::provenance::distribution::{ClusterFacts, EntrySource, VersionSource};
 pub use crate::rules::placement::cfg::{FieldPath, Policies, Segment, glob, matches_glob};
 pub use crate::rules::tier_order_script::TierScript;
@@ -95,28 +97,6 @@ pub struct Config {
     /// the warnings that assumed the step might create what a tier needs.
     #[serde(default)]
     pub provides: Vec<ProvidedStep>,
-}
-
-/// `provides:` entry: a bootstrap step (as its warning names it,
-/// `FILE:LINE`, or `FILE` for every step of the file) and what it creates
-/// before Flux (`Kind/namespace/name`, `Kind/name` for a cluster-scoped
-/// object, `Namespace/NAME`, `group/Kind` for a CRD; `[]`: none of what
-/// the tiers need).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProvidedStep {
-    /// `bootstrap/apply.sh:12`.
-    pub step: String,
-    /// What it creates.
-    #[serde(default)]
-    pub creates: Vec<String>,
-}
-
-impl ProvidedStep {
-    /// Whether this entry is about the step at `at`.
-    pub fn settles(&self, at: &crate::model::Span) -> bool {
-        self.step == at.file || self.step == format!("{}:{}", at.file, at.line)
-    }
 }
 
 /// A deserialisation error as a problem at its line, without the parser's
@@ -581,12 +561,14 @@ impl Config {
         let mut extra = self.catalog.clone();
         // What `provides:` declares a step creates exists before Flux, as
         // if the catalog said so.
-        for created in self.provides.iter().flat_map(|p| &p.creates) {
-            let parts: Vec<&str> = created.split('/').collect();
-            match parts.as_slice() {
-                ["Namespace", ns] => extra.preinstalled_namespaces.push(ns.to_string()),
-                [group, _kind] if group.contains('.') => extra.preinstalled.push(created.clone()),
-                _ => extra.preinstalled_objects.push(created.clone()),
+        // (An entry of no known shape is refused with its line before a
+        // run starts: `pipeline::declare`.)
+        for entry in self.provides.iter().flat_map(|p| &p.creates) {
+            match created(&entry.value) {
+                Ok(Created::Namespace(ns)) => extra.preinstalled_namespaces.push(ns.to_string()),
+                Ok(Created::Kind) => extra.preinstalled.push(entry.value.clone()),
+                Ok(Created::Object) => extra.preinstalled_objects.push(entry.value.clone()),
+                Err(_) => {}
             }
         }
         Catalog::embedded().extended(&extra)

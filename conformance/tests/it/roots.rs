@@ -467,3 +467,34 @@ fn a_loop_through_chart_crds_is_judged_with_what_the_bootstrap_installs() {
         all(&outcome)
     );
 }
+
+#[test]
+fn a_provides_entry_that_names_nothing_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    unread_feed(root);
+    write(
+        root,
+        "conformance.yaml",
+        "\
+provides:
+  - step: scripts/nowhere.sh:3
+    creates: [Secret/flux-system/cluster-secrets]
+  - step: scripts/bootstrap.sh:3
+    creates: [cluster-secrets, secret/flux-system/x]
+",
+    );
+    let err = match run_result(root) {
+        Ok(outcome) => panic!("accepted:\n{}", all(&outcome)),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains(":2:") && err.contains("scripts/nowhere.sh") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(
+        err.contains(":5:") && err.contains("`cluster-secrets`"),
+        "{err}"
+    );
+    assert!(err.contains("`secret/flux-system/x`"), "{err}");
+}

@@ -178,6 +178,23 @@ fn declared_paths_exist(
             format!("kubernetes.file `{}` {why}", file.file.value),
         ));
     }
+    for provided in &config.provides {
+        let (file, _) = provided.file_and_line();
+        if let Err(why) = repository_path(index, file, Want::File) {
+            problems.push(crate::config::error_at(
+                &provided.step,
+                format!("provides: step `{}`: `{file}` {why}", provided.step.value),
+            ));
+        }
+        for entry in &provided.creates {
+            if let Err(why) = crate::provenance::bootstrap::unread::created(&entry.value) {
+                problems.push(crate::config::error_at(
+                    entry,
+                    format!("provides: creates `{}` {why}", entry.value),
+                ));
+            }
+        }
+    }
     problems.sort_by_key(|p| p.line);
     let mut problems = problems.into_iter();
     match problems.next() {

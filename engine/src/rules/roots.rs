@@ -116,6 +116,16 @@ pub(super) fn attach_blocks(cx: &Context, findings: &mut [Finding]) {
             });
         }
     }
+    // Where each blocked entry of each root is, and the objects listed in
+    // it, so adding a consequence is a lookup (a root may block thousands).
+    let mut entry: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    for (&r, list) in &blocks {
+        for (i, b) in list.iter().enumerate() {
+            entry.insert((r, b.kustomization.clone()), i);
+        }
+    }
+    let mut listed: BTreeSet<(usize, usize, &str)> = BTreeSet::new();
+    let mut places: Option<BTreeMap<(&str, String), crate::model::Span>> = None;
     for f in findings.iter() {
         let Some(&r) = f.caused_by().and_then(|id| ids.get(id)) else {
             continue;
@@ -126,33 +136,34 @@ pub(super) fn attach_blocks(cx: &Context, findings: &mut [Finding]) {
             continue;
         }
         let list = blocks.entry(r).or_default();
-        let at = match list
-            .iter()
-            .position(|b| b.kustomization == f.kustomization())
-        {
-            Some(at) => at,
-            None => {
-                let defined = cx
-                    .analyses
-                    .iter()
-                    .find(|a| a.cluster.name == f.cluster())
-                    .and_then(|a| {
-                        a.cluster
-                            .tiers
-                            .values()
-                            .find(|t| a.cluster.tier_label(&t.id) == f.kustomization())
-                            .map(|t| t.defined_at.clone())
-                    });
+        let at = *entry
+            .entry((r, f.kustomization().to_string()))
+            .or_insert_with(|| {
+                // Each tier's place by its label, computed once.
+                let places = places.get_or_insert_with(|| {
+                    cx.analyses
+                        .iter()
+                        .flat_map(|a| {
+                            a.cluster.tiers.values().map(move |t| {
+                                (
+                                    (a.cluster.name.as_str(), a.cluster.tier_label(&t.id)),
+                                    t.defined_at.clone(),
+                                )
+                            })
+                        })
+                        .collect()
+                });
                 list.push(Blocked {
                     kustomization: f.kustomization().to_string(),
-                    at: defined,
+                    at: places
+                        .get(&(f.cluster(), f.kustomization().to_string()))
+                        .cloned(),
                     objects: Vec::new(),
                 });
                 list.len() - 1
-            }
-        };
+            });
         if let Some(object) = f.object()
-            && !list[at].objects.iter().any(|o| o == object)
+            && listed.insert((r, at, object))
         {
             list[at].objects.push(object.to_string());
         }

@@ -1,6 +1,10 @@
 //! Bootstrap steps the readers saw but could not read: what each could
 //! create, so a conclusion drawn from absence ("nothing creates the Secret
-//! this tier needs") is an assumption while such a step may create it.
+//! this tier needs") is an assumption while such a step may create it;
+//! and conformance.yaml's `provides:`, which settles what a step creates.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
 
 use crate::model::Span;
 
@@ -79,5 +83,62 @@ impl Unread {
             "declare what it creates in conformance.yaml: `provides: [{{step: \"{}\", creates: [{creates}]}}]` (or `creates: []` if it creates none of this)",
             self.at
         )
+    }
+}
+
+/// `provides:` entry: a bootstrap step (as its warning names it,
+/// `FILE:LINE`, or `FILE` for every step of the file) and what it creates
+/// before Flux (`Kind/namespace/name`, `Kind/name` for a cluster-scoped
+/// object, `Namespace/NAME`, `group/Kind` for a CRD; `[]`: none of what
+/// the tiers need).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidedStep {
+    /// `bootstrap/apply.sh:12`.
+    pub step: Spanned<String>,
+    /// What it creates.
+    #[serde(default)]
+    pub creates: Vec<Spanned<String>>,
+}
+
+impl ProvidedStep {
+    /// Whether this entry is about the step at `at`.
+    pub fn settles(&self, at: &crate::model::Span) -> bool {
+        let (file, line) = self.file_and_line();
+        file == at.file && line.is_none_or(|l| l == at.line)
+    }
+
+    /// The step's file and, when given, its line (`FILE:LINE`).
+    pub fn file_and_line(&self) -> (&str, Option<u32>) {
+        match self.step.value.rsplit_once(':') {
+            Some((file, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => {
+                (file, line.parse().ok())
+            }
+            _ => (&self.step.value, None),
+        }
+    }
+}
+
+/// What a `provides:` `creates` entry names, or why it names nothing.
+pub(crate) enum Created<'a> {
+    /// `Namespace/NAME`.
+    Namespace(&'a str),
+    /// `group/Kind`: a CRD.
+    Kind,
+    /// `Kind/namespace/name` or `Kind/name`.
+    Object,
+}
+
+/// Reads a `creates` entry.
+pub(crate) fn created(entry: &str) -> Result<Created<'_>, &'static str> {
+    let parts: Vec<&str> = entry.split('/').collect();
+    if parts.iter().any(|p| p.is_empty()) || !(2..=3).contains(&parts.len()) {
+        return Err("is not Kind/namespace/name, Kind/name, Namespace/NAME or group/Kind");
+    }
+    match parts.as_slice() {
+        ["Namespace", ns] => Ok(Created::Namespace(ns)),
+        [group, _] if group.contains('.') => Ok(Created::Kind),
+        [kind, ..] if kind.starts_with(|c: char| c.is_ascii_uppercase()) => Ok(Created::Object),
+        _ => Err("starts with neither a Kind (capitalised) nor an API group (with a dot)"),
     }
 }
