@@ -126,6 +126,19 @@ metadata:
     assert_eq!(outcome.consequences(), blocked.len());
 }
 
+/// Checks `root` and asserts that no finding is an `unresolved-reference`.
+fn assert_no_unresolved_reference(root: &Path) {
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .all(|f| f.rule() != RuleId::UnresolvedReference),
+        "{}",
+        all(&outcome)
+    );
+}
+
 /// A tier that reads `cluster-secrets`, which nothing in the repository
 /// creates, and a bootstrap script whose templated feed is not read (its
 /// template is named by a variable the script does not set).
@@ -194,15 +207,7 @@ provides:
     creates: [Secret/flux-system/cluster-secrets]
 ",
     );
-    let outcome = run(root);
-    assert!(
-        outcome
-            .findings
-            .iter()
-            .all(|f| f.rule() != RuleId::UnresolvedReference),
-        "{}",
-        all(&outcome)
-    );
+    assert_no_unresolved_reference(root);
 }
 
 #[test]
@@ -268,15 +273,7 @@ stringData:
 {% endif %}
 ",
     );
-    let outcome = run(root);
-    assert!(
-        outcome
-            .findings
-            .iter()
-            .all(|f| f.rule() != RuleId::UnresolvedReference),
-        "{}",
-        all(&outcome)
-    );
+    assert_no_unresolved_reference(root);
 }
 
 #[test]
