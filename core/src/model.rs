@@ -514,6 +514,10 @@ pub struct Model {
     /// Flux Kustomizations in the repository's files that no cluster
     /// applies (forgotten or archived apps): listed once, never a cluster.
     pub unreferenced: Vec<Unreferenced>,
+    /// Other checkouts read beside the repository (`--source REF=DIR`):
+    /// the directory name their paths start with (`@infra`) and where they
+    /// are on disk.
+    pub checkouts: Vec<(String, std::path::PathBuf)>,
 }
 
 /// A Flux Kustomization that nothing applies.

@@ -423,10 +423,15 @@ impl Config {
         crate::provenance::distribution::validate(&self.clusters, &mut problems);
         crate::postbuild::injected::validate(&self.substitution.injected, &mut problems);
         crate::l1::validate(&self.l1, &mut problems);
+        for source in &self.sources {
+            if let Some(problem) = source.problem() {
+                problems.push(problem);
+            }
+        }
         let paths = self
             .sources
             .iter()
-            .map(|s| ("sources: path", &s.path))
+            .filter_map(|s| s.path.as_ref().map(|p| ("sources: path", p)))
             .chain(self.kubernetes.iter().map(|k| ("kubernetes.file", &k.file)));
         for (field, path) in paths {
             if let Some(why) = outside_problem(&path.value) {
@@ -476,17 +481,36 @@ impl Config {
     /// What discovery needs from this file: the configured sources and the
     /// declared entries.
     pub fn declared(&self) -> crate::discover::Declared {
+        let dir_of = |s: &SourceMapping| {
+            s.path
+                .as_ref()
+                .map(|p| crate::repo::normalize("", &p.value).0)
+        };
         let sources = crate::discover::LocalSources(
             self.sources
                 .iter()
-                .map(|s| crate::discover::LocalSource {
-                    kind: s.kind.clone(),
-                    name: s.name.clone(),
-                    namespace: s.namespace.clone(),
-                    dir: crate::repo::normalize("", &s.path.value).0,
+                .filter(|s| s.url.is_none())
+                .filter_map(|s| {
+                    Some(crate::discover::LocalSource {
+                        kind: s.kind.as_ref()?.value.clone(),
+                        name: s.name.clone()?,
+                        namespace: s.namespace.clone(),
+                        dir: dir_of(s)?,
+                    })
                 })
                 .collect(),
         );
+        let by_url = self
+            .sources
+            .iter()
+            .filter_map(|s| {
+                Some(crate::discover::UrlSource {
+                    url: s.url.as_ref()?.value.clone(),
+                    kind: s.kind.as_ref().map(|k| k.value.clone()),
+                    dir: dir_of(s)?,
+                })
+            })
+            .collect();
         let entries = self
             .clusters
             .iter()
@@ -516,6 +540,7 @@ impl Config {
             .collect();
         crate::discover::Declared {
             sources,
+            by_url,
             entries,
             vars,
             remote,

@@ -114,6 +114,10 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             "note": n.text,
         })).collect::<Vec<_>>(),
         "notes": outcome.model.notes,
+        "checkouts": outcome.model.checkouts.iter().map(|(name, dir)| json!({
+            "path": name,
+            "dir": dir.display().to_string(),
+        })).collect::<Vec<_>>(),
         "unreferenced": outcome.model.unreferenced.iter().map(|u| json!({
             "file": u.at.file,
             "line": (u.at.line > 0).then_some(u.at.line),

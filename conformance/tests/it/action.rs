@@ -453,3 +453,58 @@ fn what_the_release_packages_the_action_installs() {
         "conformance 1.0.0\n"
     );
 }
+
+#[test]
+fn the_check_passes_each_sources_line_as_a_source_flag() {
+    let stubs = Stubs::new();
+    stubs.add(
+        "conformance",
+        r#"printf '%s\n' "$@" >> "$STUB_LOG"; exit 1"#,
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let outputs = out_dir.path().join("github-output");
+    let out = stubs.run(
+        "check.sh",
+        &[out_dir.path().join("reports").to_str().unwrap()],
+        &[
+            ("REPO_PATH", "fleet"),
+            ("FETCH_REMOTE", "true"),
+            (
+                "SOURCES",
+                "  https://github.com/example/infra=infra  \n\n# apps next\nGitRepository/flux-system/apps=../apps dir\n",
+            ),
+            ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+        ],
+    );
+    // The check's own status (1: findings) is the script's.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log = stubs.log();
+    assert!(
+        log.contains("--source\nhttps://github.com/example/infra=infra\n--source\nGitRepository/flux-system/apps=../apps dir\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains("--repo\nfleet\n") && log.contains("--fetch-remote\n"),
+        "{log}"
+    );
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(
+        written.contains("json=") && written.contains("sarif="),
+        "{written}"
+    );
+    // A line that is not REF=DIR stops before the check runs.
+    let stubs = Stubs::new();
+    stubs.add("conformance", r#"echo ran >> "$STUB_LOG""#);
+    let out = stubs.run(
+        "check.sh",
+        &[out_dir.path().join("r2").to_str().unwrap()],
+        &[("SOURCES", "just-a-path")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("expected REF=DIR"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stubs.log(), "");
+}

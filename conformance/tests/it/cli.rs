@@ -685,17 +685,25 @@ fn the_github_action_uses_flags_the_cli_has() {
     let doc: serde_json::Value = serde_saphyr::from_str(&action).unwrap();
     assert_eq!(doc["runs"]["using"], "composite");
     let mut commands = 0;
+    // Each step's script, and the scripts of action/ it runs (the check
+    // itself is action/check.sh).
+    let mut runs: Vec<String> = Vec::new();
     for step in doc["runs"]["steps"].as_array().unwrap() {
         let Some(run) = step["run"].as_str() else {
             continue;
         };
+        runs.push(run.to_string());
         for script in run
             .split_whitespace()
             .filter_map(|w| w.strip_prefix("\"$GITHUB_ACTION_PATH/"))
         {
             let script = script.trim_end_matches('"');
             assert!(root.join(script).is_file(), "the action runs {script}");
+            runs.push(std::fs::read_to_string(root.join(script)).unwrap());
         }
+    }
+    for run in &runs {
+        let run = run.as_str();
         let gathered: Vec<&str> = run
             .lines()
             .map(str::trim)

@@ -94,6 +94,13 @@ impl Visibility {
             holding,
         }
     }
+
+    /// Adds what another checkout's artifact leaves out and holds (its
+    /// paths are disjoint from these).
+    pub(super) fn merge(&mut self, other: Visibility) {
+        self.ignored.extend(other.ignored);
+        self.holding.extend(other.holding);
+    }
 }
 
 /// A view of the repository as one source artifact.
@@ -185,7 +192,8 @@ impl<'a> Artifact<'a> {
         if let Some(text) = self.index.texts.get(rel) {
             return Ok(text.as_bytes().to_vec());
         }
-        let path = self.index.root.join(rel);
+        let (root, inner) = self.index.on_disk(rel);
+        let path = root.join(inner);
         let meta = std::fs::metadata(&path).map_err(|e| Missing::Unreadable(e.to_string()))?;
         if meta.len() > yaml::MAX_FILE_BYTES {
             return Err(Missing::TooLarge(meta.len()));

@@ -14,6 +14,7 @@ pub mod artifact;
 mod budget;
 pub mod ignore;
 mod listing;
+mod mount;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ use rayon::prelude::*;
 
 pub use artifact::{Artifact, Missing};
 pub use ignore::SourceIgnore;
+pub use mount::Mount;
 
 use crate::yaml::{self, LoadError, Node};
 
@@ -206,6 +208,8 @@ pub struct RepoIndex {
     texts: BTreeMap<String, String>,
     /// Discovery notes about how the tree was read.
     notes: Vec<String>,
+    /// Other checkouts read beside it ([`RepoIndex::mount`]).
+    mounts: Vec<Mount>,
 }
 
 impl RepoIndex {
@@ -245,6 +249,7 @@ impl RepoIndex {
             default,
             texts: BTreeMap::new(),
             notes: committed.into_iter().collect(),
+            mounts: Vec::new(),
         })
     }
 
@@ -297,6 +302,7 @@ impl RepoIndex {
             default,
             texts,
             notes: Vec::new(),
+            mounts: Vec::new(),
         }
     }
 
@@ -316,18 +322,29 @@ impl RepoIndex {
         self.files.get(rel)
     }
 
-    /// Every YAML file of the default artifact, sorted by path.
+    /// Every YAML file of the default artifact, sorted by path: the
+    /// repository's own, not those of checkouts read beside it.
     pub fn files(&self) -> impl Iterator<Item = (&str, &File)> {
+        self.files_with_sources()
+            .filter(|(rel, _)| self.mount_of(rel).is_none())
+    }
+
+    /// Every YAML file of the default artifact, the repository's and those
+    /// of the checkouts read beside it ([`RepoIndex::mount`]).
+    pub fn files_with_sources(&self) -> impl Iterator<Item = (&str, &File)> {
         self.files
             .iter()
             .filter(|(rel, _)| self.artifact().stat(rel).is_ok())
             .map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Every loaded YAML file, in or out of any artifact (scripts' inputs,
-    /// bootstrap configuration), sorted by path.
+    /// Every loaded YAML file of the repository, in or out of any artifact
+    /// (scripts' inputs, bootstrap configuration), sorted by path.
     pub fn all_files(&self) -> impl Iterator<Item = (&str, &File)> {
-        self.files.iter().map(|(k, v)| (k.as_str(), v))
+        self.files
+            .iter()
+            .filter(|(rel, _)| self.mount_of(rel).is_none())
+            .map(|(k, v)| (k.as_str(), v))
     }
 
     /// What the path is, if it exists.
@@ -359,7 +376,7 @@ impl RepoIndex {
     /// The repository with nothing ignored (a plain directory, as kustomize
     /// sees it; symlinks still do not exist).
     pub fn unfiltered(&self) -> Artifact<'_> {
-        let visibility = artifact::Visibility::of(&self.paths, SourceIgnore::none());
+        let visibility = self.visibility(SourceIgnore::none());
         Artifact::new(self, std::borrow::Cow::Owned(visibility))
     }
 
@@ -370,7 +387,7 @@ impl RepoIndex {
             None => self.artifact(),
             Some(text) => {
                 let ignore = SourceIgnore::new(&self.sourceignores, Some(text));
-                let visibility = artifact::Visibility::of(&self.paths, ignore);
+                let visibility = self.visibility(ignore);
                 Artifact::new(self, std::borrow::Cow::Owned(visibility))
             }
         }
@@ -407,8 +424,9 @@ impl RepoIndex {
             path: rel.to_string(),
             source,
         };
-        let real = self.root.join(&normal).canonicalize().map_err(io)?;
-        if escapes || !real.starts_with(&self.root) {
+        let (root, inner) = self.on_disk(&normal);
+        let real = root.join(inner).canonicalize().map_err(io)?;
+        if escapes || !real.starts_with(root) {
             return Err(RepoError::Outside {
                 path: rel.to_string(),
             });
@@ -648,6 +666,7 @@ mod tests {
             sourceignores: Vec::new(),
             texts: BTreeMap::new(),
             notes: Vec::new(),
+            mounts: Vec::new(),
         };
         let a = index.artifact();
         assert!(a.is_file("apps/a.yaml"));

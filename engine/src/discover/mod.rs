@@ -27,6 +27,7 @@
 pub mod artifacts;
 mod coverage;
 mod entries;
+mod mapped;
 mod operator;
 pub mod subtree;
 mod tier;
@@ -36,6 +37,7 @@ mod waves;
 
 use serde::Deserialize;
 
+pub use mapped::UrlSource;
 pub use tier::tier_from;
 
 use crate::model::{Cluster, Model, SourceRef};
@@ -47,20 +49,35 @@ use operator::{flux_instances, self_syncing_artifacts};
 use unbuilt::{adopt_unbuilt_children, adopt_under_unbuilt, unreferenced, unreferenced_note};
 use walk::Walk;
 
-/// `sources[]` in conformance.yaml: a Flux source whose artifact is a directory of this
-/// repository.
+/// `sources[]` in conformance.yaml (and `--source REF=DIR`): a Flux source
+/// whose artifact is a directory of this repository (`path`), or another
+/// checkout on this machine (`dir`: a fleet's infrastructure or apps
+/// repository). The source is named by `kind` and `name` (and `namespace`),
+/// or by `url`: every GitRepository, OCIRepository or Bucket with that URL.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceMapping {
-    /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`.
-    pub kind: String,
-    /// The source's `metadata.name`.
-    pub name: String,
+    /// `OCIRepository`, `Bucket`, `GitRepository`, `ExternalArtifact`
+    /// (with `url`: optional, any of them).
+    #[serde(default)]
+    pub kind: Option<serde_saphyr::Spanned<String>>,
+    /// The source's `metadata.name` (not with `url`).
+    #[serde(default)]
+    pub name: Option<String>,
     /// Default: any namespace.
     #[serde(default)]
     pub namespace: Option<String>,
+    /// The source's `spec.url` (normalised as discovery compares URLs).
+    #[serde(default)]
+    pub url: Option<serde_saphyr::Spanned<String>>,
     /// The repository directory the artifact is built from (`kubernetes`).
-    pub path: serde_saphyr::Spanned<String>,
+    #[serde(default)]
+    pub path: Option<serde_saphyr::Spanned<String>>,
+    /// Another checkout that is the artifact (relative to the repository
+    /// root, or absolute): read beside the repository under a name of its
+    /// own (`@infra`), with its own ignore rules.
+    #[serde(default)]
+    pub dir: Option<serde_saphyr::Spanned<String>>,
 }
 
 /// `repository` in conformance.yaml: the URL (or URLs, for a repository
@@ -191,8 +208,11 @@ pub struct DeclaredEntry {
 /// What conformance.yaml tells discovery.
 #[derive(Debug, Clone, Default)]
 pub struct Declared {
-    /// Sources that are this repository (`sources`).
+    /// Sources that are this repository (`sources`), or a checkout read
+    /// beside it.
     pub sources: LocalSources,
+    /// Sources mapped by URL (`sources: [{url: …}]`, `--source URL=DIR`).
+    pub by_url: Vec<UrlSource>,
     /// Clusters whose entry is declared rather than discovered.
     pub entries: Vec<DeclaredEntry>,
     /// Per cluster name, the values of the variables its FluxInstance sync
@@ -214,7 +234,7 @@ pub fn discover(index: &RepoIndex, kustomize: &dyn Kustomize) -> Model {
 /// this repository, clusters whose sync is not in git).
 pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &Declared) -> Model {
     let instances = flux_instances(index);
-    let (local, mut notes) = local_sources(index, &declared.sources, &instances);
+    let (local, mut notes, mut urls_used) = local_sources(index, declared, &instances);
     let mut walks = walks(index, declared, &local, &instances, &mut notes);
     let artifacts = artifacts(index, &walks);
     let read_files = waves::build_all(
@@ -229,6 +249,14 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         .flat_map(|w| w.taken.values().cloned())
         .collect();
     notes.extend(taken);
+    urls_used.extend(walks.iter().flat_map(|w| w.urls_used.iter().cloned()));
+    notes.extend(
+        declared
+            .by_url
+            .iter()
+            .filter(|m| !urls_used.contains(&m.url))
+            .map(mapped::unused_note),
+    );
     let clusters: Vec<Cluster> = walks.into_iter().map(Walk::finish).collect();
     let mut clusters = adopt_under_unbuilt(clusters, &mut notes);
     adopt_unbuilt_children(index, &mut clusters, &local);
@@ -244,6 +272,11 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
         clusters,
         notes,
         unreferenced,
+        checkouts: index
+            .mounts()
+            .iter()
+            .map(|m| (m.prefix.clone(), m.root.clone()))
+            .collect(),
     }
 }
 
@@ -253,12 +286,17 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
 /// was inferred).
 fn local_sources(
     index: &RepoIndex,
-    configured: &LocalSources,
+    declared: &Declared,
     instances: &[operator::Instance],
-) -> (LocalSources, Vec<String>) {
-    // Configured sources win; a FluxInstance syncing an artifact of this
-    // repository adds its own.
-    let mut local = configured.clone();
+) -> (
+    LocalSources,
+    Vec<String>,
+    std::collections::BTreeSet<String>,
+) {
+    // Configured sources win (by identity, then by URL); a FluxInstance
+    // syncing an artifact of this repository adds its own.
+    let mut local = declared.sources.clone();
+    let (mut notes, used) = mapped::resolve(index, &declared.by_url, &mut local);
     for source in self_syncing_artifacts(instances) {
         if local
             .dir_for(&source.kind, &source.name, source.namespace.as_deref())
@@ -270,9 +308,9 @@ fn local_sources(
     // A GitOps tree kept in a subdirectory that is pushed as its own
     // repository: its source's root is that subdirectory.
     let inferred = subtree::infer(index, &local);
-    let notes: Vec<String> = inferred.iter().map(subtree::Inferred::note).collect();
+    notes.extend(inferred.iter().map(subtree::Inferred::note));
     local.0.extend(inferred.into_iter().map(|i| i.source));
-    (local, notes)
+    (local, notes, used)
 }
 
 /// One walk per cluster: the declared clusters first (they keep their
@@ -331,6 +369,7 @@ fn walks(
     let names = entries::checkout_names(index);
     for walk in &mut walks {
         walk.checkout_names = names.clone();
+        walk.by_url = declared.by_url.clone();
     }
     walks
 }

@@ -53,6 +53,11 @@ pub(super) struct Walk {
     /// segments, its directory's name), lowercase: a mirror or fork keeps
     /// the name while its host and owner change.
     pub(super) checkout_names: BTreeSet<String>,
+    /// Sources mapped by URL (`--source URL=DIR`), matched once a rendered
+    /// GitRepository shows a source's URL.
+    pub(super) by_url: Vec<super::UrlSource>,
+    /// The mapped URLs some source of this cluster matched.
+    pub(super) urls_used: BTreeSet<String>,
 }
 
 impl Walk {
@@ -86,6 +91,8 @@ impl Walk {
             self_urls,
             taken: BTreeMap::new(),
             checkout_names: BTreeSet::new(),
+            by_url: Vec::new(),
+            urls_used: BTreeSet::new(),
         }
     }
 
@@ -125,10 +132,11 @@ impl Walk {
             let source = self.tiers[&id].source_ref.clone();
             let this_repo = self.is_this_repo(&source, local_url.as_deref())
                 || self.taken_by_path(index, &id, &source);
-            let configured = self
-                .local
-                .dir_for(&source.kind, &source.name, Some(&source.namespace))
-                .is_some();
+            let configured = self.map_by_url(&id)
+                || self
+                    .local
+                    .dir_for(&source.kind, &source.name, Some(&source.namespace))
+                    .is_some();
             let generated = !configured
                 && source.kind == "ExternalArtifact"
                 && self.place_generated(index, &id, &source, local_url.as_deref());
@@ -148,6 +156,51 @@ impl Walk {
         } else {
             self.undecided = still_waiting;
         }
+    }
+
+    /// A tier whose source a rendered GitRepository shows to have a URL
+    /// that `--source` (or `sources: [{url: …}]`) maps: the source's
+    /// artifact is the mapped directory, and the tier's path is inside it.
+    fn map_by_url(&mut self, id: &TierId) -> bool {
+        let Some(tier) = self.tiers.get(id) else {
+            return false;
+        };
+        let source = tier.source_ref.clone();
+        let Some(url) = self.git_urls.get(&source) else {
+            return false;
+        };
+        let Some(mapping) = super::mapped::matching(&self.by_url, &source.kind, url).cloned()
+        else {
+            return false;
+        };
+        self.urls_used.insert(mapping.url.clone());
+        let inside =
+            |path: &str| path == mapping.dir || path.starts_with(&format!("{}/", mapping.dir));
+        if let Some(tier) = self.tiers.get_mut(id)
+            && !inside(&tier.path)
+        {
+            tier.path = crate::repo::normalize(&mapping.dir, &tier.path).0;
+        }
+        if self
+            .local
+            .dir_for(&source.kind, &source.name, Some(&source.namespace))
+            .is_none()
+        {
+            self.local.0.push(super::LocalSource {
+                kind: source.kind.clone(),
+                name: source.name.clone(),
+                namespace: Some(source.namespace.clone()),
+                dir: mapping.dir.clone(),
+            });
+            self.taken.insert(
+                source.clone(),
+                format!(
+                    "source {source} is read from {} (mapped by its URL {})",
+                    mapping.dir, mapping.url
+                ),
+            );
+        }
+        true
     }
 
     /// Substitutes a tier's Kustomization again with its parent's
@@ -191,7 +244,7 @@ impl Walk {
         let flux_objects = !path.is_empty()
             && index.is_dir(path)
             && index
-                .files()
+                .files_with_sources()
                 .filter(|(file, _)| file.starts_with(&below))
                 .filter_map(|(_, f)| f.docs().as_ref().ok())
                 .flatten()
@@ -327,14 +380,16 @@ impl Walk {
         match source.kind.as_str() {
             "GitRepository" => match self.git_urls.get(source) {
                 Some(url) => format!(
-                    "its source {source} is another git repository ({url}); only this repository is checked"
+                    "its source {source} is another git repository ({url}); check it in the same run with `--source {url}=DIR` (DIR: a checkout of it), or `sources: [{{url: {url}, dir: DIR}}]` in conformance.yaml"
                 ),
                 None => format!(
-                    "its source {source} is not defined in this repository's rendered output, so it cannot be shown to be this repository"
+                    "its source {source} is not defined in this repository's rendered output, so it cannot be shown to be this repository; if it is another repository, check it in the same run with `--source {}/{}/{}=DIR`",
+                    source.kind, source.namespace, source.name
                 ),
             },
             "OCIRepository" | "Bucket" => format!(
-                "its source {source} is an artifact outside git; only this repository is checked (if the artifact is built from a directory of this repository, map it under `sources` in conformance.yaml)"
+                "its source {source} is an artifact outside git: if it is built from a directory of this repository, map it under `sources` in conformance.yaml (`path:`); if from another checkout, `--source {}/{}/{}=DIR`",
+                source.kind, source.namespace, source.name
             ),
             "ExternalArtifact" => format!(
                 "its source {source} is an ExternalArtifact and no ArtifactGenerator in this cluster's rendered output produces it (if it is built from a directory of this repository, map it under `sources` in conformance.yaml)"

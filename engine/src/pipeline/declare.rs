@@ -39,6 +39,12 @@ pub struct RunOptions {
     /// a fleet repository syncs, with no Flux Kustomization of its own.
     #[arg(long = "entry", value_name = "DIR")]
     pub entries: Vec<String>,
+    /// Read this checkout as the artifact of a Flux source (repeatable):
+    /// REF is `Kind/namespace/name`, `Kind/name` or the source's URL, DIR
+    /// a checkout of it (a fleet's infrastructure or apps repository), as
+    /// `sources: [{…, dir: DIR}]` in conformance.yaml.
+    #[arg(long = "source", value_name = "REF=DIR")]
+    pub sources: Vec<String>,
     /// Read this conformance.yaml instead of the one at the repository
     /// root (a CI job keeping its settings outside the repository).
     #[arg(long, value_name = "FILE")]
@@ -100,13 +106,15 @@ pub fn declare(options: &RunOptions) -> Result<Declared, SessionError> {
         config.remote = crate::remote::Setting::Fetch;
     }
     config.declare_entries(&options.entries);
+    let command_line = super::sources::from_command_line(&options.sources)?;
     let renderer = options
         .renderer
         .or(config.renderer)
         .unwrap_or_default()
         .backend()?;
     let started = std::time::Instant::now();
-    let index = RepoIndex::load(&options.repo)?;
+    let mut index = RepoIndex::load(&options.repo)?;
+    super::sources::mount_all(&options.repo, &mut index, &mut config, command_line)?;
     stat("index", started);
     declared_paths_exist(&options.repo, &index, &config)?;
     Ok(Declared {
@@ -162,11 +170,11 @@ fn declared_paths_exist(
         });
     }
     let mut problems = Vec::new();
-    for source in &config.sources {
-        if let Err(why) = repository_path(index, &source.path.value, Want::Dir) {
+    for path in config.sources.iter().filter_map(|s| s.path.as_ref()) {
+        if let Err(why) = repository_path(index, &path.value, Want::Dir) {
             problems.push(crate::config::error_at(
-                &source.path,
-                format!("sources: path `{}` {why}", source.path.value),
+                path,
+                format!("sources: path `{}` {why}", path.value),
             ));
         }
     }

@@ -53,6 +53,14 @@ pub enum SessionError {
         /// The repository root as given.
         repo: String,
     },
+    /// `--source REF=DIR` could not be read.
+    #[error("--source {arg}: {why}")]
+    Source {
+        /// The argument (or its directory), as given.
+        arg: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// `conformance.yaml` is invalid.
     #[error("invalid configuration: {0}")]
     Config(ConfigError),

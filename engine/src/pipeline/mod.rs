@@ -32,6 +32,7 @@ mod analyse;
 mod build;
 mod declare;
 mod error;
+mod sources;
 mod substitute;
 
 pub use analyse::{analyse, analysis};

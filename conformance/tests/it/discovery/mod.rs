@@ -26,6 +26,7 @@ mod building;
 mod checkout;
 mod entries;
 mod fixtures;
+mod fleet;
 mod kinds;
 mod operator;
 mod sources;

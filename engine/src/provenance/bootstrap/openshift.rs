@@ -209,6 +209,7 @@ mod tests {
             clusters: Vec::new(),
             notes: Vec::new(),
             unreferenced: Vec::new(),
+            checkouts: Vec::new(),
         };
         let items = read(&index, &model);
         assert!(
