@@ -427,6 +427,11 @@ pub struct Cluster {
     pub tiers: BTreeMap<TierId, Tier>,
     /// Tier names used in more than one namespace (labelled ns/name).
     pub ambiguous_names: std::collections::BTreeSet<String>,
+    /// Why the cluster's sync object is made outside git, when it is (no
+    /// sync Kustomization or FluxInstance in the repository syncs its
+    /// entry): what refers to something nothing here creates may refer to
+    /// what the installer creates.
+    pub sync_outside: Option<String>,
 }
 
 impl Cluster {

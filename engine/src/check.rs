@@ -48,7 +48,54 @@ pub struct Outcome {
     pub fallbacks: Vec<String>,
 }
 
+/// One boundary item of a cluster: something its objects refer to that
+/// nothing the run reads creates, on a cluster whose world the run does not
+/// read whole ([`crate::provenance::boundary`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundaryItem {
+    /// The cluster.
+    pub cluster: String,
+    /// The item, as `external:` declares it (`Namespace/kommander`).
+    pub item: String,
+    /// The Kustomizations whose objects refer to it.
+    pub referred_by: Vec<String>,
+    /// Why the run is not the cluster's whole world.
+    pub evidence: Vec<String>,
+}
+
 impl Outcome {
+    /// The boundary items of the reported clusters (waived findings
+    /// left out), one per cluster and item.
+    pub fn boundary(&self) -> Vec<BoundaryItem> {
+        let mut items: std::collections::BTreeMap<(String, String), Vec<String>> =
+            std::collections::BTreeMap::new();
+        for f in self.findings.iter().filter(|f| f.waived().is_none()) {
+            if let Some(item) = f.boundary_item() {
+                let by = items
+                    .entry((f.cluster().to_string(), item.to_string()))
+                    .or_default();
+                if !by.iter().any(|k| k == f.kustomization()) {
+                    by.push(f.kustomization().to_string());
+                }
+            }
+        }
+        items
+            .into_iter()
+            .map(|((cluster, item), referred_by)| BoundaryItem {
+                evidence: self
+                    .model
+                    .clusters
+                    .iter()
+                    .find(|c| c.name == cluster)
+                    .map(|c| crate::provenance::boundary::World::of(c).open)
+                    .unwrap_or_default(),
+                cluster,
+                item,
+                referred_by,
+            })
+            .collect()
+    }
+
     /// Error findings that count (not waived).
     pub fn errors(&self) -> usize {
         self.findings.iter().filter(|f| f.is_error()).count()

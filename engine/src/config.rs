@@ -97,6 +97,12 @@ pub struct Config {
     /// the warnings that assumed the step might create what a tier needs.
     #[serde(default)]
     pub provides: Vec<ProvidedStep>,
+    /// What exists on the cluster though nothing the run reads creates it:
+    /// objects another repository, the installer or an in-cluster provider
+    /// creates (`Secret/flux-system/cluster-secrets`, `Namespace/kommander`,
+    /// `cert-manager.io/Certificate`). Each is the boundary declared.
+    #[serde(default)]
+    pub external: Vec<Spanned<String>>,
 }
 
 /// A deserialisation error as a problem at its line, without the parser's
@@ -478,80 +484,6 @@ impl Config {
         }
     }
 
-    /// What discovery needs from this file: the configured sources and the
-    /// declared entries.
-    pub fn declared(&self) -> crate::discover::Declared {
-        let dir_of = |s: &SourceMapping| {
-            s.path
-                .as_ref()
-                .map(|p| crate::repo::normalize("", &p.value).0)
-        };
-        let sources = crate::discover::LocalSources(
-            self.sources
-                .iter()
-                .filter(|s| s.url.is_none())
-                .filter_map(|s| {
-                    Some(crate::discover::LocalSource {
-                        kind: s.kind.as_ref()?.value.clone(),
-                        name: s.name.clone()?,
-                        namespace: s.namespace.clone(),
-                        dir: dir_of(s)?,
-                    })
-                })
-                .collect(),
-        );
-        let by_url = self
-            .sources
-            .iter()
-            .filter_map(|s| {
-                Some(crate::discover::UrlSource {
-                    url: s.url.as_ref()?.value.clone(),
-                    kind: s.kind.as_ref().map(|k| k.value.clone()),
-                    dir: dir_of(s)?,
-                })
-            })
-            .collect();
-        let entries = self
-            .clusters
-            .iter()
-            .filter_map(|(name, facts)| {
-                let path = facts.entry.as_ref()?;
-                Some(crate::discover::DeclaredEntry {
-                    name: name.clone(),
-                    path: crate::repo::normalize("", &path.value).0,
-                    source: facts.source.as_ref().map(|s| crate::model::SourceRef {
-                        kind: s.kind.clone(),
-                        namespace: s.namespace.clone(),
-                        name: s.name.clone(),
-                    }),
-                })
-            })
-            .collect();
-        let remote = (self.remote == crate::remote::Setting::Fetch).then(|| {
-            std::sync::Arc::new(crate::remote::Fetcher::new(crate::remote::Cache::new(
-                crate::remote::Cache::default_root(),
-            )))
-        });
-        let vars = self
-            .clusters
-            .iter()
-            .filter(|(_, facts)| !facts.vars.is_empty())
-            .map(|(name, facts)| (name.clone(), facts.vars.clone()))
-            .collect();
-        crate::discover::Declared {
-            sources,
-            by_url,
-            entries,
-            vars,
-            remote,
-            urls: self
-                .repository
-                .iter()
-                .flat_map(|r| r.url.iter().cloned())
-                .collect(),
-        }
-    }
-
     /// The sections the rules read.
     pub(crate) fn rule_settings(&self) -> crate::rules::Settings<'_> {
         crate::rules::Settings {
@@ -588,7 +520,9 @@ impl Config {
         // if the catalog said so.
         // (An entry of no known shape is refused with its line before a
         // run starts: `pipeline::declare`.)
-        for entry in self.provides.iter().flat_map(|p| &p.creates) {
+        // So does what `external:` declares.
+        let declared = self.provides.iter().flat_map(|p| &p.creates);
+        for entry in declared.chain(&self.external) {
             match created(&entry.value) {
                 Ok(Created::Namespace(ns)) => extra.preinstalled_namespaces.push(ns.to_string()),
                 Ok(Created::Kind) => extra.preinstalled.push(entry.value.clone()),

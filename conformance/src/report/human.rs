@@ -16,7 +16,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     // looked at; then every finding, grouped.
     let mut out = overview(outcome, selected);
     let following = super::Following::of(&outcome.findings);
-    let mut snippets = Snippets::new(&outcome.model.repo);
+    let mut snippets = Snippets::new(&outcome.model.repo, &outcome.model.checkouts);
     for item in super::items(&outcome.findings) {
         let roots = match &item {
             super::Item::One(finding) => {
@@ -121,6 +121,18 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
             let _ = writeln!(out, "    {line}");
         }
     }
+    for (cluster, items, evidence) in &o.boundary {
+        let _ = writeln!(
+            out,
+            "  boundary of {cluster}: {} item{} from outside what this run reads (warnings; declare each under `external:` in conformance.yaml, or read its repository with `--source`), because {}:",
+            items.len(),
+            plural(items.len()),
+            evidence.join("; ")
+        );
+        for line in items {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
     if !o.unchecked.is_empty() {
         let _ = writeln!(out, "  not checked:");
         for line in &o.unchecked {
@@ -134,7 +146,7 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
 /// One finding as a block: header, location with snippet, the second
 /// locations (each with its snippet), why, fix, and any detail (a diff).
 pub fn finding_block(f: &Finding, repo: &Path) -> String {
-    finding_block_with(f, &mut Snippets::new(repo))
+    finding_block_with(f, &mut Snippets::new(repo, &[]))
 }
 
 /// [`finding_block`], reading each file's lines once for all the blocks of
@@ -259,14 +271,18 @@ pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String 
 /// The lines of the files findings point at, each file read once.
 struct Snippets<'r> {
     repo: &'r Path,
+    /// Other checkouts read beside it: the name their paths start with,
+    /// and where they are.
+    checkouts: &'r [(String, std::path::PathBuf)],
     /// File → its text and where each line starts (`None`: unreadable).
     files: std::collections::HashMap<String, Option<(String, Vec<usize>)>>,
 }
 
 impl<'r> Snippets<'r> {
-    fn new(repo: &'r Path) -> Snippets<'r> {
+    fn new(repo: &'r Path, checkouts: &'r [(String, std::path::PathBuf)]) -> Snippets<'r> {
         Snippets {
             repo,
+            checkouts,
             files: std::collections::HashMap::new(),
         }
     }
@@ -276,9 +292,16 @@ impl<'r> Snippets<'r> {
         if span.line == 0 {
             return String::new();
         }
-        let repo = self.repo;
+        let path = self
+            .checkouts
+            .iter()
+            .find_map(|(name, dir)| {
+                let rest = span.file.strip_prefix(name.as_str())?.strip_prefix('/')?;
+                Some(dir.join(rest))
+            })
+            .unwrap_or_else(|| self.repo.join(&span.file));
         let file = self.files.entry(span.file.clone()).or_insert_with(|| {
-            let text = std::fs::read_to_string(repo.join(&span.file)).ok()?;
+            let text = std::fs::read_to_string(&path).ok()?;
             let starts = std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();

@@ -70,6 +70,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             json!({
                 "id": f.id(),
                 "caused_by": f.caused_by(),
+                "boundary": f.boundary_item(),
                 "rule": f.rule(),
                 "severity": f.severity(),
                 "cluster": f.cluster(),
@@ -114,18 +115,44 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             "note": n.text,
         })).collect::<Vec<_>>(),
         "notes": outcome.model.notes,
-        "checkouts": outcome.model.checkouts.iter().map(|(name, dir)| json!({
-            "path": name,
-            "dir": dir.display().to_string(),
-        })).collect::<Vec<_>>(),
+        "checkouts": checkouts(outcome),
         "unreferenced": outcome.model.unreferenced.iter().map(|u| json!({
             "file": u.at.file,
             "line": (u.at.line > 0).then_some(u.at.line),
             "kustomization": u.name,
         })).collect::<Vec<_>>(),
+        "boundary": boundary(outcome),
         "findings": findings,
-        "summary": {"errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
+        "summary": {"boundary": outcome.boundary().len(), "errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
+}
+
+/// The checkouts read beside the repository: the name their paths start
+/// with, and where they are.
+fn checkouts(outcome: &Outcome) -> Vec<Value> {
+    outcome
+        .model
+        .checkouts
+        .iter()
+        .map(|(name, dir)| json!({"path": name, "dir": dir.display().to_string()}))
+        .collect()
+}
+
+/// The boundary items: what refers to each, and why the run is not the
+/// cluster's whole world.
+fn boundary(outcome: &Outcome) -> Vec<Value> {
+    outcome
+        .boundary()
+        .iter()
+        .map(|b| {
+            json!({
+                "cluster": b.cluster,
+                "item": b.item,
+                "referred_by": b.referred_by,
+                "evidence": b.evidence,
+            })
+        })
+        .collect()
 }
 
 /// What a root finding blocks: each Kustomization with its place and the

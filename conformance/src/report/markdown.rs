@@ -19,6 +19,19 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
     let o = super::Overview::of(outcome, selected);
     heading(&mut out, outcome, selected, &o);
     sections(&mut out, &lines(outcome));
+    for (cluster, items, evidence) in &o.boundary {
+        let _ = writeln!(
+            out,
+            "\n<details><summary>Boundary of {} ({} from outside what this run reads)</summary>\n\nBecause {}; declare each under `external:` in conformance.yaml.\n",
+            escape(cluster),
+            items.len(),
+            escape(&evidence.join("; "))
+        );
+        for line in items {
+            let _ = writeln!(out, "- {}", escape(line));
+        }
+        out.push_str("\n</details>\n");
+    }
     if !o.unchecked.is_empty() {
         let _ = writeln!(
             out,

@@ -79,6 +79,10 @@ pub struct Overview {
     pub unbuilt: Vec<String>,
     /// Kustomizations not checked, or checked in part, and why.
     pub unchecked: Vec<String>,
+    /// What the clusters refer to that may come from outside what the run
+    /// reads: per cluster, its items (with who refers to each) and the
+    /// evidence that the run is not the cluster's whole world.
+    pub boundary: Vec<(String, Vec<String>, Vec<String>)>,
 }
 
 impl Overview {
@@ -109,6 +113,22 @@ impl Overview {
             }),
             ..Overview::default()
         };
+        for item in outcome.boundary() {
+            let line = match item.referred_by.as_slice() {
+                [one] => format!("{} (referred to by {one})", item.item),
+                many => format!(
+                    "{} (referred to by {} Kustomizations: {})",
+                    item.item,
+                    many.len(),
+                    many.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                        + if many.len() > 3 { ", …" } else { "" }
+                ),
+            };
+            match o.boundary.iter_mut().find(|(c, _, _)| *c == item.cluster) {
+                Some((_, lines, _)) => lines.push(line),
+                None => o.boundary.push((item.cluster, vec![line], item.evidence)),
+            }
+        }
         for cluster in &outcome.model.clusters {
             if !selected.is_empty() && !selected.contains(&cluster.name) {
                 continue;

@@ -633,7 +633,7 @@ fn references_a_release_makes_must_resolve() {
     assert!(
         unresolved[0]
             .message()
-            .contains("preinstalled_objects: [HelmRelease/web/databse]"),
+            .contains("external: [\"HelmRelease/web/databse\"]"),
         "{}",
         unresolved[0].message()
     );

@@ -153,6 +153,8 @@ pub struct ClusterAnalysis<'m> {
     /// The CRDs the cluster's local tiers render, by (group, kind): the
     /// first of each.
     pub crds: BTreeMap<(String, String), &'m Object>,
+    /// Whether the run reads the cluster's whole world, and why not.
+    pub world: crate::provenance::boundary::World,
     /// Tiers that are suspended or applied (through parents) only by a
     /// suspended one, found once.
     suspended: std::collections::HashSet<TierId>,
@@ -215,6 +217,7 @@ impl<'m> ClusterAnalysis<'m> {
             .flat_map(|(c, cycle)| cycle.members.iter().map(move |m| (m.clone(), c)))
             .collect();
         ClusterAnalysis {
+            world: crate::provenance::boundary::World::of(cluster),
             bootstrap,
             installed: crate::provenance::installed::installed(cluster, index, bootstrap),
             cluster,

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::coverage::{RawKustomization, StaticReach};
 use super::operator::{Instance, directory_entry, flux_instance_sync_dirs};
 use super::walk::EntryPoint;
-use super::{LocalSources, is_flux_kustomization, parent_dir, tier_from};
+use super::{LocalSources, is_flux_kustomization, layouts, parent_dir, tier_from};
 use crate::model::{Entry, Span};
 use crate::repo::{self, RepoIndex};
 use crate::yaml::Node;
@@ -70,6 +70,7 @@ pub(super) fn find_entries(
     // Only a fallback: with a sync Kustomization or a FluxInstance in git, an
     // unreferenced directory is not a cluster.
     if search.entries.is_empty() {
+        search.cluster_directories();
         search.orphan_entries();
     } else if from_instances == search.entries.len() {
         return (search.entries, search.notes, search.named);
@@ -391,6 +392,7 @@ impl<'a> Search<'a> {
                 path,
             },
             tier,
+            outside: None,
         });
     }
 
@@ -517,6 +519,9 @@ impl<'a> Search<'a> {
         } else {
             by_hand
         };
+        let (orphan_dirs, layout_notes) =
+            not_catalogs_or_test_data(orphan_dirs, !self.entries.is_empty());
+        self.notes.extend(layout_notes);
         for dir in &orphan_dirs {
             let inside_other = orphan_dirs.iter().any(|other| {
                 other != dir && {
@@ -535,12 +540,84 @@ impl<'a> Search<'a> {
                     "{dir}/ is a cluster's entry: it defines the source its own Kustomizations sync, so it is applied by hand at bootstrap (as `flux bootstrap` applies gotk-sync.yaml), and what it builds exists before Flux starts"
                 ));
             }
-            let entry = directory_entry(dir, self.local, None);
+            let mut entry = directory_entry(dir, self.local, None);
+            if applied_by_hand {
+                // The repository defines the source it syncs.
+                entry.outside = None;
+            }
             self.covered.extend(
                 reach.transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())),
             );
             self.entries.push(entry);
         }
+    }
+}
+
+impl Search<'_> {
+    /// A cluster directory under `clusters/` whose kustomization builds
+    /// Flux Kustomizations kept elsewhere, included by no other build: its
+    /// sync object is made outside git ([`layouts::cluster_directories`]).
+    fn cluster_directories(&mut self) {
+        for (dir, note) in layouts::cluster_directories(self.index, self.raw, &self.reach) {
+            if !self.entry_paths.insert(dir.clone()) {
+                continue;
+            }
+            self.notes.push(note);
+            let entry = directory_entry(&dir, self.local, None);
+            self.covered.extend(
+                self.reach
+                    .transitive(dir.clone(), ("GitRepository".into(), "flux-system".into())),
+            );
+            self.entries.push(entry);
+        }
+    }
+}
+
+/// Directories nothing builds that are not clusters: an application
+/// catalog's versioned app directories, always; test-data trees, when some
+/// other directory remains or the repository has entries elsewhere. With
+/// the notes that say so.
+fn not_catalogs_or_test_data(
+    dirs: BTreeSet<String>,
+    entries_elsewhere: bool,
+) -> (BTreeSet<String>, Vec<String>) {
+    let mut notes = Vec::new();
+    // Beside cluster directories (sync made outside git), only a directory
+    // under `clusters/` is another cluster; anything else is files nothing
+    // applies.
+    let dirs: BTreeSet<String> = if entries_elsewhere {
+        dirs.into_iter()
+            .filter(|d| d.split('/').any(|s| s == "clusters"))
+            .collect()
+    } else {
+        dirs
+    };
+    {
+        // (Their Kustomizations are then files nothing applies, and the
+        // note on those says the catalog.)
+        let catalogs = layouts::catalogs(dirs.iter().map(String::as_str));
+        let outside: BTreeSet<String> = dirs
+            .iter()
+            .filter(|d| !layouts::in_catalog(&catalogs, d))
+            .cloned()
+            .collect();
+        let real: BTreeSet<String> = outside
+            .iter()
+            .filter(|d| !layouts::is_test_data(d))
+            .cloned()
+            .collect();
+        if (real.is_empty() && !entries_elsewhere) || real.len() == outside.len() {
+            return (outside, notes);
+        }
+        let skipped: Vec<&String> = outside.difference(&real).collect();
+        notes.push(format!(
+            "{} director{} of Flux Kustomizations in test-data trees ({}) {} not checked as clusters: they hold a program's test inputs, and the repository has clusters elsewhere",
+            skipped.len(),
+            if skipped.len() == 1 { "y" } else { "ies" },
+            skipped.iter().take(5).map(|d| format!("{d}/")).collect::<Vec<_>>().join(", "),
+            if skipped.len() == 1 { "is" } else { "are" },
+        ));
+        (real, notes)
     }
 }
 

@@ -27,9 +27,11 @@
 pub mod artifacts;
 mod coverage;
 mod entries;
+mod layouts;
 mod mapped;
 mod operator;
 pub mod subtree;
+mod terraform;
 mod tier;
 mod unbuilt;
 mod walk;
@@ -46,7 +48,7 @@ use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
 use entries::{cluster_names, find_entries};
 use operator::{flux_instances, self_syncing_artifacts};
-use unbuilt::{adopt_unbuilt_children, adopt_under_unbuilt, unreferenced, unreferenced_note};
+use unbuilt::{adopt_unbuilt_children, adopt_under_unbuilt, unreferenced, unreferenced_notes};
 use walk::Walk;
 
 /// `sources[]` in conformance.yaml (and `--source REF=DIR`): a Flux source
@@ -142,6 +144,13 @@ fn opaque_note(clusters: &[Cluster]) -> Option<String> {
 pub(crate) fn parent_dir(file: &str) -> String {
     file.rsplit_once('/')
         .map(|(dir, _)| dir.to_string())
+        .unwrap_or_default()
+}
+
+/// The directory of a repository file, borrowed (`""` at the root).
+pub(crate) fn parent_dir_str(file: &str) -> &str {
+    file.rsplit_once('/')
+        .map(|(dir, _)| dir)
         .unwrap_or_default()
 }
 
@@ -261,9 +270,7 @@ pub fn discover_with(index: &RepoIndex, kustomize: &dyn Kustomize, declared: &De
     let mut clusters = adopt_under_unbuilt(clusters, &mut notes);
     adopt_unbuilt_children(index, &mut clusters, &local);
     let unreferenced = unreferenced(index, &clusters, &read_files);
-    if let Some(note) = unreferenced_note(&unreferenced) {
-        notes.push(note);
-    }
+    notes.extend(unreferenced_notes(&unreferenced));
     notes.extend(index.notes().iter().cloned());
     notes.extend(other_branches(index, &clusters));
     notes.extend(opaque_note(&clusters));
@@ -366,6 +373,24 @@ fn walks(
             .zip(names)
             .map(|(entry, name)| Walk::new(name, entry, local.clone(), known.clone())),
     );
+    // Clusters whose Flux objects Terraform creates (the AKS extension's
+    // flux configurations, `kubernetes_manifest`).
+    let (installed, terraform_notes) = terraform::clusters(index);
+    notes.extend(terraform_notes);
+    for cluster in installed {
+        let mut name = cluster.name.clone();
+        while walks.iter().any(|w| w.name == name) {
+            name = format!("{name}-terraform");
+        }
+        notes.push(format!(
+            "cluster {name} is made by Terraform ({}): {} Flux object{} its resources create, each checked as its sync would apply it",
+            cluster.at,
+            cluster.objects.len(),
+            if cluster.objects.len() == 1 { "" } else { "s" }
+        ));
+        let entry = operator::installed_entry(&name, cluster.at, cluster.objects, local);
+        walks.push(Walk::new(name, entry, local.clone(), known.clone()));
+    }
     let names = entries::checkout_names(index);
     for walk in &mut walks {
         walk.checkout_names = names.clone();

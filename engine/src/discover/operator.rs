@@ -341,12 +341,36 @@ impl Default for SyncNames {
 
 /// The sync Kustomization of a cluster declared in conformance.yaml
 /// (`clusters.<name>.entry`), from its declared source.
+/// The entry of a cluster whose Flux objects an installer (Terraform)
+/// creates: a tier standing for the installer, already rendered with those
+/// objects, from which the walk takes each Kustomization.
+pub(super) fn installed_entry(
+    name: &str,
+    at: Span,
+    objects: Vec<crate::model::Object>,
+    local: &LocalSources,
+) -> EntryPoint {
+    let dir = super::parent_dir(&at.file);
+    let mut entry = directory_entry(&dir, local, None);
+    entry.tier.id = crate::model::TierId::new("terraform", name);
+    entry.tier.path = String::new();
+    entry.tier.defined_at = at.clone();
+    entry.tier.state = TierState::Rendered(objects);
+    entry.outside = Some(format!(
+        "its Flux objects are created by Terraform ({at}), with whatever else the installer makes"
+    ));
+    entry
+}
+
 pub(super) fn declared_entry(
     dir: &str,
     source: Option<&crate::model::SourceRef>,
     local: &LocalSources,
 ) -> EntryPoint {
     let mut entry = directory_entry(dir, local, None);
+    entry.outside = Some(format!(
+        "its entry {dir}/ is declared in conformance.yaml or with --entry: what syncs it is outside this repository"
+    ));
     if let Some(source) = source {
         entry.tier.source_ref = source.clone();
         entry.tier.id = crate::model::TierId::new(source.namespace.clone(), source.name.clone());
@@ -417,5 +441,10 @@ pub(super) fn directory_entry(
             path: dir.to_string(),
         },
         tier,
+        outside: instance.is_none().then(|| {
+            format!(
+                "no sync Kustomization or FluxInstance in the repository syncs its entry {dir}/: the cluster's sync object (and what comes with it) is made outside git"
+            )
+        }),
     }
 }

@@ -169,7 +169,23 @@ fn unbuilt_reach(index: &RepoIndex, clusters: &[Cluster]) -> BTreeSet<String> {
 }
 
 /// The one line that lists what nothing applies.
-pub(super) fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
+pub(super) fn unreferenced_notes(list: &[crate::model::Unreferenced]) -> Vec<String> {
+    // An application catalog among them is said as one.
+    let catalogs = super::layouts::catalogs(list.iter().map(|u| super::parent_dir_str(&u.at.file)));
+    let mut notes: Vec<String> = catalogs
+        .iter()
+        .map(|(root, versions)| super::layouts::catalog_note(root, versions))
+        .collect();
+    let rest: Vec<crate::model::Unreferenced> = list
+        .iter()
+        .filter(|u| !super::layouts::in_catalog(&catalogs, super::parent_dir_str(&u.at.file)))
+        .cloned()
+        .collect();
+    notes.extend(unreferenced_note(&rest));
+    notes
+}
+
+fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
     const SHOWN: usize = 8;
     if list.is_empty() {
         return None;

@@ -16,6 +16,10 @@ use crate::yaml::Node;
 pub(super) struct EntryPoint {
     pub(super) entry: Entry,
     pub(super) tier: Tier,
+    /// Why the cluster's sync object is made outside git, when it is (no
+    /// sync Kustomization or FluxInstance in the repository syncs the
+    /// entry): the boundary's evidence.
+    pub(super) outside: Option<String>,
 }
 
 /// One cluster being walked.
@@ -58,6 +62,8 @@ pub(super) struct Walk {
     pub(super) by_url: Vec<super::UrlSource>,
     /// The mapped URLs some source of this cluster matched.
     pub(super) urls_used: BTreeSet<String>,
+    /// Why the cluster's sync object is made outside git, when it is.
+    pub(super) outside: Option<String>,
 }
 
 impl Walk {
@@ -68,15 +74,21 @@ impl Walk {
         self_urls: Option<BTreeSet<String>>,
     ) -> Walk {
         let local_source = entry.tier.source_ref.clone();
+        let outside = entry.outside;
         let id = entry.tier.id.clone();
-        // An entry that already failed (a FluxInstance patch) is not built.
+        // An entry that already failed (a FluxInstance patch) is not built,
+        // nor one already rendered (an installer's objects).
+        let prebuilt = match &entry.tier.state {
+            TierState::Rendered(objects) => Some(TierState::Rendered(objects.clone())),
+            _ => None,
+        };
         let ready = match entry.tier.state {
-            TierState::RenderFailed(_) => Vec::new(),
+            TierState::RenderFailed(_) | TierState::Rendered(_) => Vec::new(),
             _ => vec![id.clone()],
         };
         let mut tiers = BTreeMap::new();
-        tiers.insert(id, entry.tier);
-        Walk {
+        tiers.insert(id.clone(), entry.tier);
+        let mut walk = Walk {
             name,
             entry: entry.entry,
             tiers,
@@ -93,7 +105,12 @@ impl Walk {
             checkout_names: BTreeSet::new(),
             by_url: Vec::new(),
             urls_used: BTreeSet::new(),
+            outside,
+        };
+        if let Some(state) = prebuilt {
+            walk.record(&id, state);
         }
+        walk
     }
 
     /// Decides which waiting tiers are built from this repository. A
@@ -156,6 +173,28 @@ impl Walk {
         } else {
             self.undecided = still_waiting;
         }
+    }
+
+    /// A cluster entered by a directory (its sync object is made outside
+    /// git) whose Kustomizations name a GitRepository nothing in the
+    /// repository defines (`kommander-flux/management`, served in the
+    /// cluster): that source is the one the installer syncs, and a path of
+    /// it that is a directory here is this repository's. Said in a note.
+    fn take_undefined(&mut self, index: &RepoIndex, id: &TierId, source: &SourceRef) -> bool {
+        if !matches!(self.entry, Entry::Directory { .. }) {
+            return false;
+        }
+        let path = self.tiers[id].path.trim_matches('/').to_string();
+        if path.is_empty() || !index.is_dir(&path) {
+            return false;
+        }
+        self.taken.insert(
+            source.clone(),
+            format!(
+                "source {source} is defined nowhere in the repository (the cluster's sync is made outside git); its Kustomizations' paths are directories here ({path}/), so it is read as this repository; map it under `sources` in conformance.yaml if it is another"
+            ),
+        );
+        true
     }
 
     /// A tier whose source a rendered GitRepository shows to have a URL
@@ -236,7 +275,7 @@ impl Walk {
             return false;
         }
         let Some(url) = self.git_urls.get(source).cloned() else {
-            return false;
+            return self.take_undefined(index, id, source);
         };
         let tier = &self.tiers[id];
         let path = tier.path.trim_matches('/');
@@ -497,6 +536,7 @@ impl Walk {
             entry: self.entry,
             tiers: self.tiers,
             ambiguous_names,
+            sync_outside: self.outside,
         }
     }
 }

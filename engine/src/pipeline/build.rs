@@ -31,10 +31,21 @@ pub fn build(declared: &Declared) -> Result<Built, SessionError> {
     let mut model = discover::discover_with(
         &declared.index,
         declared.renderer(),
-        &declared.config.declared(),
+        &super::discovery::discovery_input(&declared.config),
     );
     stat("discover+render", started);
     if model.clusters.is_empty() {
+        // A repository that is only an application catalog says so.
+        if let Some(note) = model
+            .notes
+            .iter()
+            .find(|n| n.contains("is an application catalog"))
+        {
+            return Err(SessionError::Catalog {
+                repo: declared.repo.display().to_string(),
+                note: note.clone(),
+            });
+        }
         return Err(no_clusters(&declared.repo, &declared.index));
     }
     let started = std::time::Instant::now();

@@ -203,6 +203,14 @@ fn declared_paths_exist(
             }
         }
     }
+    for entry in &config.external {
+        if let Err(why) = crate::provenance::bootstrap::unread::created(&entry.value) {
+            problems.push(crate::config::error_at(
+                entry,
+                format!("external: `{}` {why}", entry.value),
+            ));
+        }
+    }
     problems.sort_by_key(|p| p.line);
     let mut problems = problems.into_iter();
     match problems.next() {

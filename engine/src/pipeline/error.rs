@@ -53,6 +53,14 @@ pub enum SessionError {
         /// The repository root as given.
         repo: String,
     },
+    /// The repository is an application catalog and nothing else.
+    #[error("{repo}: no Flux cluster found: {note}")]
+    Catalog {
+        /// The repository root as given.
+        repo: String,
+        /// What the catalog is and how to check one app.
+        note: String,
+    },
     /// `--source REF=DIR` could not be read.
     #[error("--source {arg}: {why}")]
     Source {

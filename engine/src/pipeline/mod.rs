@@ -31,6 +31,7 @@
 mod analyse;
 mod build;
 mod declare;
+mod discovery;
 mod error;
 mod sources;
 mod substitute;

@@ -20,10 +20,12 @@
 //! provider's kinds exist. The catalogs are data (`catalog.yaml`),
 //! extendable from `conformance.yaml`. Beside the sources: [`installed`]
 //! (which Flux a cluster runs) over [`releases`] (Flux's release table,
-//! which the bootstrap readers read too), and [`distribution`] (which
-//! Kubernetes).
+//! which the bootstrap readers read too), [`distribution`] (which
+//! Kubernetes), and [`boundary`] (whether the run reads the cluster's
+//! whole world).
 
 pub mod bootstrap;
+pub mod boundary;
 pub mod builtin;
 pub mod catalog;
 pub mod chart;

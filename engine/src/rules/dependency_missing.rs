@@ -14,6 +14,11 @@ impl Rule for DependencyMissing {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning when the target holds a variable nothing here defines (`${releaseNamespace}/cloudnative-pg`), or when the cluster renders ResourceSets whose Kustomizations are not expanded",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a dependsOn entry names a Kustomization that does not exist in the cluster (a typo, or a missing namespace)"
     }
@@ -45,6 +50,20 @@ impl Rule for DependencyMissing {
                 }
                 for dep in &tier.depends_on {
                     if cluster.tiers.contains_key(&dep.target) {
+                        continue;
+                    }
+                    // A target still holding `${VAR}` after its parent's
+                    // substitution names whatever the variable's value
+                    // (unknown here) makes it: any tier the pattern fits
+                    // may be it, and none fitting is only an assumption.
+                    let templated =
+                        dep.target.name.contains("${") || dep.target.namespace.contains("${");
+                    if templated
+                        && cluster.tiers.keys().any(|id| {
+                            fits(&dep.target.namespace, &id.namespace)
+                                && fits(&dep.target.name, &id.name)
+                        })
+                    {
                         continue;
                     }
                     let label = cluster.tier_label(&tier.id);
@@ -103,6 +122,11 @@ impl Rule for DependencyMissing {
                     )])
                     .why(why)
                     .fix(fix);
+                    if templated {
+                        f = f.severity(Severity::Warning).detail(
+                            "the target holds a variable no substitution of this cluster defines (a platform fills it in when it instantiates the tier): what it names is unknown here".to_string(),
+                        );
+                    }
                     if !generators.is_empty() {
                         f = f.severity(Severity::Warning);
                         f = f.detail(format!(
@@ -117,6 +141,25 @@ impl Rule for DependencyMissing {
         }
         out
     }
+}
+
+/// Whether `value` fits `pattern`, each `${…}` in it standing for any text.
+fn fits(pattern: &str, value: &str) -> bool {
+    let mut parts = Vec::new();
+    let mut rest = pattern;
+    while let Some(start) = rest.find("${") {
+        parts.push(regex::escape(&rest[..start]));
+        match rest[start..].find('}') {
+            Some(end) => rest = &rest[start + end + 1..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+        parts.push(".*".to_string());
+    }
+    parts.push(regex::escape(rest));
+    regex::Regex::new(&format!("^{}$", parts.concat())).is_ok_and(|re| re.is_match(value))
 }
 
 /// The candidate nearest to `name` by edit distance, if it is close enough to

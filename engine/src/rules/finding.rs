@@ -77,6 +77,10 @@ pub struct Finding {
     /// on a cold start because of it, with the objects its consequences
     /// name in each.
     blocks: Vec<Blocked>,
+    /// The boundary item it is (`Secret/flux-system/cluster-secrets`):
+    /// what it refers to may come from outside what the run reads
+    /// ([`crate::provenance::boundary`]).
+    boundary: Option<String>,
 }
 
 /// A Kustomization a root finding blocks.
@@ -149,6 +153,7 @@ impl Finding {
             consequence_of: None,
             caused_by: None,
             blocks: Vec::new(),
+            boundary: None,
         })
     }
 
@@ -241,6 +246,18 @@ impl Finding {
             .collect()
     }
 
+    /// Whether it is a boundary item: it refers to something nothing the
+    /// run reads creates, on a cluster whose world the run does not read
+    /// whole.
+    pub fn is_boundary(&self) -> bool {
+        self.boundary.is_some()
+    }
+
+    /// The boundary item, as `external:` declares it.
+    pub fn boundary_item(&self) -> Option<&str> {
+        self.boundary.as_deref()
+    }
+
     /// The id of the finding this one follows from (fixing that one fixes
     /// this), when it is reported.
     pub fn caused_by(&self) -> Option<&str> {
@@ -300,6 +317,13 @@ impl FindingBuilder {
     /// The finding, built.
     pub fn build(self) -> Finding {
         self.0
+    }
+
+    /// A boundary item ([`Finding::is_boundary`]): a warning.
+    pub fn boundary(mut self, item: String) -> FindingBuilder {
+        self.0.boundary = Some(item);
+        self.0.severity = Severity::Warning;
+        self
     }
 
     /// A severity other than the rule's default (a finding the rule itself

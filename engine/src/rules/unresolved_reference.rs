@@ -56,7 +56,7 @@ fn uncreated(cx: &Cx, u: &ReferenceUse) -> Said {
         String::new()
     } else {
         format!(
-            " (unless something outside the repository creates it: Terraform, the platform, an operator this tool does not model; then declare it in conformance.yaml: `catalog: {{preinstalled_objects: [{target}]}}`)"
+            " (unless something outside the repository creates it: Terraform, the platform, an operator this tool does not model; then declare it in conformance.yaml: `external: [\"{target}\"]`)"
         )
     };
     Said::from((
@@ -66,7 +66,7 @@ fn uncreated(cx: &Cx, u: &ReferenceUse) -> Said {
         ),
         missing_why(&u.reference, label),
         format!(
-            "create {target} in a tier {label} depends on{}, or, if it is created outside the repository (Terraform, the platform), declare it under catalog.preinstalled_objects in conformance.yaml",
+            "create {target} in a tier {label} depends on{}, or, if it is created outside the repository (Terraform, the platform), declare it under `external:` in conformance.yaml",
             if u.reference.via == "spec.valuesFrom" || u.reference.via == "postBuild.substituteFrom"
             {
                 ", mark the entry `optional: true`"
@@ -84,7 +84,7 @@ fn uncreated(cx: &Cx, u: &ReferenceUse) -> Said {
                     .unwrap_or(u.reference.via)
             ),
             fix: format!(
-                "create {target} before them, or declare it under catalog.preinstalled_objects"
+                "create {target} before them, or, if it comes from outside, declare it under `external:` in conformance.yaml"
             ),
         }),
     ))

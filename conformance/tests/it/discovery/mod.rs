@@ -29,4 +29,5 @@ mod fixtures;
 mod fleet;
 mod kinds;
 mod operator;
+mod platform;
 mod sources;

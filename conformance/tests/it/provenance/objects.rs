@@ -103,7 +103,7 @@ fn a_substitute_from_object_nothing_creates_fails_the_tier() {
         errors[0].message()
     );
     assert!(
-        errors[0].fix().contains("catalog.preinstalled_objects"),
+        errors[0].fix().contains("`external:`"),
         "{}",
         errors[0].fix()
     );

@@ -29,28 +29,30 @@ pub(super) fn unread_step<'a>(
     if !absent || follows_a_root {
         return None;
     }
-    let (creates, could): (String, Box<Could<'_>>) = match need {
-        Need::Kind(u) => (
-            format!("{}/{}", u.object.id.group, u.object.id.kind),
-            Box::new(Unread::could_create_crd),
-        ),
-        Need::Namespace(u) => (
-            format!("Namespace/{}", u.namespace),
-            Box::new(|s: &Unread| s.could_create_object("Namespace", "")),
-        ),
+    let creates = declared_as(need);
+    let could: Box<Could<'_>> = match need {
+        Need::Kind(_) => Box::new(Unread::could_create_crd),
+        Need::Namespace(_) => Box::new(|s: &Unread| s.could_create_object("Namespace", "")),
         Need::Reference(u) => {
             let r = &u.reference;
             let ns = r.namespace.clone().unwrap_or_default();
-            (
-                r.target(),
-                Box::new(move |s: &Unread| s.could_create_object(r.kind, &ns)),
-            )
+            Box::new(move |s: &Unread| s.could_create_object(r.kind, &ns))
         }
     };
     a.bootstrap
         .unread_of(&a.cluster.name)
         .find(|s| could(s))
         .map(|s| (s, creates))
+}
+
+/// What a need lacks, as conformance.yaml's `provides` and `external`
+/// name it (`group/Kind`, `Namespace/NAME`, `Kind/namespace/name`).
+pub(super) fn declared_as(need: Need) -> String {
+    match need {
+        Need::Kind(u) => format!("{}/{}", u.object.id.group, u.object.id.kind),
+        Need::Namespace(u) => format!("Namespace/{}", u.namespace),
+        Need::Reference(u) => u.reference.target(),
+    }
 }
 
 /// The words a finding gains: why it is only an assumption, and how to

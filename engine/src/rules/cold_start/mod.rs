@@ -312,6 +312,23 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         why = format!("{why}; {premise}");
         fix = format!("{settle}; if it does not, {fix}");
     }
+    // Nothing the run reads supplies it: a boundary item where the run is
+    // not the cluster's whole world, else certain, with the evidence.
+    let mut boundary = None;
+    if matches!(need.verdict(), Verdict::Unknown)
+        && assumed.is_none()
+        && follows.is_none()
+        && !named_elsewhere(a, need)
+        && !flux_kind(need)
+    {
+        let item = assumed::declared_as(need);
+        let (words, settle) = a.world.words(&item);
+        why = format!("{why}; {words}");
+        if let Some(settle) = settle {
+            fix = settle;
+            boundary = Some(item);
+        }
+    }
     let mut f = Finding::new(rule, cluster.name.clone(), label, message)
         .object_opt(need.object().map(|o| o.id.to_string()))
         .at(at)
@@ -343,7 +360,44 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
     if !sure(need) || assumed.is_some() {
         f = f.severity(super::Severity::Warning);
     }
+    if let Some(item) = boundary {
+        f = f.boundary(item);
+    }
     f.build()
+}
+
+/// Whether a need is a kind of Flux's own groups: Flux serves those, so one
+/// it does not serve comes from nowhere else.
+fn flux_kind(need: Need) -> bool {
+    matches!(need, Need::Kind(u) if u.object.id.group.ends_with("toolkit.fluxcd.io"))
+}
+
+/// Whether a reference names something the cluster has under the same kind
+/// and name in another namespace (its own sync source, or an object a tier
+/// applies): a namespace mistake in the repository, not something from
+/// outside.
+fn named_elsewhere(a: &ClusterAnalysis, need: Need) -> bool {
+    let Need::Reference(u) = need else {
+        return false;
+    };
+    let r = &u.reference;
+    let Some(namespace) = r.namespace.as_deref() else {
+        return false;
+    };
+    let other = |kind: &str, name: &str, ns: Option<&str>| {
+        kind == r.kind && name == r.name && ns.is_some_and(|n| n != namespace)
+    };
+    a.cluster.tiers.values().any(|t| {
+        (t.parent.is_none()
+            && other(
+                &t.source_ref.kind,
+                &t.source_ref.name,
+                Some(&t.source_ref.namespace),
+            ))
+            || t.objects()
+                .iter()
+                .any(|o| other(&o.id.kind, &o.id.name, o.id.namespace.as_deref()))
+    })
 }
 
 /// The places a need's finding points to besides its tier: the trigger

@@ -27,12 +27,12 @@ pub(super) fn race(cx: &Cx, supplier: &TierId, possible: &bool) -> Said {
     Said::from(if *possible {
         let otherwise = match need {
             Need::Reference(u) => format!(
-                "otherwise create {} in a tier {label} depends on, or declare it under catalog.preinstalled_objects in conformance.yaml",
+                "otherwise create {} in a tier {label} depends on, or declare it under `external:` in conformance.yaml",
                 u.reference.target()
             ),
             Need::Namespace(u) => format!(
-                "otherwise give it a source (a Namespace {} in git, or catalog.preinstalled_namespaces in conformance.yaml)",
-                u.namespace
+                "otherwise give it a source (a Namespace {ns} in git, or `external: [\"Namespace/{ns}\"]` in conformance.yaml)",
+                ns = u.namespace
             ),
             Need::Kind(_) => "otherwise give it a source (a CRD in git, catalog.charts or catalog.preinstalled in conformance.yaml)".to_string(),
         };
