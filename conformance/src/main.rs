@@ -58,6 +58,11 @@ enum Command {
     },
     /// Describe a rule: what it catches, the Flux behaviour behind it, the fix.
     Explain(cmd::explain::Args),
+    /// Write a starter conformance.yaml from what a check could not know
+    /// (sources to map, objects from outside, unread bootstrap steps), each
+    /// entry commented out with its evidence; an existing file is never
+    /// overwritten (`--output -` prints it).
+    Init(cmd::init::Args),
 }
 
 /// A check allocates millions of small nodes from two threads: mimalloc
@@ -107,5 +112,6 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::L1Plan(args) => cmd::l1_plan::run(args),
         Command::Config { action } => cmd::config::run(action),
         Command::Explain(args) => cmd::explain::run(args),
+        Command::Init(args) => cmd::init::run(args),
     }
 }

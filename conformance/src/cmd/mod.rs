@@ -10,6 +10,7 @@ pub mod crds;
 pub mod diff;
 pub mod explain;
 pub mod graph;
+pub mod init;
 pub mod l1_plan;
 pub mod substitutions;
 

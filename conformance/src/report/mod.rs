@@ -12,6 +12,7 @@ pub mod json;
 pub mod manifests;
 pub mod markdown;
 pub mod output;
+pub mod starter;
 pub mod substitutions;
 
 use std::collections::BTreeMap;

@@ -444,6 +444,43 @@ fn source_kind(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// What the Azure App Configuration provider and the Vault Secrets
+/// Operator write from a CR ([`produced`]).
+fn configuration_providers(o: &Object) -> Vec<(String, String, Option<String>, String)> {
+    let ns = o.id.namespace.clone();
+    let secret = |name: String| (String::new(), "Secret".to_string(), ns.clone(), name);
+    match (o.id.group.as_str(), o.id.kind.as_str()) {
+        // The Azure App Configuration provider: the ConfigMap of
+        // `spec.target.configMapName`, and the Secret of Key Vault
+        // references (`spec.secret.target.secretName`).
+        ("azconfig.io", "AzureAppConfigurationProvider") => {
+            let mut out: Vec<_> = o
+                .body
+                .str_at(&["spec", "target", "configMapName"])
+                .map(|name| (String::new(), "ConfigMap".to_string(), ns.clone(), name))
+                .into_iter()
+                .collect();
+            out.extend(
+                o.body
+                    .str_at(&["spec", "secret", "target", "secretName"])
+                    .map(secret),
+            );
+            out
+        }
+        // The Vault Secrets Operator: the Secret of `spec.destination.name`.
+        (
+            "secrets.hashicorp.com",
+            "VaultStaticSecret" | "VaultDynamicSecret" | "VaultPKISecret" | "HCPVaultSecretsApp",
+        ) => o
+            .body
+            .str_at(&["spec", "destination", "name"])
+            .map(secret)
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The objects a controller creates from `o` once it reconciles it, as
 /// (group, kind, namespace, name): the Secret an ExternalSecret writes
 /// (`spec.target.name`, default its own name), the Secret cert-manager
@@ -452,8 +489,10 @@ fn source_kind(kind: &str) -> Option<&'static str> {
 /// ClusterExternalSecret writes into every namespace it selects (namespace
 /// `*`: any), the credentials database operators write (CloudNativePG,
 /// Crunchy PGO, ext-postgres-operator), the ConfigMap and Secret of an
-/// ObjectBucketClaim, a 1Password item's Secret, and a
-/// `spec.writeConnectionSecretToRef` Secret (Crossplane).
+/// ObjectBucketClaim, a 1Password item's Secret, the ConfigMap and Secret
+/// the Azure App Configuration provider writes, a Vault Secrets Operator
+/// destination Secret, and a `spec.writeConnectionSecretToRef` Secret
+/// (Crossplane).
 pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
     let ns = o.id.namespace.clone();
     let secret = |name: String| (String::new(), "Secret".to_string(), ns.clone(), name);
@@ -537,6 +576,7 @@ pub fn produced(o: &Object) -> Vec<(String, String, Option<String>, String)> {
         ],
         // 1Password Connect: a Secret named as the item.
         ("onepassword.com", "OnePasswordItem") => vec![secret(o.id.name.clone())],
+        ("azconfig.io", _) | ("secrets.hashicorp.com", _) => configuration_providers(o),
         // Crossplane managed resources and claims, and anything else that
         // writes a connection Secret where writeConnectionSecretToRef says.
         _ => o

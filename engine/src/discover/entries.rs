@@ -222,12 +222,19 @@ fn raw_kustomizations<'a>(
                         && urls
                             .get(&(name.clone(), ns))
                             .is_some_and(|url| !self_urls.contains(&super::normalize_url(url)));
+                    // No sourceRef as written: a patch of the build that
+                    // includes it completes it (an entry directory's
+                    // `patches` setting sourceRef, interval, namespace), so
+                    // its source is the one that build gives, this
+                    // repository's until the build shows otherwise.
+                    let completed_by_build = doc.path(&["spec", "sourceRef"]).is_none();
                     RawKustomization {
                         file,
                         doc,
                         base: configured.unwrap_or_default(),
                         local: (kind == "GitRepository" && !other_repository)
-                            || configured.is_some(),
+                            || configured.is_some()
+                            || completed_by_build,
                         from_patch: false,
                     }
                 })

@@ -378,6 +378,18 @@ fn walks(
     let (installed, terraform_notes) = terraform::clusters(index);
     notes.extend(terraform_notes);
     for cluster in installed {
+        // A sync git already holds (the provider committed gotk-sync.yaml)
+        // is that cluster, already walked.
+        let synced = cluster.objects.iter().all(|o| {
+            o.id.kind == "Kustomization"
+                && o.body.str_at(&["spec", "path"]).is_some_and(|p| {
+                    let path = crate::repo::normalize("", &p).0;
+                    walks.iter().any(|w| w.entry.path() == path)
+                })
+        });
+        if synced {
+            continue;
+        }
         let mut name = cluster.name.clone();
         while walks.iter().any(|w| w.name == name) {
             name = format!("{name}-terraform");

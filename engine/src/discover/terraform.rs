@@ -1,8 +1,10 @@
 //! Clusters whose Flux objects Terraform creates: the AKS Flux extension's
 //! `azurerm_kubernetes_flux_configuration` (and the same resource through
 //! `azapi_resource` of type `Microsoft.KubernetesConfiguration/
-//! fluxConfigurations`), and `kubernetes_manifest` resources whose manifest
-//! is a Flux Kustomization or source.
+//! fluxConfigurations`), the fluxcd/flux provider's `flux_bootstrap_git`
+//! (the `flux-system` sync of its `path`, when git does not hold it yet),
+//! and `kubernetes_manifest` resources whose manifest is a Flux
+//! Kustomization or source.
 //!
 //! A flux configuration makes, in its `namespace`, a GitRepository (or
 //! OCIRepository, Bucket) named after the configuration, and one Flux
@@ -83,6 +85,10 @@ pub(super) fn clusters(index: &RepoIndex) -> (Vec<Installed>, Vec<String>) {
                         cluster_of(block.body().attributes().find(|a| a.key() == "parent_id"));
                     (cluster, azapi_configuration(block.body(), &at))
                 }
+                "flux_bootstrap_git" => (
+                    format!("terraform-{name}"),
+                    bootstrap_git(block.body(), &at),
+                ),
                 "kubernetes_manifest" => (
                     format!("terraform-{}", file.rsplit('/').nth(1).unwrap_or("root")),
                     manifest(block.body(), &at),
@@ -178,12 +184,15 @@ fn literal(expr: &hcl::Expression) -> Option<Value> {
     })
 }
 
-/// An attribute of a body, as a literal string.
+/// An attribute of a body, as a literal string; a template Terraform
+/// fills in (`"clusters/${var.environment}"`) as written, its `${…}` an
+/// unknown value the walk does not guess.
 fn string(body: &hcl::Body, key: &str) -> Option<String> {
-    body.attributes()
-        .find(|a| a.key() == key)
-        .and_then(|a| literal(a.expr()))
-        .and_then(|v| v.as_str().map(str::to_string))
+    let expr = body.attributes().find(|a| a.key() == key)?.expr();
+    match expr {
+        hcl::Expression::TemplateExpr(template) => Some(template.to_string()),
+        other => literal(other).and_then(|v| v.as_str().map(str::to_string)),
+    }
 }
 
 /// The Flux objects an `azurerm_kubernetes_flux_configuration` makes.
@@ -290,7 +299,7 @@ fn objects(
     let mut out = Vec::new();
     // A URL Terraform computes is unknown: the source is left undefined,
     // and the walk says how to map it.
-    if let Some(url) = url {
+    if let Some(url) = url.filter(|u| !u.contains("${")) {
         out.extend(object(
             json!({
                 "apiVersion": "source.toolkit.fluxcd.io/v1",
@@ -323,6 +332,36 @@ fn objects(
         ));
     }
     out
+}
+
+/// The sync `flux_bootstrap_git` (the fluxcd/flux provider) makes: the
+/// `flux-system` Kustomization of `path` (default `""`: the repository
+/// root) over the GitRepository `flux-system` of the provider's repository,
+/// which is this one (the provider commits its manifests here).
+fn bootstrap_git(body: &hcl::Body, at: &Span) -> Vec<Object> {
+    let namespace = string(body, "namespace").unwrap_or_else(|| "flux-system".into());
+    let path = string(body, "path").unwrap_or_default();
+    let path = if path.is_empty() {
+        "./".to_string()
+    } else {
+        path
+    };
+    object(
+        json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": "flux-system", "namespace": namespace},
+            "spec": {
+                "interval": "10m",
+                "path": path,
+                "prune": true,
+                "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+            },
+        }),
+        at,
+    )
+    .into_iter()
+    .collect()
 }
 
 /// The Flux object a `kubernetes_manifest` applies, when its manifest is

@@ -11,6 +11,20 @@ use crate::render::flux;
 use crate::repo::RepoIndex;
 use crate::yaml::Node;
 
+/// Why a path an installer fills in is not built: it holds a Terraform
+/// expression (`clusters/${var.environment_name}`; Flux's own variables
+/// have no dot), whose value is not in the repository.
+fn installer_template(path: &str) -> Option<String> {
+    let start = path.find("${")?;
+    let inner = &path[start + 2..path[start..].find('}').map_or(path.len(), |e| start + e)];
+    if !inner.contains('.') {
+        return None;
+    }
+    Some(format!(
+        "its path {path} holds the Terraform expression `{inner}`, which the installer fills in: which directory it names is not in the repository; check one with `--entry DIR` (or `clusters: {{NAME: {{entry: DIR}}}}`)"
+    ))
+}
+
 /// A cluster's entry, with the tier that starts the walk.
 #[derive(Debug)]
 pub(super) struct EntryPoint {
@@ -142,6 +156,14 @@ impl Walk {
         }
         let others_ready = undecided.iter().any(|id| !deferred.contains(id));
         for id in undecided {
+            // A path an installer fills in is never known here: not
+            // waited for, not built.
+            if let Some(reason) = installer_template(&self.tiers[&id].path) {
+                if let Some(tier) = self.tiers.get_mut(&id) {
+                    tier.state = TierState::NotChecked(reason);
+                }
+                continue;
+            }
             if deferred.contains(&id) && others_ready {
                 still_waiting.insert(id);
                 continue;
@@ -181,7 +203,11 @@ impl Walk {
     /// cluster): that source is the one the installer syncs, and a path of
     /// it that is a directory here is this repository's. Said in a note.
     fn take_undefined(&mut self, index: &RepoIndex, id: &TierId, source: &SourceRef) -> bool {
-        if !matches!(self.entry, Entry::Directory { .. }) {
+        let mapped = self
+            .local
+            .dir_for(&source.kind, &source.name, Some(&source.namespace))
+            .is_some();
+        if mapped || !matches!(self.entry, Entry::Directory { .. }) {
             return false;
         }
         let path = self.tiers[id].path.trim_matches('/').to_string();

@@ -98,6 +98,14 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> SessionError {
             dir,
         };
     }
+    if let Some(at) = bicep_flux_configuration(index) {
+        return SessionError::NotReadYet {
+            repo,
+            what: format!(
+                "{at} defines a Flux configuration in Bicep (Microsoft.KubernetesConfiguration/fluxConfigurations), which this tool does not read yet"
+            ),
+        };
+    }
     if sources.is_empty() {
         SessionError::NoClusters { repo }
     } else {
@@ -106,6 +114,24 @@ fn no_clusters(repo: &Path, index: &RepoIndex) -> SessionError {
             sources: sources.join(", "),
         }
     }
+}
+
+/// A Bicep file (or ARM template) defining an AKS Flux configuration: its
+/// entry is outside what this tool reads, and saying so beats "no Flux
+/// Kustomization".
+fn bicep_flux_configuration(index: &RepoIndex) -> Option<String> {
+    index
+        .below("")
+        .filter(|(p, k)| {
+            **k == crate::repo::Kind::File && (p.ends_with(".bicep") || p.ends_with(".json"))
+        })
+        .find_map(|(p, _)| {
+            let text = index.read_text(p).ok()?;
+            let line = text
+                .lines()
+                .position(|l| l.contains("Microsoft.KubernetesConfiguration/fluxConfigurations"))?;
+            Some(format!("{p}:{}", line + 1))
+        })
 }
 
 /// The directory the repository's Flux paths are relative to, when they do

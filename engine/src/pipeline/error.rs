@@ -53,6 +53,17 @@ pub enum SessionError {
         /// The repository root as given.
         repo: String,
     },
+    /// The repository's clusters are defined where this tool does not read
+    /// yet (a Flux configuration in Bicep).
+    #[error(
+        "{repo}: no Flux cluster found: {what}; name the directory the configuration syncs: `clusters: {{NAME: {{entry: DIR}}}}` in conformance.yaml, or `--entry DIR`"
+    )]
+    NotReadYet {
+        /// The repository root as given.
+        repo: String,
+        /// What defines the clusters, with its place.
+        what: String,
+    },
     /// The repository is an application catalog and nothing else.
     #[error("{repo}: no Flux cluster found: {note}")]
     Catalog {

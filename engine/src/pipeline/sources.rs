@@ -132,10 +132,17 @@ pub(super) fn mount_all(
             mapping.path = Some(Spanned::new(inside, dir.referenced, dir.defined));
             continue;
         }
-        let prefix = mount_name(index, &real);
-        index
-            .mount(&prefix, &real)
-            .map_err(|e| fail(format!("cannot be read as a checkout: {e}")))?;
+        // A checkout several sources map is read once.
+        let prefix = match index.mounts().iter().find(|m| m.root == real) {
+            Some(mounted) => mounted.prefix.clone(),
+            None => {
+                let prefix = mount_name(index, &real);
+                index
+                    .mount(&prefix, &real)
+                    .map_err(|e| fail(format!("cannot be read as a checkout: {e}")))?;
+                prefix
+            }
+        };
         mapping.path = Some(Spanned::new(prefix, dir.referenced, dir.defined));
     }
     config.sources = all;

@@ -238,3 +238,25 @@ fn bad_mappings_are_refused_naming_the_flag_or_the_line() {
     assert!(err.contains("conformance.yaml:2"), "{err}");
     assert!(err.contains("one of the two"), "{err}");
 }
+
+#[test]
+fn a_checkout_several_sources_map_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = fleet(dir.path());
+    let infra = dir.path().join("infra");
+    let outcome = run_sources(
+        &fleet,
+        &[
+            format!("https://github.com/example/infra={}", infra.display()),
+            format!("GitRepository/flux-system/infra={}", infra.display()),
+            format!("GitRepository/other={}", infra.display()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        outcome.model.checkouts.len(),
+        1,
+        "{:?}",
+        outcome.model.checkouts
+    );
+}

@@ -304,6 +304,10 @@ resource "azurerm_kubernetes_flux_configuration" "apps" {
   kustomizations {
     name = "apps"
   }
+  kustomizations {
+    name = "env"
+    path = "clusters/${var.environment}"
+  }
 }
 "#,
     );
@@ -359,6 +363,16 @@ fn a_cluster_terraform_makes_is_checked_from_its_flux_configurations() {
         why.contains("--source GitRepository/cluster-config/apps=DIR"),
         "{why}"
     );
+    // A path Terraform fills in is not guessed.
+    let TierState::NotChecked(why) =
+        &cluster.tiers[&TierId::new("cluster-config", "apps-env")].state
+    else {
+        panic!("apps-env was built");
+    };
+    assert!(
+        why.contains("Terraform expression `var.environment`"),
+        "{why}"
+    );
     // The commented-out configuration makes nothing.
     assert!(!cluster.tiers.keys().any(|id| id.name.starts_with("old")));
     // The Widget's CRD could come from the installer or the unread source:
@@ -393,5 +407,231 @@ fn a_terraform_file_that_does_not_parse_is_named_not_fatal() {
             .any(|n| n.starts_with("infra/flux.tf: not read as Terraform")),
         "{:?}",
         outcome.model.notes
+    );
+}
+
+#[test]
+fn an_entry_whose_kustomizations_its_own_patches_complete_is_found_and_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // The Kustomizations as written have no sourceRef, interval or
+    // namespace: the entry's kustomization patches them in.
+    write(
+        root,
+        "services/environments/prod/01/kustomization.yaml",
+        "\
+resources:
+  - apps.yaml
+namespace: flux-system
+patches:
+  - target:
+      kind: Kustomization
+    patch: |
+      - op: add
+        path: /spec/sourceRef
+        value: {kind: GitRepository, name: platform}
+      - op: add
+        path: /spec/interval
+        value: 10m
+",
+    );
+    write(
+        root,
+        "services/environments/prod/01/apps.yaml",
+        "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+spec:
+  path: ./services/apps
+  prune: true
+",
+    );
+    write(root, "services/apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    assert_eq!(outcome.model.clusters.len(), 1, "{:?}", outcome.model.notes);
+    let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
+    assert!(
+        matches!(apps.state, TierState::Rendered(_)),
+        "{:?}",
+        apps.state
+    );
+    assert_eq!(apps.source_ref.name, "platform");
+}
+
+fn conformance_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn init_writes_a_starter_that_settles_the_boundary_once_uncommented_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    platform(dir.path());
+    let repo = dir.path().to_str().unwrap();
+    let out = conformance_cli(&["init", "--repo", repo]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = dir.path().join("conformance.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // As written, every entry is commented out: a valid file that asserts
+    // nothing, each line with its evidence.
+    assert!(
+        text.contains("#   - ConfigMap/platform/platform-vars   # host: referred to by operator;"),
+        "{text}"
+    );
+    assert_eq!(
+        run(dir.path()).boundary().len(),
+        text.matches("#   - ").count()
+    );
+    // Uncommented, it settles what it names.
+    let uncommented: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("# external:") {
+            Some(_) => "external:".to_string(),
+            None => l
+                .strip_prefix("#   - ")
+                .map_or(l.to_string(), |rest| format!("  - {rest}")),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&file, &uncommented).unwrap();
+    assert!(run(dir.path()).boundary().is_empty(), "{uncommented}");
+    // Never overwritten: refused, the file as it was.
+    let again = conformance_cli(&["init", "--repo", repo]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already exists, and is not overwritten")
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), uncommented);
+    // `--output -` prints it instead.
+    let printed = conformance_cli(&["init", "--repo", repo, "--output", "-"]);
+    assert!(printed.status.success());
+    assert!(String::from_utf8_lossy(&printed.stdout).starts_with("# conformance.yaml: a starter"));
+}
+
+#[test]
+fn a_config_map_an_in_cluster_provider_writes_is_provided_by_its_cr() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &format!(
+            "{}---\n{}",
+            ks("config", "flux-system", "./config", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: config\n  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: app-settings\n      - kind: Secret\n        name: app-secrets\n",
+            ),
+        ),
+    );
+    // The Azure App Configuration provider writes the ConfigMap, the Vault
+    // Secrets Operator the Secret, from CRs the config tier applies.
+    write(
+        root,
+        "config/providers.yaml",
+        "\
+apiVersion: azconfig.io/v1
+kind: AzureAppConfigurationProvider
+metadata:
+  name: settings
+  namespace: flux-system
+spec:
+  endpoint: https://example.azconfig.io
+  target:
+    configMapName: app-settings
+---
+apiVersion: secrets.hashicorp.com/v1beta1
+kind: VaultStaticSecret
+metadata:
+  name: secrets
+  namespace: flux-system
+spec:
+  path: app
+  destination:
+    name: app-secrets
+    create: true
+",
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    let unresolved: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.rule().as_str() == "unresolved-reference")
+        .collect();
+    assert!(unresolved.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_flux_bootstrap_git_path_is_a_cluster_until_git_holds_its_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "infra/flux.tf",
+        "resource \"flux_bootstrap_git\" \"this\" {\n  path = \"k8s/prod\"\n}\n",
+    );
+    // The sync path builds Flux Kustomizations kept elsewhere: nothing in
+    // git says it is a cluster but the Terraform resource.
+    write(
+        root,
+        "k8s/prod/kustomization.yaml",
+        "resources:\n  - ../../tiers\n",
+    );
+    write(
+        root,
+        "tiers/kustomization.yaml",
+        "resources:\n  - apps.yaml\n",
+    );
+    write(
+        root,
+        "tiers/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    assert_eq!(
+        cluster_names(&outcome),
+        vec!["terraform-this"],
+        "{:?}",
+        outcome.model.notes
+    );
+    let apps = &outcome.model.clusters[0].tiers[&TierId::new("flux-system", "apps")];
+    assert!(
+        matches!(apps.state, TierState::Rendered(_)),
+        "{:?}",
+        apps.state
+    );
+    // Once the provider has committed the sync, that is the cluster.
+    sync(root, "k8s/prod");
+    write(
+        root,
+        "k8s/prod/kustomization.yaml",
+        "resources:\n  - ../../tiers\n  - flux-system/gotk-sync.yaml\n",
+    );
+    let outcome = run(root);
+    assert_eq!(
+        outcome.model.clusters.len(),
+        1,
+        "{:?}",
+        cluster_names(&outcome)
+    );
+    assert!(
+        !outcome
+            .model
+            .notes
+            .iter()
+            .any(|n| n.contains("made by Terraform"))
     );
 }
