@@ -13,6 +13,11 @@ impl Rule for RenderFailed {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning when the file the build lacks is one a setup step writes into the repository (`sops --encrypt a.yaml > a.enc.yaml` in the README): the build needs that step first",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a Kustomization's path does not build (missing path, invalid YAML, a file Flux cannot decode, a kustomize error)"
     }
@@ -57,7 +62,7 @@ impl Rule for RenderFailed {
                 let TierState::RenderFailed(failure) = &tier.state else {
                     continue;
                 };
-                out.push(Finding::new(self, cluster.name.clone(), label.clone(), format!(
+                let f = Finding::new(self, cluster.name.clone(), label.clone(), format!(
                         "Kustomization {label} does not build: {}",
                         failure.message
                     )).at(failure.at.clone().unwrap_or_else(|| at_path(tier))).related_all(vec![(
@@ -66,11 +71,60 @@ impl Rule for RenderFailed {
                     )]).why(format!(
                         "kustomize-controller cannot build {}, so {label} never becomes Ready: nothing in it is applied and every Kustomization that depends on it waits",
                         tier.display_path()
-                    )).fix("fix the file named above (or spec.path) until the path builds").build());
+                    )).fix("fix the file named above (or spec.path) until the path builds");
+                // A file the build lacks that a setup step writes into the
+                // repository: the build needs that step first, which this
+                // tool does not run, so the failure is an assumption.
+                let writer = missing_file(failure).and_then(|missing| {
+                    let bootstrap = cx
+                        .analyses
+                        .iter()
+                        .find(|a| a.cluster.name == cluster.name)?
+                        .bootstrap;
+                    Some((missing.clone(), bootstrap.writes(&missing)?.clone()))
+                });
+                out.push(match writer {
+                    Some((missing, step)) => f
+                        .severity(Severity::Warning)
+                        .related(step.at.clone(), format!("{} (writes {missing})", step.via))
+                        .why(format!(
+                            "{missing} is not in git, but the setup step at {} writes it ({}): the build reads it once that step has run, which this tool does not run",
+                            step.at, step.via
+                        ))
+                        .fix(format!(
+                            "run the setup step and commit {missing} (what the cluster's source holds is what git holds), or leave it out of the build until it exists"
+                        ))
+                        .build(),
+                    None => f.build(),
+                });
             }
         }
         out
     }
+}
+
+/// The repository path of a file a build needed and did not find, from
+/// the renderer's words (a resource, an env file, a generator file),
+/// relative to the kustomization that names it.
+fn missing_file(failure: &crate::model::RenderFailure) -> Option<String> {
+    let message = &failure.message;
+    let name = if let Some(rest) = message.split("accumulating resources: '").nth(1) {
+        rest.split("' is neither a file nor a directory")
+            .next()?
+            .to_string()
+    } else {
+        let (head, _) = message.split_once(" does not exist")?;
+        let name = head.rsplit(' ').next()?;
+        (head.ends_with(&format!("env file {name}")) || head.ends_with(&format!("file {name}")))
+            .then(|| name.to_string())?
+    };
+    let dir = failure
+        .at
+        .as_ref()
+        .map(|at| crate::discover::parent_dir(&at.file))
+        .unwrap_or_default();
+    let (path, escapes) = crate::repo::normalize(&dir, &name);
+    (!escapes).then_some(path)
 }
 
 /// Where a failure with no file of its own is: the `spec.path` of the

@@ -635,3 +635,49 @@ fn a_flux_bootstrap_git_path_is_a_cluster_until_git_holds_its_sync() {
             .any(|n| n.contains("made by Terraform"))
     );
 }
+
+#[test]
+fn a_file_a_documented_setup_step_writes_is_not_a_certain_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./base", ""),
+    );
+    write(
+        root,
+        "base/kustomization.yaml",
+        "resources:\n  - cm.yaml\n  - common-secret.enc.yaml\n",
+    );
+    write(root, "base/cm.yaml", &configmap("app"));
+    write(
+        root,
+        "base/common-secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: default\n",
+    );
+    let failing = |outcome: &conformance::check::Outcome| {
+        outcome
+            .findings
+            .iter()
+            .find(|f| f.rule().as_str() == "render-failed")
+            .map(|f| (f.is_error(), f.why().to_string()))
+    };
+    // Nothing writes it: a certain failure.
+    let (error, _) = failing(&run(root)).unwrap();
+    assert!(error);
+    // The README's setup creates it from the template beside it.
+    write(
+        root,
+        "README.md",
+        "# Setup\n\nEncrypt the secrets:\n\n```sh\nsops --encrypt base/common-secret.yaml > base/common-secret.enc.yaml\n```\n",
+    );
+    let outcome = run(root);
+    let (error, why) = failing(&outcome).unwrap_or_else(|| panic!("{}", all(&outcome)));
+    assert!(!error, "{why}");
+    assert!(
+        why.contains("the setup step at README.md:6 writes it"),
+        "{why}"
+    );
+}

@@ -117,6 +117,10 @@ pub enum Provides {
     /// A ConfigMap or Secret (`Kind/namespace/name`): what a tier's
     /// `substituteFrom` may read.
     Object(String),
+    /// A file written into the repository (a setup step's output,
+    /// Terraform's `github_repository_file`): a build may read it though
+    /// git does not hold it yet.
+    File(String),
 }
 
 impl Provides {
@@ -133,6 +137,7 @@ impl Provides {
             Provides::Crd(name) => format!("CRD {name}"),
             Provides::Namespace(ns) => format!("namespace {ns}"),
             Provides::Object(o) => o.clone(),
+            Provides::File(f) => format!("the file {f}"),
         }
     }
 }
@@ -370,8 +375,19 @@ impl Bootstrap {
                     .is_some_and(|e| e.groups.iter().any(|g| g == group)),
                 Provides::Group(g) => *g == group || *g == qualified,
                 Provides::Crd(name) => *name == crd,
-                Provides::Namespace(_) | Provides::Object(_) => false,
+                Provides::Namespace(_) | Provides::Object(_) | Provides::File(_) => false,
             })
+    }
+
+    /// The step that writes `file` into the repository (a setup step's
+    /// output), when one does: the same path, or one the step names
+    /// relative to a directory it leaves to the reader (`base/x.enc.yaml`
+    /// for `helmRepo/base/x.enc.yaml`).
+    pub fn writes(&self, file: &str) -> Option<&Item> {
+        self.items.iter().find(|i| {
+            matches!(&i.provides, Provides::File(f)
+                if f == file || file.ends_with(&format!("/{f}")))
+        })
     }
 
     /// What creates namespace `ns` in `cluster` before Flux.

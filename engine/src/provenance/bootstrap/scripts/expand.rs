@@ -287,6 +287,46 @@ pub(super) fn resolve_all(
     out
 }
 
+/// The repository path a command writes (`> FILE`, `tee FILE`): the file
+/// need not exist (writing it is the point); the first of "relative to the
+/// script (or page)" and "relative to the root" whose directory exists,
+/// else the path as written (a `cd` the text leaves to the reader). `None`
+/// for a path outside the repository or one holding a value this reader
+/// cannot know.
+pub(super) fn written(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Option<String> {
+    let expanded = expand(raw, script, vars, 0)?;
+    if expanded.contains(ARGUMENT) || expanded.starts_with('/') || expanded.starts_with("/dev/") {
+        return None;
+    }
+    let candidates: Vec<String> = match expanded.strip_prefix("@root") {
+        Some(rest) => vec![rest.trim_start_matches('/').to_string()],
+        None => vec![
+            crate::repo::join(dir_of(script), &expanded),
+            expanded.clone(),
+        ],
+    };
+    let fallback = candidates.last().cloned();
+    candidates
+        .into_iter()
+        .find_map(|c| {
+            let (path, escapes) = crate::repo::normalize("", &c);
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+            (!escapes && !path.is_empty() && matches!(index.kind(dir), Some(Kind::Dir)))
+                .then_some(path)
+        })
+        // Relative to a directory the text leaves to the reader (`cd` into
+        // one of several): kept as written, matched by its tail.
+        .or_else(|| {
+            let (path, escapes) = crate::repo::normalize("", &fallback?);
+            (!escapes && !path.is_empty()).then_some(path)
+        })
+}
+
 pub(super) fn resolve_expanded(index: &RepoIndex, script: &str, expanded: &str) -> Option<String> {
     let expanded = expanded.to_string();
     let candidates: Vec<String> = if let Some(rest) = expanded.strip_prefix("@root") {

@@ -19,12 +19,10 @@
 //! * in a file that runs `kubectl apply`, any URL of a manifest the catalog
 //!   knows (an array of CRD URLs looped over).
 //!
-//! Paths are resolved the way the tools would: template and shell variables
-//! the file defines (`VAR=…`, Taskfile `vars:`, just `name := …`), the
-//! file's own directory (`{{ source_directory() }}`, `$(dirname "$0")`) and
-//! the repository root (`$(git rev-parse --show-toplevel)`, `{{.ROOT_DIR}}`),
-//! relative to the file's directory, else to the root. What cannot be
-//! resolved to a path of the repository is left out.
+//! Paths are resolved as the tools would: variables the file defines (`VAR=…`,
+//! Taskfile `vars:`, just `name := …`), the file's own directory (`$(dirname
+//! "$0")`) and the root (`$(git rev-parse --show-toplevel)`, `{{.ROOT_DIR}}`),
+//! relative to the file's directory, else to the root; what cannot be is left out.
 
 use std::collections::BTreeMap;
 
@@ -160,6 +158,8 @@ pub enum Target {
     /// `kubectl create configmap|secret [generic|tls|docker-registry] NAME
     /// -n NS`: `Kind/namespace/name`.
     Object(String),
+    /// A file the command writes into the repository (`> FILE`, `tee FILE`).
+    File(String),
     /// `helm install|upgrade --install RELEASE CHART`: the chart (its last
     /// path segment), the release namespace, whether its CRDs are
     /// installed, and whether `--create-namespace` creates the namespace.
@@ -209,6 +209,9 @@ impl Command {
                 .into_iter()
                 .map(|p| item(p, "kubectl apply -f - (a here-document)".to_string()))
                 .collect(),
+            Target::File(file) => {
+                vec![item(Provides::File(file.clone()), format!("writes {file}"))]
+            }
             Target::Object(object) => vec![item(
                 Provides::Object(object.clone()),
                 format!("kubectl create {object}"),

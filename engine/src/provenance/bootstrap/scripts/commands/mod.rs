@@ -214,6 +214,16 @@ impl Scan<'_> {
             out.add(at, release);
         }
         self.helmfile(stage, out);
+        // What it writes into the repository: `> FILE`, `tee FILE`.
+        let tee = match stage.first().map(String::as_str) {
+            Some("tee") => stage[1..].iter().filter(|w| !w.starts_with('-')).collect(),
+            _ => Vec::new(),
+        };
+        for raw in last.output.iter().chain(tee) {
+            if let Some(file) = super::expand::written(self.index, self.rel, raw, self.vars) {
+                out.add(at, Target::File(file));
+            }
+        }
     }
 }
 

@@ -43,6 +43,9 @@ pub(super) struct Stage {
     pub words: Vec<String>,
     /// The file an input redirection (`< FILE`) reads.
     pub input: Option<String>,
+    /// The file an output redirection (`> FILE`, `>> FILE`, `>| FILE`)
+    /// writes.
+    pub output: Option<String>,
     /// The here-document or here-string it reads on its standard input:
     /// the body, and whether the shell expands `$…` in it.
     pub stdin: Option<(String, bool)>,

@@ -317,6 +317,15 @@ impl Walk<'_> {
             ) => {
                 stage.input = Some(bind.apply(&self.word(w)));
             }
+            ast::IoRedirect::File(
+                None | Some(1),
+                ast::IoFileRedirectKind::Write
+                | ast::IoFileRedirectKind::Append
+                | ast::IoFileRedirectKind::Clobber,
+                ast::IoFileRedirectTarget::Filename(w),
+            ) => {
+                stage.output = Some(bind.apply(&self.word(w)));
+            }
             _ => {}
         };
         for item in s.prefix.iter().flat_map(|p| p.0.iter()) {
