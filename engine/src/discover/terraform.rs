@@ -335,16 +335,21 @@ fn objects(
 }
 
 /// The sync `flux_bootstrap_git` (the fluxcd/flux provider) makes: the
-/// `flux-system` Kustomization of `path` (default `""`: the repository
-/// root) over the GitRepository `flux-system` of the provider's repository,
-/// which is this one (the provider commits its manifests here).
+/// `flux-system` Kustomization of its literal `path` over the GitRepository
+/// `flux-system` of the provider's repository, which is this one (the
+/// provider commits its manifests here).
 fn bootstrap_git(body: &hcl::Body, at: &Span) -> Vec<Object> {
     let namespace = string(body, "namespace").unwrap_or_else(|| "flux-system".into());
-    let path = string(body, "path").unwrap_or_default();
-    let path = if path.is_empty() {
-        "./".to_string()
-    } else {
-        path
+    // Only a path written literally names a directory here: one Terraform
+    // computes (`var.cluster_path`) is not guessed, nor is an absent one.
+    let Some(path) = body
+        .attributes()
+        .find(|a| a.key() == "path")
+        .and_then(|a| literal(a.expr()))
+        .and_then(|v| v.as_str().map(str::to_string))
+        .filter(|p| !p.is_empty())
+    else {
+        return Vec::new();
     };
     object(
         json!({

@@ -681,3 +681,32 @@ fn a_file_a_documented_setup_step_writes_is_not_a_certain_failure() {
         "{why}"
     );
 }
+
+#[test]
+fn a_flux_bootstrap_git_path_terraform_computes_is_not_guessed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "terraform/main.tf",
+        "resource \"flux_bootstrap_git\" \"this\" {\n  path = var.cluster_path\n}\n",
+    );
+    // A YAML file at the root that is no Kubernetes object: the root is
+    // not built as if it were the sync path.
+    write(root, ".pre-commit-config.yaml", "repos: []\n");
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(root, "apps/cm.yaml", &configmap("app"));
+    let outcome = run(root);
+    assert_eq!(
+        cluster_names(&outcome),
+        vec!["prod"],
+        "{:?}",
+        outcome.model.notes
+    );
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+}
