@@ -435,6 +435,16 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// The source object `source` names, when a tier of the cluster
+    /// renders it (its `spec.url`, `spec.ref`, …).
+    pub fn source_object(&self, source: &SourceRef) -> Option<&Object> {
+        self.tiers.values().flat_map(|t| t.objects()).find(|o| {
+            o.id.kind == source.kind
+                && o.id.name == source.name
+                && o.id.namespace.as_deref() == Some(source.namespace.as_str())
+        })
+    }
+
     /// Whether a tier is known only from the files its parent's path holds:
     /// not checked, under a parent that did not render (a build that
     /// failed, a remote base, a tier itself known only so). Its spec is as

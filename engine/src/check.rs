@@ -79,16 +79,22 @@ impl Outcome {
                 }
             }
         }
+        // Each cluster's evidence, judged once.
+        let mut evidence: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         items
             .into_iter()
             .map(|((cluster, item), referred_by)| BoundaryItem {
-                evidence: self
-                    .model
-                    .clusters
-                    .iter()
-                    .find(|c| c.name == cluster)
-                    .map(|c| crate::provenance::boundary::World::of(c).open)
-                    .unwrap_or_default(),
+                evidence: evidence
+                    .entry(cluster.clone())
+                    .or_insert_with(|| {
+                        self.model
+                            .clusters
+                            .iter()
+                            .find(|c| c.name == cluster)
+                            .map(|c| crate::provenance::boundary::World::of(c).open)
+                            .unwrap_or_default()
+                    })
+                    .clone(),
                 cluster,
                 item,
                 referred_by,

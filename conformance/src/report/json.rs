@@ -10,6 +10,7 @@ use crate::rules::Finding;
 
 /// Builds the JSON document.
 pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
+    let items = outcome.boundary();
     let clusters: Vec<Value> = outcome
         .model
         .clusters
@@ -121,9 +122,9 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             "line": (u.at.line > 0).then_some(u.at.line),
             "kustomization": u.name,
         })).collect::<Vec<_>>(),
-        "boundary": boundary(outcome),
+        "boundary": boundary(&items),
         "findings": findings,
-        "summary": {"boundary": outcome.boundary().len(), "errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
+        "summary": {"boundary": items.len(), "errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
     })
 }
 
@@ -140,9 +141,8 @@ fn checkouts(outcome: &Outcome) -> Vec<Value> {
 
 /// The boundary items: what refers to each, and why the run is not the
 /// cluster's whole world.
-fn boundary(outcome: &Outcome) -> Vec<Value> {
-    outcome
-        .boundary()
+fn boundary(items: &[crate::check::BoundaryItem]) -> Vec<Value> {
+    items
         .iter()
         .map(|b| {
             json!({

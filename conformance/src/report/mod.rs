@@ -430,13 +430,13 @@ pub fn group_size(members: &[&Finding]) -> String {
     format!("{what} {where_}")
 }
 
-/// A kind in the plural, as the API server names its resource (`Policy`
-/// → `Policies`, `Ingress` → `Ingresses`, `Endpoints` stays).
 /// The plural ending of a count: `""` for one, `"s"` otherwise.
 pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// A kind in the plural, as the API server names its resource (`Policy`
+/// → `Policies`, `Ingress` → `Ingresses`, `Endpoints` stays).
 fn plural_kind(kind: &str) -> String {
     let lower = kind.to_ascii_lowercase();
     if lower.ends_with("endpoints") {

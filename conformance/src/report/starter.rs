@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::plural;
 use crate::check::Outcome;
 use crate::model::{SourceRef, TierState};
 
@@ -127,14 +128,7 @@ fn unread_sources(outcome: &Outcome) -> BTreeMap<SourceRef, (Option<String>, usi
             }
             let source = &tier.source_ref;
             let url = cluster
-                .tiers
-                .values()
-                .flat_map(|t| t.objects())
-                .find(|o| {
-                    o.id.kind == source.kind
-                        && o.id.name == source.name
-                        && o.id.namespace.as_deref() == Some(source.namespace.as_str())
-                })
+                .source_object(source)
                 .and_then(|o| o.body.str_at(&["spec", "url"]));
             let entry = out
                 .entry(source.clone())
@@ -166,8 +160,4 @@ fn yaml_scalar(value: &str) -> String {
     } else {
         serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

@@ -64,12 +64,8 @@ pub(super) fn resolve(
             if local.dir_for(&kind, &name, Some(&namespace)).is_some() {
                 continue;
             }
-            notes.push(format!(
-                "source {kind}/{namespace}/{name} ({}) is read from {} (mapped by its URL {})",
-                Span::new(file, doc.line),
-                mapping.dir,
-                mapping.url
-            ));
+            let source = format!("{kind}/{namespace}/{name} ({})", Span::new(file, doc.line));
+            notes.push(mapping.note(&source));
             local.0.push(LocalSource {
                 kind,
                 name,
@@ -79,6 +75,16 @@ pub(super) fn resolve(
         }
     }
     (notes, used)
+}
+
+impl UrlSource {
+    /// The discovery note for a source this mapping maps.
+    pub(super) fn note(&self, source: &str) -> String {
+        format!(
+            "source {source} is read from {} (mapped by its URL {})",
+            self.dir, self.url
+        )
+    }
 }
 
 /// The mapping for a source of this kind and URL, if any.
@@ -115,8 +121,8 @@ fn source_url(doc: &Node) -> Option<(String, String)> {
     Some((kind, url))
 }
 
-/// The source kinds a mapping can name.
-const KINDS: &[&str] = &[
+/// The source kinds a mapping (or `--source Kind/…`) can name.
+pub(crate) const KINDS: &[&str] = &[
     "GitRepository",
     "OCIRepository",
     "Bucket",

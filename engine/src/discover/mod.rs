@@ -28,7 +28,7 @@ pub mod artifacts;
 mod coverage;
 mod entries;
 mod layouts;
-mod mapped;
+pub(crate) mod mapped;
 mod operator;
 pub mod subtree;
 mod terraform;
@@ -142,9 +142,7 @@ fn opaque_note(clusters: &[Cluster]) -> Option<String> {
 
 /// The directory of a repository file (`""` at the root).
 pub(crate) fn parent_dir(file: &str) -> String {
-    file.rsplit_once('/')
-        .map(|(dir, _)| dir.to_string())
-        .unwrap_or_default()
+    parent_dir_str(file).to_string()
 }
 
 /// The directory of a repository file, borrowed (`""` at the root).
@@ -451,14 +449,7 @@ fn other_branches(index: &RepoIndex, clusters: &[Cluster]) -> Vec<String> {
             continue;
         }
         let branch = cluster
-            .tiers
-            .values()
-            .flat_map(|t| t.objects())
-            .find(|o| {
-                o.id.kind == "GitRepository"
-                    && o.id.name == source.name
-                    && o.id.namespace.as_deref() == Some(source.namespace.as_str())
-            })
+            .source_object(source)
             .and_then(|o| o.body.str_at(&["spec", "ref", "branch"]));
         if let Some(branch) = branch {
             branches.push((cluster, branch, source));

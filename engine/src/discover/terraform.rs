@@ -191,8 +191,16 @@ fn string(body: &hcl::Body, key: &str) -> Option<String> {
     let expr = body.attributes().find(|a| a.key() == key)?.expr();
     match expr {
         hcl::Expression::TemplateExpr(template) => Some(template.to_string()),
-        other => literal(other).and_then(|v| v.as_str().map(str::to_string)),
+        _ => literal_string(body, key),
     }
+}
+
+/// An attribute of a body, only when it is a literal string.
+fn literal_string(body: &hcl::Body, key: &str) -> Option<String> {
+    body.attributes()
+        .find(|a| a.key() == key)
+        .and_then(|a| literal(a.expr()))
+        .and_then(|v| v.as_str().map(str::to_string))
 }
 
 /// The Flux objects an `azurerm_kubernetes_flux_configuration` makes.
@@ -342,13 +350,7 @@ fn bootstrap_git(body: &hcl::Body, at: &Span) -> Vec<Object> {
     let namespace = string(body, "namespace").unwrap_or_else(|| "flux-system".into());
     // Only a path written literally names a directory here: one Terraform
     // computes (`var.cluster_path`) is not guessed, nor is an absent one.
-    let Some(path) = body
-        .attributes()
-        .find(|a| a.key() == "path")
-        .and_then(|a| literal(a.expr()))
-        .and_then(|v| v.as_str().map(str::to_string))
-        .filter(|p| !p.is_empty())
-    else {
+    let Some(path) = literal_string(body, "path").filter(|p| !p.is_empty()) else {
         return Vec::new();
     };
     object(

@@ -257,13 +257,8 @@ impl Walk {
                 namespace: Some(source.namespace.clone()),
                 dir: mapping.dir.clone(),
             });
-            self.taken.insert(
-                source.clone(),
-                format!(
-                    "source {source} is read from {} (mapped by its URL {})",
-                    mapping.dir, mapping.url
-                ),
-            );
+            self.taken
+                .insert(source.clone(), mapping.note(&source.to_string()));
         }
         true
     }

@@ -18,15 +18,8 @@ use serde_saphyr::{Location, Spanned};
 use super::SessionError;
 use crate::config::{Config, error_at};
 use crate::discover::SourceMapping;
+use crate::discover::mapped::KINDS;
 use crate::repo::RepoIndex;
-
-/// The source kinds `--source` accepts before the first `/`.
-const KINDS: &[&str] = &[
-    "GitRepository",
-    "OCIRepository",
-    "Bucket",
-    "ExternalArtifact",
-];
 
 /// `--source REF=DIR`, read: REF is `Kind/namespace/name`, `Kind/name`
 /// (any namespace) or a URL; DIR is taken relative to the working

@@ -38,18 +38,13 @@ impl World {
         }
         // Sources the cluster defines (rendered) and the run does not read;
         // a source defined nowhere is not another world, only missing.
-        let defined = |s: &crate::model::SourceRef| {
-            cluster.tiers.values().flat_map(|t| t.objects()).any(|o| {
-                o.id.kind == s.kind
-                    && o.id.name == s.name
-                    && o.id.namespace.as_deref() == Some(s.namespace.as_str())
-            })
-        };
         let unread: Vec<String> = cluster
             .tiers
             .values()
             .filter(|t| matches!(t.state, TierState::NotChecked(_)))
-            .filter(|t| !cluster.known_statically(&t.id) && defined(&t.source_ref))
+            .filter(|t| {
+                !cluster.known_statically(&t.id) && cluster.source_object(&t.source_ref).is_some()
+            })
             .map(|t| t.source_ref.to_string())
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()

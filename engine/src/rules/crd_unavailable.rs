@@ -26,7 +26,7 @@ impl Rule for CrdUnavailable {
     }
     fn other_severities(&self) -> Option<&'static str> {
         Some(
-            "a warning when only a chart matched by name provides the kind, when the supplier tier is not checked, or when a bootstrap step this tool could not read may install the CRD (`provides:` in conformance.yaml settles it)",
+            "a warning when only a chart matched by name provides the kind, when the supplier tier is not checked, when a bootstrap step this tool could not read may install the CRD (`provides:` in conformance.yaml settles it), or when nothing the run reads provides it on a cluster whose world the run does not read whole (a boundary item: `external:` settles it)",
         )
     }
     fn summary(&self) -> &'static str {

@@ -59,10 +59,12 @@ impl Rule for DependencyMissing {
                     let templated =
                         dep.target.name.contains("${") || dep.target.namespace.contains("${");
                     if templated
-                        && cluster.tiers.keys().any(|id| {
-                            fits(&dep.target.namespace, &id.namespace)
-                                && fits(&dep.target.name, &id.name)
-                        })
+                        && let (Some(ns), Some(name)) =
+                            (pattern(&dep.target.namespace), pattern(&dep.target.name))
+                        && cluster
+                            .tiers
+                            .keys()
+                            .any(|id| ns.is_match(&id.namespace) && name.is_match(&id.name))
                     {
                         continue;
                     }
@@ -143,10 +145,11 @@ impl Rule for DependencyMissing {
     }
 }
 
-/// Whether `value` fits `pattern`, each `${…}` in it standing for any text.
-fn fits(pattern: &str, value: &str) -> bool {
+/// A `dependsOn` name or namespace as a pattern: each `${…}` in it stands
+/// for any text (compiled once per entry).
+fn pattern(written: &str) -> Option<regex::Regex> {
     let mut parts = Vec::new();
-    let mut rest = pattern;
+    let mut rest = written;
     while let Some(start) = rest.find("${") {
         parts.push(regex::escape(&rest[..start]));
         match rest[start..].find('}') {
@@ -159,7 +162,7 @@ fn fits(pattern: &str, value: &str) -> bool {
         parts.push(".*".to_string());
     }
     parts.push(regex::escape(rest));
-    regex::Regex::new(&format!("^{}$", parts.concat())).is_ok_and(|re| re.is_match(value))
+    regex::Regex::new(&format!("^{}$", parts.concat())).ok()
 }
 
 /// The candidate nearest to `name` by edit distance, if it is close enough to

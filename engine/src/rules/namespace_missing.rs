@@ -22,7 +22,7 @@ impl Rule for NamespaceMissing {
     }
     fn other_severities(&self) -> Option<&'static str> {
         Some(
-            "a warning when a bootstrap step this tool could not read may create the namespace (`provides:` in conformance.yaml settles it)",
+            "a warning when a bootstrap step this tool could not read may create the namespace (`provides:` in conformance.yaml settles it), or when nothing the run reads creates it on a cluster whose world the run does not read whole (a boundary item: `external:` settles it)",
         )
     }
     fn summary(&self) -> &'static str {

@@ -24,7 +24,7 @@ impl Rule for UnresolvedReference {
     }
     fn other_severities(&self) -> Option<&'static str> {
         Some(
-            "a warning where the platform often creates such targets itself, or when a bootstrap step this tool could not read may create the target (`provides:` in conformance.yaml settles it)",
+            "a warning where the platform often creates such targets itself, when a bootstrap step this tool could not read may create the target (`provides:` in conformance.yaml settles it), or when nothing the run reads creates it on a cluster whose world the run does not read whole (a boundary item: `external:` settles it)",
         )
     }
     fn summary(&self) -> &'static str {

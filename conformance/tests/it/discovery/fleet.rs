@@ -81,6 +81,19 @@ fn run_sources(
 
 use conformance::check::Outcome;
 
+/// The fleet checked with the infra checkout mapped by its URL.
+fn run_with_infra(dir: &Path, fleet: &Path) -> Outcome {
+    let infra = dir.join("infra");
+    run_sources(
+        fleet,
+        &[format!(
+            "https://github.com/example/infra={}",
+            infra.display()
+        )],
+    )
+    .unwrap()
+}
+
 fn state<'o>(outcome: &'o Outcome, name: &str) -> &'o TierState {
     &outcome.model.clusters[0].tiers[&TierId::new("flux-system", name)].state
 }
@@ -105,14 +118,7 @@ fn a_checkout_mapped_by_url_is_built_and_its_findings_name_the_checkout() {
     let dir = tempfile::tempdir().unwrap();
     let fleet = fleet(dir.path());
     let infra = dir.path().join("infra");
-    let outcome = run_sources(
-        &fleet,
-        &[format!(
-            "https://github.com/example/infra={}",
-            infra.display()
-        )],
-    )
-    .unwrap();
+    let outcome = run_with_infra(dir.path(), &fleet);
     assert!(
         matches!(state(&outcome, "controllers"), TierState::Rendered(_)),
         "{:?}",
@@ -182,15 +188,7 @@ fn the_fleet_ignore_rules_do_not_reach_into_another_checkout() {
     // Everything but clusters/ is left out of the fleet's artifact; the
     // infra checkout is another artifact, with its own rules.
     write(&fleet, ".sourceignore", "/*\n!/clusters/\n");
-    let infra = dir.path().join("infra");
-    let outcome = run_sources(
-        &fleet,
-        &[format!(
-            "https://github.com/example/infra={}",
-            infra.display()
-        )],
-    )
-    .unwrap();
+    let outcome = run_with_infra(dir.path(), &fleet);
     assert!(
         matches!(state(&outcome, "configs"), TierState::Rendered(_)),
         "{:?}",
