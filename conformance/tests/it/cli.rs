@@ -414,16 +414,25 @@ fn explain_knows_every_implemented_rule() {
         assert!(text.contains("Example: "), "{text}");
     }
     // Issue 27: a rule some of whose findings are warnings says so.
-    let out = conformance(&["explain", "remote-base"]);
+    let out = conformance(&["explain", "schema-violation"]);
     let heading = String::from_utf8_lossy(&out.stdout)
         .lines()
         .next()
         .unwrap_or_default()
         .to_string();
     assert!(
-        heading.starts_with("remote-base (error; a warning for a single-file HTTPS resource"),
+        heading
+            .starts_with("schema-violation (error; a warning for a field a CRD does not declare"),
         "{heading}"
     );
+    // Issue 49: a remote base is a risk, a warning unless configured.
+    let out = conformance(&["explain", "remote-base"]);
+    let heading = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(heading.starts_with("remote-base (warning"), "{heading}");
     let out = conformance(&["explain", "no-such-rule"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

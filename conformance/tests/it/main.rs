@@ -13,6 +13,9 @@
 //! * `envsubst_props`: property tests of postBuild substitution;
 //! * `fuzz_seeds`: the fuzz targets replayed on their committed seeds;
 //! * `helmrelease`: HelmRelease inputs as helm-controller reads them;
+//! * `hidden`: deadlocks the model did not see (providers a tier applies
+//!   itself, secrets made at run time) and severities matched to what
+//!   breaks (issue 49);
 //! * `hostile_input`: configuration and report paths a repository or a
 //!   command line gets wrong or turns against the machine;
 //! * `hostile_remote`: no repository content makes git run a program;
@@ -39,6 +42,7 @@ mod discovery;
 mod envsubst_props;
 mod fuzz_seeds;
 mod helmrelease;
+mod hidden;
 mod hostile_input;
 mod hostile_remote;
 mod l1_plan;

@@ -96,7 +96,13 @@ pub fn check(tier: &Tier, object: &ObjectId) -> Option<Check> {
 /// Whether a `spec.healthChecks` entry names this object. An entry's empty
 /// apiVersion defaults to `apps/v1` (`ReferenceToObjMetadataSet`); its
 /// namespace, when left out, matches any (cluster-scoped objects have none).
-fn names(tier: &Tier, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+pub(crate) fn names(
+    tier: &Tier,
+    group: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> bool {
     tier.spec
         .path(&["spec", "healthChecks"])
         .map(|n| n.as_seq())

@@ -177,7 +177,7 @@ impl<'m> ClusterAnalysis<'m> {
         let cycles = graph.cycles();
         let order = Order::of(cluster);
         let providers = Providers::of(cluster, catalog, bootstrap);
-        let initial_namespaces = initial_namespaces(cluster, catalog, bootstrap);
+        let initial_namespaces = initial_namespaces(cluster, catalog, bootstrap, &providers);
         // Tiers whose whole output is not known: not built, built without
         // their remote bases, or rendering ResourceSets this tool does not
         // expand.
@@ -277,6 +277,7 @@ fn initial_namespaces(
     cluster: &Cluster,
     catalog: &Catalog,
     bootstrap: &Bootstrap,
+    providers: &Providers,
 ) -> BTreeMap<String, Option<(crate::model::Span, String)>> {
     let mut initial_namespaces: BTreeMap<String, Option<(crate::model::Span, String)>> =
         INITIAL_NAMESPACES
@@ -288,18 +289,39 @@ fn initial_namespaces(
         initial_namespaces.insert(ns.clone(), None);
     }
     for item in bootstrap.of_cluster(&cluster.name) {
-        let ns = match &item.provides {
-            crate::provenance::bootstrap::Provides::Namespace(ns) => ns,
+        let mut made = Vec::new();
+        match &item.provides {
+            crate::provenance::bootstrap::Provides::Namespace(ns) => made.push(ns.clone()),
             crate::provenance::bootstrap::Provides::Chart {
-                namespace: Some(ns),
+                chart,
+                namespace,
                 crds_only: false,
-                ..
-            } => ns,
+            } => {
+                made.extend(namespace.clone());
+                // And the namespaces the chart's templates create.
+                if let Some(entry) = catalog.chart(chart) {
+                    made.extend(entry.namespaces.iter().cloned());
+                }
+            }
             _ => continue,
+        }
+        for ns in made {
+            initial_namespaces
+                .entry(ns)
+                .or_insert_with(|| Some((item.at.clone(), item.via.clone())));
+        }
+    }
+    // The network plugin ran before Flux, with the namespaces its chart
+    // creates.
+    for plugin in providers.plugins() {
+        let Some(entry) = catalog.chart(&plugin.chart) else {
+            continue;
         };
-        initial_namespaces
-            .entry(ns.clone())
-            .or_insert_with(|| Some((item.at.clone(), item.via.clone())));
+        for ns in &entry.namespaces {
+            initial_namespaces
+                .entry(ns.clone())
+                .or_insert_with(|| plugin.at.clone().map(|at| (at, plugin.via())));
+        }
     }
     if let Entry::SyncKustomization { tier, .. } = &cluster.entry {
         initial_namespaces.insert(tier.namespace.clone(), None);
@@ -518,6 +540,18 @@ fn kind_verdict(
     } else {
         judge.judge_best(&tier.id, suppliers, true)
     };
+    // A tier that is Ready before this one starts and whose health checks
+    // name the kind's CRD proves it exists (kustomize-controller's
+    // `checkHealth`: a CustomResourceDefinition is healthy once
+    // Established), whoever creates it: that is ordering.
+    let (verdict, best) = match verdict {
+        Verdict::Race { .. } | Verdict::Ungated { .. }
+            if crd_checked_before(judge, &tier.id, &object.id.group, &object.id.kind) =>
+        {
+            (Verdict::Available, best)
+        }
+        v => (v, best),
+    };
     let provenance = match (best, &verdict) {
         (Some(k), _) => provenances[k].clone(),
         (None, Verdict::Race { supplier, .. }) => Provenance::Unchecked {
@@ -536,6 +570,25 @@ fn kind_verdict(
         }
     };
     (verdict, provenance)
+}
+
+/// Whether a tier Ready before `consumer` starts health-checks the CRD of
+/// `group`/`kind` (`spec.healthChecks` naming the
+/// CustomResourceDefinition; with `wait: true` the entries are ignored).
+fn crd_checked_before(judge: &Judge, consumer: &TierId, group: &str, kind: &str) -> bool {
+    let crd = crate::provenance::crd_name(group, kind);
+    judge.order.ready_before(consumer).iter().any(|t| {
+        judge.cluster.tiers.get(t).is_some_and(|tier| {
+            !tier.wait
+                && health::names(
+                    tier,
+                    "apiextensions.k8s.io",
+                    "CustomResourceDefinition",
+                    None,
+                    &crd,
+                )
+        })
+    })
 }
 
 /// `group/Kind`, or `Kind` for the core group.

@@ -370,6 +370,8 @@ pub struct Simulation {
     ready: Vec<bool>,
     blockers: Vec<Option<Blocker>>,
     requirements: Vec<Vec<Requirement>>,
+    /// The tier that applies each tier's Kustomization.
+    parent: Vec<Option<usize>>,
     strict: bool,
 }
 
@@ -418,6 +420,7 @@ impl Simulation {
             ready: vec![false; n],
             blockers: vec![None; n],
             requirements,
+            parent: facts.parent.clone(),
             strict,
         };
         loop {
@@ -513,7 +516,16 @@ impl Simulation {
         // the rules' mode so it does not cascade. Only the tier itself, in
         // a way it never can (a runtime trigger in the same tier, its own
         // output read before the build): never met, in either mode.
-        let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || s.probable;
+        //
+        // A probable supplier the tier applies itself (a Kustomization in
+        // its own output, not checked or matched by name) is no such
+        // guess: whatever it provides exists only after the tier applied,
+        // so it is judged like a certain supplier and never serves the
+        // tier's own build or dry-run.
+        let probable = |s: &Supplier| {
+            s.probable && self.index.get(&s.tier).is_none_or(|&j| !self.applies(i, j))
+        };
+        let own = |s: &Supplier| self.index.get(&s.tier) == Some(&i) || probable(s);
         if r.suppliers.iter().all(own) {
             // Not required: nothing fails for want of it, except, on the
             // strict cold start, what a Kustomization reads before it
@@ -525,7 +537,7 @@ impl Simulation {
             // Only a probable supplier, or the tier's own objects applied
             // before the stage that needs them, can meet it.
             let served = r.suppliers.iter().any(|s| {
-                s.probable
+                probable(s)
                     || (self.index.get(&s.tier) == Some(&i)
                         && match s.level {
                             Level::Stage1 => true,
@@ -566,6 +578,29 @@ impl Simulation {
 
     fn at(&self, id: &TierId) -> Option<usize> {
         self.index.get(id).copied()
+    }
+
+    /// Whether tier `i` applies tier `j`'s Kustomization, directly or
+    /// through Kustomizations it applies.
+    fn applies(&self, i: usize, j: usize) -> bool {
+        let mut at = self.parent[j];
+        for _ in 0..self.parent.len() {
+            match at {
+                Some(p) if p == i => return true,
+                Some(p) => at = self.parent[p],
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Whether `ancestor` applies `tier`'s Kustomization, directly or
+    /// through Kustomizations it applies.
+    pub fn renders(&self, ancestor: &TierId, tier: &TierId) -> bool {
+        match (self.at(ancestor), self.at(tier)) {
+            (Some(i), Some(j)) => self.applies(i, j),
+            _ => false,
+        }
     }
 
     /// Whether the tier's reconcile ever starts (its stage 1 applies).

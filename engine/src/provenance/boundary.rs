@@ -13,7 +13,7 @@
 //! itself and every source it syncs is read) is "nothing creates it" an
 //! error, and the finding says which evidence made it so.
 
-use crate::model::{Cluster, Entry, TierState};
+use crate::model::{Cluster, Entry, TierId, TierState};
 
 /// What a cluster's world is, as far as the repository shows.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +23,11 @@ pub struct World {
     pub open: Vec<String>,
     /// What shows the world closed, in words (when `open` is empty).
     pub closed: String,
+    /// The tiers not checked because their source is not read, each with
+    /// its source: the evidence behind the "syncs sources" reason.
+    unread: Vec<(TierId, String)>,
+    /// The reasons other than unread sources.
+    others: Vec<String>,
 }
 
 /// How many unread sources a reason names before "and N more".
@@ -32,38 +37,21 @@ impl World {
     /// The world of `cluster`: open when its sync object is made outside
     /// git, or when it syncs sources this run does not read.
     pub fn of(cluster: &Cluster) -> World {
-        let mut open = Vec::new();
+        let mut others = Vec::new();
         if let Some(why) = &cluster.sync_outside {
-            open.push(why.clone());
+            others.push(why.clone());
         }
         // Sources the cluster defines (rendered) and the run does not read;
         // a source defined nowhere is not another world, only missing.
-        let unread: Vec<String> = cluster
+        let unread: Vec<(TierId, String)> = cluster
             .tiers
             .values()
             .filter(|t| matches!(t.state, TierState::NotChecked(_)))
             .filter(|t| {
                 !cluster.known_statically(&t.id) && cluster.source_object(&t.source_ref).is_some()
             })
-            .map(|t| t.source_ref.to_string())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
+            .map(|t| (t.id.clone(), t.source_ref.to_string()))
             .collect();
-        if !unread.is_empty() {
-            let more = match unread.len().saturating_sub(SHOWN) {
-                0 => String::new(),
-                n => format!(" and {n} more"),
-            };
-            open.push(format!(
-                "it syncs sources this run does not read ({}{more}): what they apply may create it",
-                unread
-                    .iter()
-                    .take(SHOWN)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
         let closed = match &cluster.entry {
             Entry::SyncKustomization { tier, .. } => format!(
                 "cluster {} bootstraps Flux from git itself (its sync Kustomization {tier} is in the repository) and every source it syncs is read",
@@ -74,7 +62,53 @@ impl World {
                 cluster.name
             ),
         };
-        World { open, closed }
+        World::assemble(others, unread, closed)
+    }
+
+    /// The world as one consumer sees it: tiers `skip` names (the
+    /// Kustomizations the consumer applies itself, which exist only after
+    /// its dry-run) cannot have created anything it needs by then, so the
+    /// sources only they sync are no evidence for it.
+    pub fn without(&self, skip: impl Fn(&TierId) -> bool) -> World {
+        let unread = self
+            .unread
+            .iter()
+            .filter(|(t, _)| !skip(t))
+            .cloned()
+            .collect();
+        World::assemble(self.others.clone(), unread, self.closed.clone())
+    }
+
+    fn assemble(others: Vec<String>, unread: Vec<(TierId, String)>, closed: String) -> World {
+        let mut open = others.clone();
+        let sources: Vec<&String> = unread
+            .iter()
+            .map(|(_, s)| s)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !sources.is_empty() {
+            let unread = &sources;
+            let more = match unread.len().saturating_sub(SHOWN) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            open.push(format!(
+                "it syncs sources this run does not read ({}{more}): what they apply may create it",
+                unread
+                    .iter()
+                    .take(SHOWN)
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        World {
+            open,
+            closed,
+            unread,
+            others,
+        }
     }
 
     /// Whether something nothing here creates may exist anyway.

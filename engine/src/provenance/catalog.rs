@@ -70,6 +70,13 @@ pub struct ChartEntry {
     /// For `crds: template`: whether they render when no value says.
     #[serde(default)]
     pub default: Option<bool>,
+    /// The chart is a network plugin (CNI): a cluster that runs Flux ran it
+    /// before Flux ([`super::cni`]).
+    #[serde(default)]
+    pub cni: bool,
+    /// Namespaces the chart creates on its defaults, besides its release's.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
 }
 
 /// How a chart ships its CRDs (helm-controller installs `crds/` according

@@ -84,7 +84,16 @@ pub fn installed(
         // FluxInstance Terraform creates.
         .or_else(|| flux_source(cluster))
         .or_else(|| terraform_instance(index))?;
-    let (flux, pinned) = resolve_range(&written);
+    let (mut flux, pinned) = resolve_range(&written);
+    // A range resolved from a FluxInstance whose `distribution.artifact`
+    // pins the operator's manifests to a tag: the operator resolves the
+    // range among the Flux versions that artifact ships, which this tool
+    // does not know, so the version cannot be told.
+    let mut written = written;
+    if !pinned && let Some(artifact) = pinned_artifact(cluster, index) {
+        flux = None;
+        written = format!("{written} within {artifact}");
+    }
     Some(Installed {
         flux,
         kustomize_controller: flux.and_then(kustomize_controller_of),
@@ -170,6 +179,41 @@ fn cluster_instance(cluster: &Cluster) -> Option<(String, Span)> {
                 o.source.clone()?,
             ))
         })
+}
+
+/// A FluxInstance's `spec.distribution.artifact` (or a HelmRelease's
+/// `instance.distribution.artifact`) pinned to a tag other than `latest`:
+/// the flux-operator manifests that bound which Flux a range resolves to.
+fn pinned_artifact(cluster: &Cluster, index: &RepoIndex) -> Option<String> {
+    let pinned = |a: String| {
+        let tag = a.rsplit_once(':').map(|(_, t)| t).unwrap_or("");
+        (!tag.is_empty() && tag != "latest" && !a.ends_with("://")).then_some(a)
+    };
+    let rendered = cluster
+        .local_tiers()
+        .flat_map(|t| t.objects())
+        .filter(|o| o.id.kind == "FluxInstance")
+        .find_map(|o| o.body.str_at(&["spec", "distribution", "artifact"]));
+    rendered
+        .or_else(|| {
+            index.all_files().find_map(|(_, f)| {
+                if !f.may_contain("artifact") {
+                    return None;
+                }
+                f.docs()
+                    .as_ref()
+                    .ok()?
+                    .iter()
+                    .find_map(|d| match d.str_at(&["kind"]).as_deref() {
+                        Some("FluxInstance") => d.str_at(&["spec", "distribution", "artifact"]),
+                        Some("HelmRelease") => {
+                            d.str_at(&["spec", "values", "instance", "distribution", "artifact"])
+                        }
+                        _ => None,
+                    })
+            })
+        })
+        .and_then(pinned)
 }
 
 /// A kustomization whose resources are Flux's install manifests at a ref.

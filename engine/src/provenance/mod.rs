@@ -29,6 +29,7 @@ pub mod boundary;
 pub mod builtin;
 pub mod catalog;
 pub mod chart;
+pub mod cni;
 pub mod crd;
 pub mod crossplane;
 pub mod distribution;
@@ -244,6 +245,8 @@ pub(crate) struct SourceCx<'a> {
     pub bootstrap: &'a bootstrap::Bootstrap,
     /// OCIRepository/HelmChart objects → their chart.
     pub chart_sources: chart::ChartSources,
+    /// HelmReleases of the cluster's network plugin.
+    pub plugins: Vec<cni::Plugin>,
 }
 
 /// A source of kinds.
@@ -262,6 +265,7 @@ pub(crate) const SOURCES: &[&dyn ProviderSource] = &[
     &flux::Flux,
     &preinstalled::Preinstalled,
     &bootstrap::BootstrapKinds,
+    &cni::NetworkPlugin,
     &crd::GitCrds,
     &chart::Charts,
     &crossplane::Crossplane,
@@ -304,12 +308,14 @@ impl<'a> Providers<'a> {
         catalog: &'a Catalog,
         bootstrap: &'a bootstrap::Bootstrap,
     ) -> Providers<'a> {
-        let cx = SourceCx {
+        let mut cx = SourceCx {
             cluster,
             catalog,
             bootstrap,
             chart_sources: chart::chart_sources(cluster),
+            plugins: Vec::new(),
         };
+        cx.plugins = cni::plugins(&cx, cluster);
         let mut found = Vec::new();
         let mut namespaces: BTreeMap<String, Vec<TierId>> = BTreeMap::new();
         let mut release_namespaces: BTreeMap<String, Vec<(TierId, ObjectId, String)>> =
@@ -371,6 +377,11 @@ impl<'a> Providers<'a> {
             release_namespaces,
             uncatalogued,
         }
+    }
+
+    /// The HelmReleases of the cluster's network plugin ([`cni`]).
+    pub(crate) fn plugins(&self) -> &[cni::Plugin] {
+        &self.cx.plugins
     }
 
     /// Providers a kind plausibly has when nothing the catalog knows

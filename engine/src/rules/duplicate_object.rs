@@ -15,6 +15,9 @@ impl Rule for DuplicateObject {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some("a warning when the copies are identical but for their labels")
+    }
     fn summary(&self) -> &'static str {
         "two Kustomizations of one cluster render the same group/kind/namespace/name, so they fight over it"
     }
@@ -81,7 +84,12 @@ impl Rule for DuplicateObject {
                 if applied.len() < 2 {
                     continue;
                 }
-                out.push(self.finding(cluster, found, &tiers));
+                let copies: Vec<&Object> = found
+                    .iter()
+                    .filter(|(_, o)| !create_only(o))
+                    .map(|(_, o)| *o)
+                    .collect();
+                out.push(self.finding(cluster, found, &tiers, identical(&copies)));
             }
         }
         out
@@ -100,6 +108,7 @@ impl DuplicateObject {
         cluster: &crate::model::Cluster,
         found: &[(&Tier, &Object)],
         tiers: &[String],
+        identical: bool,
     ) -> Finding {
         let (first_tier, first) = found[0];
         let object = first.id.to_string();
@@ -134,7 +143,7 @@ impl DuplicateObject {
             }
         }
         let named = named.join(", ");
-        Finding::new(
+        let f = Finding::new(
             self,
             cluster.name.clone(),
             label,
@@ -144,12 +153,38 @@ impl DuplicateObject {
             ),
         )
         .object(object.clone())
-        .at(copy.source.clone().or_else(|| Some(tier.defined_at.clone())))
+        .at(copy
+            .source
+            .clone()
+            .or_else(|| Some(tier.defined_at.clone())))
         .related_all(related)
-        .why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies")
-        .fix(format!("keep {object} in exactly one of {named}"))
-        .build()
+        .fix(format!("keep {object} in exactly one of {named}"));
+        if identical {
+            // The same fields from every tier: server-side apply converges
+            // (one field manager, the same values); only Flux's ownership
+            // labels flip. A risk on removal, not a failure.
+            f.why("the copies are identical but for their labels (a shared component, a move half done): every reconcile applies the same fields and only Flux's ownership labels flip, so nothing fails; but deleting either Kustomization, or dropping the object from it under prune: true, deletes the object the other still declares, until the other's next reconcile creates it again")
+                .severity(Severity::Warning)
+                .build()
+        } else {
+            f.why("each reconcile takes the object over from the other (fields and ownership label flip), and a prune by either can delete the copy the other still applies")
+                .build()
+        }
     }
+}
+
+/// Whether every copy declares the same object, labels aside (the owner
+/// labels Flux stamps, a Kustomization's `commonMetadata`).
+fn identical(copies: &[&Object]) -> bool {
+    let bare = |o: &Object| {
+        let mut json = o.body.to_json();
+        if let Some(meta) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            meta.remove("labels");
+        }
+        json
+    };
+    let first = copies.first().map(|o| bare(o));
+    copies.iter().skip(1).all(|o| Some(bare(o)) == first)
 }
 
 /// Whether Flux applies the object only if absent (`ssa: IfNotPresent`) or

@@ -9,13 +9,11 @@ impl Rule for RemoteBase {
     fn id(&self) -> RuleId {
         RuleId::RemoteBase
     }
+    /// A reliability risk, not a certain failure: the build fails only
+    /// while the remote is slow or gone. A team that has been bitten sets
+    /// `severity: {remote-base: error}`.
     fn severity(&self) -> Severity {
-        Severity::Error
-    }
-    fn other_severities(&self) -> Option<&'static str> {
-        Some(
-            "a warning for a single-file HTTPS resource and for generator inputs fetched over the network",
-        )
+        Severity::Warning
     }
     fn summary(&self) -> &'static str {
         "a kustomization reachable from a tier pulls a remote base (URL or git reference) that Flux fetches on every reconcile"
@@ -36,7 +34,7 @@ impl Rule for RemoteBase {
                     .map(|(at, url)| (at, url, None))
                     .chain(fetched_bases.map(|f| (&f.at, &f.reference, Some(f))));
                 for (at, url, fetched) in bases {
-                    let mut f = Finding::new(
+                    let f = Finding::new(
                         self,
                         cluster.name.clone(),
                         label.clone(),
@@ -51,7 +49,12 @@ impl Rule for RemoteBase {
                         format!("Kustomization {label} builds {}", tier.display_path()),
                     )])
                     .why(format!(
-                        "when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall"
+                        "kustomize-controller {} on every reconcile; when the remote is slow the fetch exceeds the build timeout, the build of {label} fails, and {label} and everything that depends on it stall until it answers (a risk, not a certain failure: `severity: {{remote-base: error}}` in conformance.yaml makes it fail CI)",
+                        if is_single_file(url) {
+                            "downloads the file"
+                        } else {
+                            "clones the repository"
+                        }
                     ))
                     .fix("vendor the remote content into the repository (kubectl kustomize it once and commit the output) or make it a Flux source with its own Kustomization")
                     .cause(super::Cause {
@@ -62,9 +65,6 @@ impl Rule for RemoteBase {
                             tier.display_path()
                         ),
                     });
-                    if is_single_file(url) {
-                        f = f.severity(Severity::Warning);
-                    }
                     out.push(f.build());
                 }
                 for f in tier.fetched.iter().filter(|f| f.input) {

@@ -22,6 +22,11 @@ impl Rule for SchemaViolation {
     fn severity(&self) -> Severity {
         Severity::Error
     }
+    fn other_severities(&self) -> Option<&'static str> {
+        Some(
+            "a warning for a field a CRD does not declare (pruned) and for a label value that is not a string (SetOwnerLabels drops the object's labels)",
+        )
+    }
     fn summary(&self) -> &'static str {
         "a rendered object breaks its schema: a built-in kind's Kubernetes OpenAPI for the cluster's minor, or a custom resource's CRD in the repository"
     }
@@ -171,7 +176,16 @@ fn report(
     let label = a.cluster.tier_label(&tier.id);
     for violation in violations {
         let unknown_in_cr = custom && violation.unknown_field;
-        let what = if unknown_in_cr {
+        // A label value that is not a string never reaches the API server:
+        // kustomize-controller stamps its owner labels on every object
+        // (`SetOwnerLabels`, through unstructured `GetLabels`, which
+        // returns no map when a value is not a string, then `SetLabels`),
+        // so the object is applied with Flux's labels only.
+        let lost_labels = violation.path.starts_with("metadata.labels")
+            && violation.message.starts_with("expected string");
+        let what = if lost_labels {
+            "kustomize-controller's SetOwnerLabels reads the labels with unstructured GetLabels, which returns nothing when a value is not a string, and sets its owner labels in their place: the object is applied, but without this label and every other label it declares (selectors and policies that match them miss it)".to_string()
+        } else if unknown_in_cr {
             "the API server prunes it: the setting is silently lost".to_string()
         } else if violation.unknown_field {
             format!(
@@ -198,7 +212,12 @@ fn report(
         .at(Span::new(file, violation.line))
         .related(tier.defined_at.clone(), format!("Kustomization {label}"))
         .why(what)
-        .fix(if violation.unknown_field {
+        .fix(if lost_labels {
+            format!(
+                "quote the value of {} (label values are strings)",
+                violation.path
+            )
+        } else if violation.unknown_field {
             format!("remove {} or spell it as the schema does", violation.path)
         } else {
             format!("give {} a value the schema accepts", violation.path)
@@ -211,7 +230,7 @@ fn report(
                 format!("the schema of {}/{}", id.api_version(), id.kind),
             );
         }
-        if unknown_in_cr {
+        if unknown_in_cr || lost_labels {
             f = f.severity(Severity::Warning);
         }
         out.push(f.build());

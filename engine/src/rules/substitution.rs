@@ -74,6 +74,17 @@ impl Rule for SubstitutionHazard {
                     if matches!(hazard.kind, HazardKind::Undefined { .. }) && !strict.strict {
                         finding = finding.severity(Severity::Warning);
                     }
+                    // Which Flux runs is not shown: a guess is a warning,
+                    // with the line that settles it.
+                    if matches!(hazard.kind, HazardKind::Undefined { .. }) && !strict.known {
+                        finding = finding
+                            .severity(Severity::Warning)
+                            .fix(format!(
+                                "{}; to settle whether this fails, declare the Flux the cluster runs: `clusters: {{{}: {{flux: \"2.7.5\"}}}}` in conformance.yaml (or `substitution: {{strict: true}}`)",
+                                describe(hazard, &label, &strict, &tier.substitution.injected).2,
+                                cluster.name
+                            ));
+                    }
                     out.push(finding.build());
                 }
             }
@@ -86,6 +97,9 @@ impl Rule for SubstitutionHazard {
 /// says so.
 struct Strictness {
     strict: bool,
+    /// Whether the repository (or conformance.yaml) says which Flux runs:
+    /// when it does not, strictness is a guess and never an error.
+    known: bool,
     /// Where the deciding version is written, and what it is.
     from: Option<(crate::model::Span, String)>,
     /// In words, for messages.
@@ -96,6 +110,7 @@ fn strictness(cx: &Context, a: &crate::convergence::ClusterAnalysis) -> Strictne
     if let Some(strict) = cx.settings.substitution.strict {
         return Strictness {
             strict,
+            known: true,
             from: None,
             because: format!("substitution.strict is {strict} in conformance.yaml"),
         };
@@ -120,16 +135,22 @@ fn strictness(cx: &Context, a: &crate::convergence::ClusterAnalysis) -> Strictne
             };
             Strictness {
                 strict,
+                known: true,
                 from: Some((installed.at.clone(), what.clone())),
                 because: format!("the cluster installs {what}"),
             }
         }
         None => Strictness {
             strict: true,
+            known: false,
             from: None,
-            because:
-                "the repository shows no Flux version: judged as current Flux, strict since 2.9"
-                    .into(),
+            because: match &a.installed {
+                Some(i) => format!(
+                    "the repository pins Flux {}, which does not say which release runs: judged as current Flux, strict since 2.9, if it runs an older one the variable is only empty",
+                    i.written
+                ),
+                None => "the repository shows no Flux version: judged as current Flux, strict since 2.9, if it runs an older one the variable is only empty".into(),
+            },
         },
     }
 }

@@ -71,7 +71,15 @@ pub(super) fn never(cx: &Cx, supplier: &TierId, chain: &[Step], loops: &bool) ->
             supplied_by(a, need, supplier)
         )
     };
-    let fix = if *loops {
+    // The supplier is a Kustomization the consumer applies itself: it
+    // exists only once the consumer's apply succeeded.
+    let nested = matches!(chain, [Step::RenderedBy { parent, .. }] if *parent == tier.id);
+    let fix = if nested {
+        format!(
+            "apply Kustomization {p} from outside {label}'s path (beside {label}) and add `dependsOn: [{{name: {}}}]` to {label}",
+            supplier.name
+        )
+    } else if *loops {
         format!(
             "move {} out of {p} into {label} or a tier {label} depends on, or break what makes {p} wait for {label}",
             providing(need, supplier, a)
@@ -88,7 +96,18 @@ pub(super) fn never(cx: &Cx, supplier: &TierId, chain: &[Step], loops: &bool) ->
             ));
         }
     }
-    let text = if *loops {
+    let text = if nested {
+        format!(
+            "{} {} from {p}, which {label} applies itself, after the dry-run that needs it",
+            w.thing,
+            if matches!(need, Need::Kind(u) if matches!(u.provenance, Provenance::Unchecked { .. }))
+            {
+                "can only come"
+            } else {
+                "comes"
+            }
+        )
+    } else if *loops {
         format!(
             "{} comes from {p}, which can only apply after them",
             w.thing
@@ -108,7 +127,9 @@ pub(super) fn never(cx: &Cx, supplier: &TierId, chain: &[Step], loops: &bool) ->
         Some(cx.cause(
             "deadlock",
             supplier,
-            if *loops {
+            if nested {
+                fix.clone()
+            } else if *loops {
                 format!(
                     "move {} out of {p} into a tier all of them depend on, or break what makes {p} wait for them",
                     providing(need, supplier, a)

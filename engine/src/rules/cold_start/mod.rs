@@ -297,11 +297,8 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
     // itself) is its consequence, with the root's fix.
     let (mut why, mut fix, mut cause) = (why, fix, cause);
     let mut follows = None;
-    if let Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. }) =
-        need.verdict()
-        && let Some(root) = a.root_of(chain)
-    {
-        fix = consequence_fix(a, &root, chain);
+    if let Some((root, chain)) = followed_root(a, need) {
+        fix = consequence_fix(a, &root, &chain);
         why = format!("{why} (a consequence of {})", root_words(a, &root));
         cause = None;
         follows = Some(root.key(&cluster.name));
@@ -315,14 +312,21 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
     // Nothing the run reads supplies it: a boundary item where the run is
     // not the cluster's whole world, else certain, with the evidence.
     let mut boundary = None;
-    if matches!(need.verdict(), Verdict::Unknown)
+    let nested = nested_only(a, need);
+    if (matches!(need.verdict(), Verdict::Unknown) || nested)
         && assumed.is_none()
         && follows.is_none()
         && !named_elsewhere(a, need)
         && !flux_kind(need)
     {
         let item = assumed::declared_as(need);
-        let (words, settle) = a.world.words(&item);
+        let (words, settle) = if nested {
+            let judge = a.judge();
+            let sim = judge.simulation(&tier.id);
+            a.world.without(|t| sim.renders(&tier.id, t)).words(&item)
+        } else {
+            a.world.words(&item)
+        };
         why = format!("{why}; {words}");
         if let Some(settle) = settle {
             fix = settle;
@@ -341,7 +345,7 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
     if let Some(c) = cause {
         f = f.cause(c);
     }
-    if let Some(key) = follows {
+    if let Some(key) = follows.clone() {
         f = f.consequence_of(key);
     }
     match need.verdict() {
@@ -352,18 +356,67 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         // (unless the loop is a dependency cycle, reported as such).
         Verdict::Deadlock(Deadlock::Never {
             loops: true, chain, ..
-        }) if a.root_of(chain).is_none_or(|r| matches!(r, Root::Loop(_))) => {
+        }) if follows.is_none() && a.root_of(chain).is_none_or(|r| matches!(r, Root::Loop(_))) => {
             f = f.root(a.loop_root(&tier.id, chain).key(&cluster.name));
         }
         _ => {}
     }
-    if !sure(need) || assumed.is_some() {
+    if !(sure(need) || nested) || assumed.is_some() {
         f = f.severity(super::Severity::Warning);
     }
     if let Some(item) = boundary {
         f = f.boundary(item);
     }
     f.build()
+}
+
+/// The root a deadlocked need follows from, with its chain: the root its
+/// chain leads to (a cycle, a suspended tier, a tier waiting for itself),
+/// or, for a Kustomization its supplier applies itself in a loop, that loop
+/// (the Kustomization never exists on the cluster until the loop is
+/// broken, so what it needs follows from it). `None`: the need is a root.
+fn followed_root(a: &ClusterAnalysis, need: Need) -> Option<(Root, Vec<Step>)> {
+    match need.verdict() {
+        Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. })
+            if a.root_of(chain).is_some() =>
+        {
+            a.root_of(chain).map(|root| (root, chain.clone()))
+        }
+        Verdict::Deadlock(Deadlock::Never {
+            loops: true,
+            supplier,
+            chain,
+        }) if a
+            .judge()
+            .simulation(&need.tier().id)
+            .renders(supplier, &need.tier().id) =>
+        {
+            Some((a.loop_root(&need.tier().id, chain), chain.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the only tiers that may supply a kind are Kustomizations the
+/// consumer applies itself, not checked or matched by name: whether they
+/// provide it or not, the consumer's dry-run never finds it (they exist
+/// only after it applied). As certain as a kind nothing supplies, and, like
+/// one, a boundary item where the run is not the cluster's whole world.
+fn nested_only(a: &ClusterAnalysis, need: Need) -> bool {
+    let Need::Kind(u) = need else { return false };
+    let guessed = matches!(
+        u.provenance,
+        Provenance::Unchecked { .. }
+            | Provenance::Runtime {
+                how: crate::provenance::RuntimeHow::Chart { probable: true, .. },
+                ..
+            }
+    );
+    matches!(
+        &u.verdict,
+        Verdict::Deadlock(Deadlock::Never { supplier, loops: true, .. })
+            if guessed && a.judge().simulation(&u.tier.id).renders(&u.tier.id, supplier)
+    )
 }
 
 /// Whether a need is a kind of Flux's own groups: Flux serves those, so one

@@ -57,8 +57,10 @@ pub(in crate::rules) fn supplied_by(a: &ClusterAnalysis, need: Need, supplier: &
             | Provenance::Flux
             | Provenance::Preinstalled
             | Provenance::Bootstrap { .. }
-            | Provenance::Unchecked { .. }
             | Provenance::Unknown => format!("which {p} provides"),
+            Provenance::Unchecked { .. } => {
+                format!("which only {p} may provide (it was not checked)")
+            }
         },
         Need::Namespace(_) => format!("which {p} creates"),
         Need::Reference(_) => format!("which {p} applies"),
