@@ -106,17 +106,17 @@ fn a_provider_the_consumer_applies_itself_is_a_deadlock_not_a_race() {
         .collect();
     assert_eq!(gateway.len(), 1, "{}", all(&outcome));
     assert!(
-        gateway[0].message().contains("gateway-api-crds"),
+        gateway[0].fix().contains("gateway-api-crds"),
         "{}",
-        gateway[0].message()
+        gateway[0].fix()
     );
     assert!(
         gateway[0].fix().contains("dependsOn"),
         "{}",
         gateway[0].fix()
     );
-    // No race is claimed anywhere; what follows (the child's own source,
-    // apps waiting for gateway) is listed under the root.
+    // No race is claimed anywhere, and the child's own source is not an
+    // error of its own.
     assert!(
         !outcome
             .findings
@@ -126,11 +126,9 @@ fn a_provider_the_consumer_applies_itself_is_a_deadlock_not_a_race() {
         all(&outcome)
     );
     assert!(
-        outcome
-            .findings
+        !errors
             .iter()
-            .filter(|f| f.kustomization() != "gateway")
-            .all(|f| f.caused_by().is_some() || f.severity() == Severity::Warning),
+            .any(|f| f.rule() == RuleId::UnresolvedReference && f.caused_by().is_none()),
         "{}",
         all(&outcome)
     );
@@ -638,4 +636,107 @@ spec:
         "{}",
         all(&outcome)
     );
+}
+
+#[test]
+fn a_provider_matched_by_name_that_the_consumer_applies_is_a_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &ks("platform", "flux-system", "./platform", ""),
+    );
+    write(
+        root,
+        "platform/acme.yaml",
+        &format!(
+            "\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: acme
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: https://github.com/acme/operator
+  ref:
+    tag: v1.0.0
+---
+{}
+---
+apiVersion: acme.example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: default
+",
+            ks_from("acme-crds", "./config/crd", "GitRepository", "acme")
+        ),
+    );
+    let outcome = run(root);
+    // One root; the child's own source follows from it.
+    let errors: Vec<_> = errors(&outcome)
+        .into_iter()
+        .filter(|f| f.caused_by().is_none())
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", all(&outcome));
+    assert_eq!(errors[0].rule(), RuleId::CrdUnavailable);
+    assert!(
+        errors[0].message().contains("acme-crds"),
+        "{}",
+        errors[0].message()
+    );
+    assert!(errors[0].fix().contains("dependsOn"), "{}", errors[0].fix());
+}
+
+#[test]
+fn clusterctl_init_installs_cluster_api_before_flux() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/mgmt");
+    write(
+        root,
+        "clusters/mgmt/tiers.yaml",
+        &ks("clusters", "flux-system", "./workload", ""),
+    );
+    write(
+        root,
+        "workload/cluster.yaml",
+        "\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: child
+  namespace: default
+spec:
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: DockerCluster
+    name: child
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: DockerCluster
+metadata:
+  name: child
+  namespace: default
+",
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == RuleId::CrdUnavailable),
+        "{}",
+        all(&outcome)
+    );
+    write(
+        root,
+        "README.md",
+        "# Management cluster\n\n```shell\nkind create cluster\nclusterctl init --infrastructure docker\n```\n",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
 }

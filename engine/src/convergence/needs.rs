@@ -74,6 +74,7 @@ pub(super) fn needs<'m>(
             || entry_sources.iter().any(|o| o == object)
     };
     let cx = Needs {
+        cluster,
         order,
         providers,
         initial_namespaces,
@@ -172,6 +173,7 @@ fn unchecked(cluster: &Cluster) -> Vec<(TierId, Option<String>)> {
 /// and initial namespaces, its objects and HelmReleases indexed, what
 /// exists before Flux, and the tiers that were not checked.
 struct Needs<'a, 'm> {
+    cluster: &'m Cluster,
     order: &'a Order,
     providers: &'a Providers<'m>,
     initial_namespaces: &'a BTreeMap<String, Option<(crate::model::Span, String)>>,
@@ -293,7 +295,13 @@ impl<'m> Needs<'_, 'm> {
             }))
             .collect();
         if none_located && plausible.is_empty() {
-            let mut all: Vec<&(TierId, Option<String>)> = self.unchecked.iter().collect();
+            // Not a Kustomization this tier applies itself: nothing names
+            // it as the provider, and it could not be one in time.
+            let mut all: Vec<&(TierId, Option<String>)> = self
+                .unchecked
+                .iter()
+                .filter(|(t, _)| !applies(self.cluster, &tier.id, t))
+                .collect();
             all.sort_by_key(|(t, url)| {
                 std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
             });
@@ -590,4 +598,18 @@ fn key<'a>(r: &'a Reference, ns: Option<&'a str>) -> ObjectKey<'a> {
         ns.map(Cow::Borrowed),
         Cow::Borrowed(r.name.as_str()),
     )
+}
+
+/// Whether `ancestor` applies `tier`'s Kustomization, directly or through
+/// Kustomizations it applies.
+fn applies(cluster: &Cluster, ancestor: &TierId, tier: &TierId) -> bool {
+    let mut at = cluster.tiers.get(tier).and_then(|t| t.applied_by());
+    for _ in 0..cluster.tiers.len() {
+        match at {
+            Some(p) if p == ancestor => return true,
+            Some(p) => at = cluster.tiers.get(p).and_then(|t| t.applied_by()),
+            None => return false,
+        }
+    }
+    false
 }

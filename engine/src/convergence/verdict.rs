@@ -271,7 +271,13 @@ impl Judge<'_> {
         if self.unchecked.iter().any(|t| applied.contains(t)) {
             return (Verdict::Available, None);
         }
-        let verdict = match self.unchecked.iter().find(|t| *t != consumer) {
+        // Not a Kustomization the consumer applies itself: it could not
+        // provide anything in time.
+        let verdict = match self
+            .unchecked
+            .iter()
+            .find(|t| *t != consumer && !self.renders(consumer, t))
+        {
             Some(t) => Verdict::Race {
                 supplier: t.clone(),
                 possible: true,

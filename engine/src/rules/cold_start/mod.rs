@@ -320,7 +320,10 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         && !flux_kind(need)
     {
         let item = assumed::declared_as(need);
-        let (words, settle) = if nested {
+        // What the tier's own dry-run needs (a kind, a namespace) cannot
+        // come from a Kustomization it applies itself: sources only those
+        // sync are no evidence for it.
+        let (words, settle) = if nested || matches!(need, Need::Kind(_) | Need::Namespace(_)) {
             let judge = a.judge();
             let sim = judge.simulation(&tier.id);
             a.world.without(|t| sim.renders(&tier.id, t)).words(&item)
@@ -331,6 +334,9 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         if let Some(settle) = settle {
             fix = settle;
             boundary = Some(item);
+        }
+        if let Some(hint) = nested_hint(a, need) {
+            fix = format!("{fix}; {hint}");
         }
     }
     let mut f = Finding::new(rule, cluster.name.clone(), label, message)
@@ -395,6 +401,29 @@ fn followed_root(a: &ClusterAnalysis, need: Need) -> Option<(Root, Vec<Step>)> {
         }
         _ => None,
     }
+}
+
+/// For a kind nothing supplies, the Kustomizations the consumer applies
+/// itself that were not checked: if one of them provides it, it does so
+/// only after the consumer's dry-run, so the fix is to order it first.
+fn nested_hint(a: &ClusterAnalysis, need: Need) -> Option<String> {
+    let Need::Kind(u) = need else { return None };
+    let consumer = &u.tier.id;
+    let sim = a.judge();
+    let sim = sim.simulation(consumer);
+    let nested: Vec<String> = a
+        .unchecked
+        .iter()
+        .filter(|t| sim.renders(consumer, t))
+        .map(|t| a.cluster.tier_label(t))
+        .collect();
+    let first = nested.first()?;
+    let label = a.cluster.tier_label(consumer);
+    Some(format!(
+        "if it comes from {} (not checked), which {label} applies itself, Flux applies that only after {label}'s dry-run: apply Kustomization {first} beside {label} and add `dependsOn: [{{name: {}}}]` to {label}",
+        nested.join(", "),
+        first.rsplit('/').next().unwrap_or(first)
+    ))
 }
 
 /// Whether the only tiers that may supply a kind are Kustomizations the

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+mod clusterctl;
 mod feed;
 mod helm;
 mod kubectl;
@@ -214,6 +215,9 @@ impl Scan<'_> {
             out.add(at, release);
         }
         self.helmfile(stage, out);
+        for target in clusterctl::init(stage) {
+            out.add(at, target);
+        }
         // What it writes into the repository: `> FILE`, `tee FILE`.
         let tee = match stage.first().map(String::as_str) {
             Some("tee") => stage[1..].iter().filter(|w| !w.starts_with('-')).collect(),
