@@ -18,6 +18,7 @@
 //! re-export these modules, so `crate::yaml` means the same in each.
 
 pub mod builtin;
+pub mod chart;
 pub mod config_error;
 pub mod exec;
 pub mod model;

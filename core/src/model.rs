@@ -432,6 +432,10 @@ pub struct Cluster {
     /// entry): what refers to something nothing here creates may refer to
     /// what the installer creates.
     pub sync_outside: Option<String>,
+    /// What each HelmRelease's chart installs, read from the chart itself
+    /// where it could be (the release's id → the contents, or why they
+    /// could not be read); a release not listed was not looked up.
+    pub charts: BTreeMap<ObjectId, Result<std::sync::Arc<crate::chart::ChartContents>, String>>,
 }
 
 impl Cluster {

@@ -676,13 +676,14 @@ metadata:
         ),
     );
     let outcome = run(root);
-    // One root; the child's own source follows from it.
+    // The Widget's deadlock (and the child's own source, which the
+    // parent applies: a need of its own, unmet until the child moves with
+    // its source).
     let errors: Vec<_> = errors(&outcome)
         .into_iter()
-        .filter(|f| f.caused_by().is_none())
+        .filter(|f| f.rule() == RuleId::CrdUnavailable)
         .collect();
     assert_eq!(errors.len(), 1, "{}", all(&outcome));
-    assert_eq!(errors[0].rule(), RuleId::CrdUnavailable);
     assert!(
         errors[0].message().contains("acme-crds"),
         "{}",
@@ -739,4 +740,109 @@ metadata:
     );
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn sveltos_profiles_beside_their_release_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/hub");
+    helm_repository(root, "clusters/hub", "flux-system", "sveltos");
+    write(
+        root,
+        "clusters/hub/tiers.yaml",
+        &ks("sveltos", "flux-system", "./sveltos", "  wait: true\n"),
+    );
+    write(
+        root,
+        "sveltos/release.yaml",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: sveltos
+  namespace: flux-system
+spec:
+  interval: 1h
+  targetNamespace: projectsveltos
+  install:
+    createNamespace: true
+  chart:
+    spec:
+      chart: projectsveltos
+      sourceRef:
+        kind: HelmRepository
+        name: sveltos
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata:
+  name: kyverno
+spec:
+  clusterSelector:
+    matchLabels:
+      env: prod
+",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == RuleId::SecondOrderCrd),
+        "{}",
+        all(&outcome)
+    );
+}
+
+#[test]
+fn a_feature_gated_cilium_kind_comes_from_the_release_not_from_before_flux() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "cilium");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &ks("network", "flux-system", "./network", ""),
+    );
+    write(
+        root,
+        "network/cilium.yaml",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cilium
+  namespace: kube-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: cilium
+      sourceRef:
+        kind: HelmRepository
+        name: cilium
+        namespace: flux-system
+  values:
+    bgpControlPlane:
+      enabled: true
+---
+apiVersion: cilium.io/v2alpha1
+kind: CiliumBGPPeeringPolicy
+metadata:
+  name: peers
+spec:
+  virtualRouters: []
+",
+    );
+    let outcome = run(root);
+    // The install before Flux may have had BGP off: the kind exists only
+    // once this release turned it on, after the tier's dry-run.
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == RuleId::SecondOrderCrd),
+        "{}",
+        all(&outcome)
+    );
 }

@@ -39,7 +39,8 @@ const LEAVES: &[(&str, &str, &[&str])] = &[
     ("core", "progress", &[]),
     ("core", "repo", &["yaml", "progress", "exec"]),
     ("core", "versions", &["repo"]),
-    ("core", "model", &["builtin", "yaml"]),
+    ("core", "chart", &[]),
+    ("core", "model", &["builtin", "yaml", "chart"]),
     ("render", "remote", &[]),
     ("render", "postbuild", &[]),
 ];

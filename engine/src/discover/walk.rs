@@ -558,6 +558,7 @@ impl Walk {
             tiers: self.tiers,
             ambiguous_names,
             sync_outside: self.outside,
+            charts: Default::default(),
         }
     }
 }

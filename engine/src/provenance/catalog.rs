@@ -77,6 +77,10 @@ pub struct ChartEntry {
     /// Namespaces the chart creates on its defaults, besides its release's.
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// For `cni`: kinds the plugin registers only with a feature on, which
+    /// the install before Flux may not have had.
+    #[serde(default)]
+    pub cni_gated: Vec<String>,
 }
 
 /// How a chart ships its CRDs (helm-controller installs `crds/` according

@@ -69,13 +69,10 @@ fn plugin(cx: &SourceCx, o: &Object) -> Option<Plugin> {
 pub struct NetworkPlugin;
 
 impl ProviderSource for NetworkPlugin {
-    fn initial(&self, cx: &SourceCx, group: &str, _kind: &str) -> Option<Provenance> {
+    fn initial(&self, cx: &SourceCx, group: &str, kind: &str) -> Option<Provenance> {
         cx.plugins.iter().find_map(|p| {
             let entry = cx.catalog.chart(&p.chart)?;
-            entry
-                .groups
-                .iter()
-                .any(|g| g == group)
+            (entry.groups.iter().any(|g| g == group) && !entry.cni_gated.iter().any(|k| k == kind))
                 .then(|| Provenance::Bootstrap {
                     at: p.at.clone().unwrap_or_else(|| Span::new(String::new(), 0)),
                     via: p.via(),

@@ -50,7 +50,14 @@ impl Installed {
     /// (Flux 2.9), the StrictPostBuildSubstitutions feature gate on by
     /// default.
     pub(crate) fn strict_substitution(&self) -> Option<bool> {
-        self.kustomize_controller.map(|v| v >= Version(1, 9, 0))
+        self.kustomize_controller
+            .map(|v| v >= Version(1, 9, 0))
+            // A Flux older than the release table (before 2.0): long before
+            // strict substitution.
+            .or_else(|| {
+                let oldest = releases().first().map(|r| r.flux)?;
+                self.flux.filter(|f| *f < oldest).map(|_| false)
+            })
     }
 }
 
@@ -247,6 +254,11 @@ fn repository_distribution(index: &RepoIndex) -> Option<(String, Span)> {
                 Some("FluxInstance") => d.str_at(&["spec", "distribution", "version"]),
                 Some("HelmRelease") => {
                     d.str_at(&["spec", "values", "instance", "distribution", "version"])
+                }
+                // A flux-instance chart's values file (what a HelmRelease's
+                // valuesFrom ConfigMap is generated from).
+                None if d.get("apiVersion").is_none() => {
+                    d.str_at(&["instance", "distribution", "version"])
                 }
                 _ => None,
             }?;

@@ -333,6 +333,20 @@ impl<'a> Providers<'a> {
                         .or_default()
                         .push(tier.id.clone());
                 }
+                // Namespaces the chart's templates create (catalog).
+                if o.id.group == "helm.toolkit.fluxcd.io"
+                    && o.id.kind == "HelmRelease"
+                    && let Some(chart) = chart::chart_of(&cx, o)
+                    && let Some(entry) = catalog.chart(&chart)
+                {
+                    for ns in &entry.namespaces {
+                        release_namespaces.entry(ns.clone()).or_default().push((
+                            tier.id.clone(),
+                            o.id.clone(),
+                            chart.clone(),
+                        ));
+                    }
+                }
                 if o.id.group == "helm.toolkit.fluxcd.io"
                     && o.id.kind == "HelmRelease"
                     && o.body

@@ -377,27 +377,14 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
 }
 
 /// The root a deadlocked need follows from, with its chain: the root its
-/// chain leads to (a cycle, a suspended tier, a tier waiting for itself),
-/// or, for a Kustomization its supplier applies itself in a loop, that loop
-/// (the Kustomization never exists on the cluster until the loop is
-/// broken, so what it needs follows from it). `None`: the need is a root.
+/// chain leads to (a cycle, a suspended tier, a tier waiting for itself).
+/// `None`: the need is a root. (A Kustomization whose parent loops on it
+/// is no consequence of that loop: moving it out of the parent, the loop's
+/// fix, leaves what it needs from the parent unmet.)
 fn followed_root(a: &ClusterAnalysis, need: Need) -> Option<(Root, Vec<Step>)> {
     match need.verdict() {
-        Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. })
-            if a.root_of(chain).is_some() =>
-        {
+        Verdict::Deadlock(Deadlock::Never { chain, .. } | Deadlock::Downstream { chain, .. }) => {
             a.root_of(chain).map(|root| (root, chain.clone()))
-        }
-        Verdict::Deadlock(Deadlock::Never {
-            loops: true,
-            supplier,
-            chain,
-        }) if a
-            .judge()
-            .simulation(&need.tier().id)
-            .renders(supplier, &need.tier().id) =>
-        {
-            Some((a.loop_root(&need.tier().id, chain), chain.clone()))
         }
         _ => None,
     }
