@@ -20,7 +20,7 @@
 pub use conformance_core::{
     builtin, config_error, exec, model, progress, repo, stats, versions, yaml,
 };
-pub use conformance_render::{postbuild, remote, render};
+pub use conformance_render::{chart, postbuild, remote, render};
 
 pub mod base;
 pub mod check;

@@ -7,7 +7,8 @@
 //! * [`remote`]: remote bases fetched with `--fetch-remote`, into a cache,
 //!   under [`exec`]'s limits;
 //! * [`postbuild`]: `postBuild` substitution as kustomize-controller does
-//!   it, and its audit.
+//!   it, and its audit;
+//! * [`chart`]: what a Helm chart's files install (CRDs, namespaces).
 //!
 //! Depends on the leaf ([`conformance_core`]) only; its modules are
 //! re-exported here, so `crate::yaml` and friends read as before.
@@ -16,6 +17,7 @@ pub use conformance_core::{
     builtin, config_error, exec, model, progress, repo, stats, versions, yaml,
 };
 
+pub mod chart;
 pub mod postbuild;
 pub mod remote;
 pub mod render;

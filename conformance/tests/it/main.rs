@@ -23,6 +23,8 @@
 //!   assumptions by steps the bootstrap could not read;
 //! * `remote`: remote bases fetched with `--fetch-remote` (a local HTTP
 //!   server and a local git repository);
+//! * `charts_fetched`: charts read for real (a chart repository and an OCI
+//!   registry on 127.0.0.1, a chart in the repository);
 //! * `rule_docs`: every rule's documentation in one shape, and the README
 //!   table made from the rules;
 //! * `layers`: the imports only point down, and no file or function is too
@@ -36,6 +38,7 @@
 
 mod action;
 mod anchors;
+mod charts_fetched;
 mod cli;
 mod cold_start;
 mod discovery;

@@ -28,11 +28,8 @@ pub struct Built {
 /// entries one script applies into one cluster.
 pub fn build(declared: &Declared) -> Result<Built, SessionError> {
     let started = std::time::Instant::now();
-    let mut model = discover::discover_with(
-        &declared.index,
-        declared.renderer(),
-        &super::discovery::discovery_input(&declared.config),
-    );
+    let input = super::discovery::discovery_input(&declared.config);
+    let mut model = discover::discover_with(&declared.index, declared.renderer(), &input);
     stat("discover+render", started);
     if model.clusters.is_empty() {
         // A repository that is only an application catalog says so.
@@ -63,6 +60,10 @@ pub fn build(declared: &Declared) -> Result<Built, SessionError> {
         .unread
         .retain(|u| !declared.config.provides.iter().any(|p| p.settles(&u.at)));
     stat("bootstrap", started);
+    // What each HelmRelease's chart installs, read from the chart.
+    let started = std::time::Instant::now();
+    super::charts::read_charts(&mut model, &declared.index, input.remote.as_deref());
+    stat("charts", started);
     Ok(Built { model, bootstrap })
 }
 

@@ -30,6 +30,7 @@
 
 mod analyse;
 mod build;
+mod charts;
 mod declare;
 mod discovery;
 mod error;

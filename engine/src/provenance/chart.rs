@@ -26,6 +26,12 @@ impl ProviderSource for Charts {
         if id.group != "helm.toolkit.fluxcd.io" || id.kind != "HelmRelease" {
             return;
         }
+        // The chart read for real comes first; the catalog answers for
+        // charts that could not be read.
+        if let Some(Ok(contents)) = cx.cluster.charts.get(id) {
+            read_providers(cx.cluster, tier, o, contents, out);
+            return;
+        }
         let Some(chart) = chart_of(cx, o) else { return };
         let Some(entry) = cx.catalog.chart(&chart) else {
             return;
@@ -49,6 +55,55 @@ impl ProviderSource for Charts {
                 },
             });
         }
+    }
+}
+
+/// The providers of a chart read for real: every CRD it ships that this
+/// release installs (a `crds/` one unless `install.crds: Skip`; one
+/// under gates when the release's values, or the chart's defaults, turn
+/// them on). A CRD under a condition this reader cannot evaluate is a
+/// probable provider.
+fn read_providers(
+    cluster: &Cluster,
+    tier: &Tier,
+    hr: &Object,
+    contents: &conformance_core::chart::ChartContents,
+    out: &mut Vec<Provider>,
+) {
+    let skip_dir = hr.body.str_at(&["spec", "install", "crds"]).as_deref() == Some("Skip");
+    let chart = format!("{} {}", contents.name, contents.version);
+    for crd in &contents.crds {
+        if crd.in_crds_dir && skip_dir {
+            continue;
+        }
+        let probable = match &crd.gates {
+            None => true,
+            Some(gates) => {
+                let on = gates.iter().all(|g| {
+                    helm_value(cluster, hr, &g.path)
+                        .and_then(|n| truthy(&n))
+                        .unwrap_or(g.default)
+                });
+                if !on {
+                    continue;
+                }
+                false
+            }
+        };
+        out.push(Provider {
+            group: crd.group.clone(),
+            kind: Some(crd.kind.clone()),
+            scope: None,
+            provenance: Provenance::Runtime {
+                how: RuntimeHow::Chart {
+                    chart: chart.clone(),
+                    probable,
+                },
+                trigger: hr.id.clone(),
+                tier: tier.id.clone(),
+                at: hr.source.clone(),
+            },
+        });
     }
 }
 
@@ -110,6 +165,28 @@ fn installs_crds(
         CrdShipping::Hook | CrdShipping::Runtime => true,
         CrdShipping::None => false,
     }
+}
+
+/// The namespaces a chart read for real creates for this release (those
+/// whose gates its values turn on).
+pub(crate) fn read_namespaces(cluster: &Cluster, hr: &Object) -> Vec<String> {
+    let Some(Ok(contents)) = cluster.charts.get(&hr.id) else {
+        return Vec::new();
+    };
+    contents
+        .namespaces
+        .iter()
+        .filter(|n| {
+            n.gates.as_ref().is_some_and(|gates| {
+                gates.iter().all(|g| {
+                    helm_value(cluster, hr, &g.path)
+                        .and_then(|v| truthy(&v))
+                        .unwrap_or(g.default)
+                })
+            })
+        })
+        .map(|n| n.value.clone())
+        .collect()
 }
 
 /// A Helm value as a boolean: `true`/`false`, and the strings Helm's
@@ -367,6 +444,10 @@ pub(crate) fn uncatalogued<'c>(
     for tier in cluster.local_tiers() {
         for o in tier.objects() {
             if o.id.group != "helm.toolkit.fluxcd.io" || o.id.kind != "HelmRelease" {
+                continue;
+            }
+            // Its chart was read: what it installs is known, not guessed.
+            if cluster.charts.get(&o.id).is_some_and(Result::is_ok) {
                 continue;
             }
             let Some(chart) = chart_of(cx, o) else {

@@ -333,13 +333,21 @@ impl<'a> Providers<'a> {
                         .or_default()
                         .push(tier.id.clone());
                 }
-                // Namespaces the chart's templates create (catalog).
+                // Namespaces the chart's templates create: read from the
+                // chart, else the catalog's.
                 if o.id.group == "helm.toolkit.fluxcd.io"
                     && o.id.kind == "HelmRelease"
                     && let Some(chart) = chart::chart_of(&cx, o)
-                    && let Some(entry) = catalog.chart(&chart)
                 {
-                    for ns in &entry.namespaces {
+                    let made = if cluster.charts.get(&o.id).is_some_and(Result::is_ok) {
+                        chart::read_namespaces(cluster, o)
+                    } else {
+                        catalog
+                            .chart(&chart)
+                            .map(|e| e.namespaces.clone())
+                            .unwrap_or_default()
+                    };
+                    for ns in &made {
                         release_namespaces.entry(ns.clone()).or_default().push((
                             tier.id.clone(),
                             o.id.clone(),

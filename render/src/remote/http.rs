@@ -31,19 +31,90 @@ impl HttpError {
     }
 }
 
+/// An agent whose every connection, redirects included, goes only to
+/// addresses [`forbidden`] allows. `status_errors`: a status outside 2xx
+/// is an error (else the response is returned, for its headers).
+fn agent(timeout: Duration, status_errors: bool) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(status_errors)
+        .user_agent(concat!("conformance/", env!("CARGO_PKG_VERSION")))
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        NoLinkLocal(ureq::unversioned::resolver::DefaultResolver::default()),
+    )
+}
+
+/// A response read whole: its status, the header that asks for
+/// credentials (`WWW-Authenticate`), its body.
+#[derive(Debug)]
+pub struct Response {
+    /// The HTTP status.
+    pub status: u16,
+    /// `WWW-Authenticate`, when the server sent one.
+    pub authenticate: Option<String>,
+    /// The body, at most the limit asked for.
+    pub body: Vec<u8>,
+}
+
+/// GETs `url` with `headers` within `timeout`, reading at most `limit`
+/// bytes, whatever the status (an OCI registry's 401 names where to get
+/// a token).
+pub fn request(
+    url: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+    limit: u64,
+) -> Result<Response, HttpError> {
+    let mut req = agent(timeout, false).get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let response = req.call().map_err(|e| transport(url, timeout, e))?;
+    let status = response.status().as_u16();
+    let authenticate = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = read_body(url, response.into_body(), limit)?;
+    Ok(Response {
+        status,
+        authenticate,
+        body,
+    })
+}
+
+fn transport(url: &str, timeout: Duration, e: ureq::Error) -> HttpError {
+    match e {
+        ureq::Error::StatusCode(code) => HttpError::Status(code),
+        ureq::Error::Timeout(_) => HttpError::Transport(format!(
+            "GET {url} did not finish within {} s",
+            timeout.as_secs()
+        )),
+        other => HttpError::Transport(format!("GET {url}: {other}")),
+    }
+}
+
+fn read_body(url: &str, mut body: ureq::Body, limit: u64) -> Result<Vec<u8>, HttpError> {
+    body.with_config()
+        .limit(limit)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => HttpError::Transport(format!(
+                "GET {url}: the body exceeds {limit} bytes, the loader's budget for one file"
+            )),
+            other => HttpError::Transport(format!("GET {url}: {other}")),
+        })
+}
+
 /// GETs `url` within `timeout`, reading at most `limit` bytes. Every
 /// connection, redirects included, goes only to addresses
 /// [`forbidden`] allows.
 pub fn get(url: &str, timeout: Duration, limit: u64) -> Result<Vec<u8>, HttpError> {
-    let config = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .user_agent(concat!("conformance/", env!("CARGO_PKG_VERSION")))
-        .build();
-    let agent = ureq::Agent::with_parts(
-        config,
-        ureq::unversioned::transport::DefaultConnector::new(),
-        NoLinkLocal(ureq::unversioned::resolver::DefaultResolver::default()),
-    );
+    let agent = agent(timeout, true);
     let response = agent.get(url).call().map_err(|e| match e {
         ureq::Error::StatusCode(code) => HttpError::Status(code),
         ureq::Error::Timeout(_) => HttpError::Transport(format!(

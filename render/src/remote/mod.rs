@@ -21,6 +21,7 @@
 //! fetched.
 
 pub mod cache;
+pub mod chart;
 pub mod git;
 pub mod http;
 pub mod spec;
@@ -107,6 +108,8 @@ pub struct Fetcher {
     cache: Cache,
     timeout: std::time::Duration,
     memo: Mutex<HashMap<String, Arc<OnceLock<Outcome>>>>,
+    /// Charts fetched this run ([`chart`]).
+    charts: Mutex<HashMap<String, Arc<OnceLock<chart::ChartOutcome>>>>,
 }
 
 impl Fetcher {
@@ -116,6 +119,7 @@ impl Fetcher {
             cache,
             timeout: spec::DEFAULT_TIMEOUT,
             memo: Mutex::new(HashMap::new()),
+            charts: Mutex::new(HashMap::new()),
         }
     }
 
