@@ -846,3 +846,82 @@ spec:
         all(&outcome)
     );
 }
+
+#[test]
+fn a_remote_base_does_not_hide_the_kustomizations_of_the_local_part() {
+    // `apps` cannot build its local part offline (a replacement reads an
+    // object of the remote base); the Kustomization its local files hold
+    // is still built, and the deadlock in it found.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    helm_repository(root, "certs", "flux-system", "jetstack");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "\
+resources:
+  - https://github.com/kubernetes-csi/external-snapshotter//deploy/kubernetes/snapshot-controller?ref=v8.2.0
+  - certs.yaml
+replacements:
+  - source:
+      kind: Deployment
+      name: snapshot-controller
+      fieldPath: metadata.name
+    targets:
+      - select:
+          kind: Kustomization
+        fieldPaths:
+          - metadata.annotations.snap
+        options:
+          create: true
+",
+    );
+    write(
+        root,
+        "apps/certs.yaml",
+        &ks("certs", "flux-system", "./certs", ""),
+    );
+    write(
+        root,
+        "certs/issuer.yaml",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cert-manager
+  namespace: flux-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: cert-manager
+      sourceRef:
+        kind: HelmRepository
+        name: jetstack
+  values:
+    crds:
+      enabled: true
+---
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: letsencrypt
+spec:
+  selfSigned: {}
+",
+    );
+    let outcome = run(root);
+    assert!(
+        errors(&outcome)
+            .iter()
+            .any(|f| f.rule() == RuleId::SecondOrderCrd && f.kustomization() == "certs"),
+        "{}",
+        all(&outcome)
+    );
+}

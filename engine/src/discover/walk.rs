@@ -537,6 +537,48 @@ impl Walk {
         }
     }
 
+    /// A tier whose local part does not build without its remote bases
+    /// still shows, in the local files its build reads, the Flux
+    /// Kustomizations it applies: they are built and checked as written
+    /// (kustomize-controller applies them from the tier's output once the
+    /// remote part is there), so one remote base does not hide them.
+    pub(super) fn adopt_local_part(
+        &mut self,
+        id: &TierId,
+        artifact: &crate::repo::Artifact,
+        index: &RepoIndex,
+    ) {
+        let Some(tier) = self.tiers.get(id) else {
+            return;
+        };
+        let post_build = tier.post_build.clone();
+        let reads = crate::render::flux::reach(artifact, &tier.path).reads;
+        let mut found = Vec::new();
+        for file in reads {
+            let Some(Ok(docs)) = index.file(&file).map(|f| f.docs()) else {
+                continue;
+            };
+            for doc in docs.iter().filter(|d| is_flux_kustomization(d)) {
+                let body = match &post_build {
+                    Some(pb) => postbuild::substitute_early(doc, &id.namespace, pb, &self.sources),
+                    None => doc.clone(),
+                };
+                found.push(tier_from(
+                    &body,
+                    Span::new(&file, doc.line),
+                    Some(id.clone()),
+                    &self.local,
+                ));
+            }
+        }
+        for child in found {
+            if !self.tiers.contains_key(&child.id) {
+                self.undecided.insert(child.id.clone());
+                self.tiers.insert(child.id.clone(), child);
+            }
+        }
+    }
+
     pub(super) fn objects_of<'a>(&self, state: &'a TierState) -> &'a [crate::model::Object] {
         match state {
             TierState::Rendered(objects) => objects,

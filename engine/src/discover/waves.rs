@@ -62,6 +62,13 @@ pub(super) fn build_all(
         for (i, id, built) in results {
             let state = state_of(&mut walks[i], &id, built, &mut read_files);
             walks[i].record(&id, state);
+            // Its local part did not build without its remote bases: the
+            // Kustomizations its local files hold are still built.
+            if walks[i].tiers.get(&id).is_some_and(|t| {
+                matches!(t.state, TierState::NotChecked(_)) && !t.remote_bases.is_empty()
+            }) {
+                walks[i].adopt_local_part(&id, &artifacts[i], index);
+            }
         }
     }
     read_files
