@@ -925,3 +925,134 @@ spec:
         all(&outcome)
     );
 }
+
+/// `onepassword` holds the ClusterSecretStore (and reads cluster-secrets
+/// before it builds when `needs`); `cs` holds the ExternalSecret that makes
+/// cluster-secrets through that store; `apps` reads cluster-secrets.
+fn made_secret(root: &Path, needs: bool, apps_after: &str) {
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "conformance.yaml",
+        "catalog:\n  preinstalled: [external-secrets.io]\n",
+    );
+    let vars =
+        "  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: cluster-secrets\n";
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks(
+                "onepassword",
+                "flux-system",
+                "./op",
+                &format!("  wait: true\n{}", if needs { vars } else { "" }),
+            ),
+            ks("cs", "flux-system", "./cs", "  wait: true\n"),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                &format!("  dependsOn:\n{apps_after}{vars}"),
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "op/store.yaml",
+        "\
+apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata:
+  name: onepassword
+spec:
+  provider:
+    onepassword:
+      connectHost: http://connect:8080
+      auth:
+        secretRef:
+          connectTokenSecretRef:
+            name: connect-token
+            namespace: external-secrets
+            key: token
+",
+    );
+    write(
+        root,
+        "cs/es.yaml",
+        "\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: cluster-secrets
+  namespace: flux-system
+spec:
+  secretStoreRef:
+    kind: ClusterSecretStore
+    name: onepassword
+  target:
+    name: cluster-secrets
+",
+    );
+    write(root, "apps/cm.yaml", &configmap("a"));
+}
+
+#[test]
+fn a_secret_made_through_a_store_that_needs_it_deadlocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    made_secret(root, true, "    - name: cs\n");
+    let outcome = run(root);
+    let roots: Vec<_> = errors(&outcome)
+        .into_iter()
+        .filter(|f| f.caused_by().is_none())
+        .collect();
+    assert_eq!(roots.len(), 1, "{}", all(&outcome));
+    assert_eq!(roots[0].kustomization(), "onepassword");
+    assert!(
+        roots[0]
+            .message()
+            .contains("ExternalSecret/flux-system/cluster-secrets in cs makes it only once"),
+        "{}",
+        roots[0].message()
+    );
+    // The bootstrap creates it: nothing waits for the store.
+    write(
+        root,
+        "scripts/bootstrap.sh",
+        "#!/bin/sh\nkubectl create secret generic cluster-secrets -n flux-system --from-env-file=.env\n",
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+}
+
+#[test]
+fn a_secret_whose_store_is_not_ordered_before_its_reader_races() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // No loop: the store's tier does not need the Secret. apps waits for
+    // cs, but not for the store the ExternalSecret reads through.
+    made_secret(root, false, "    - name: cs\n");
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == RuleId::ColdStartRace && f.kustomization() == "apps"),
+        "{}",
+        all(&outcome)
+    );
+    // Ordered after both: available.
+    made_secret(root, false, "    - name: cs\n    - name: onepassword\n");
+    let outcome = run(root);
+    assert!(
+        !outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == RuleId::ColdStartRace),
+        "{}",
+        all(&outcome)
+    );
+}

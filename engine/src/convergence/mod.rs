@@ -16,6 +16,7 @@
 //! exists in time, from the providers [`crate::provenance`] finds.
 
 pub mod health;
+mod made;
 mod needs;
 pub mod order;
 pub mod references;

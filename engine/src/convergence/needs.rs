@@ -5,9 +5,10 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::made;
 use super::references::{self, Reference};
 use super::{Level, Order, Supplier};
-use crate::model::{Cluster, Object, Tier, TierId};
+use crate::model::{Cluster, Object, ObjectId, Tier, TierId};
 use crate::provenance::bootstrap::Bootstrap;
 use crate::provenance::{Catalog, Provenance, Providers, Scope};
 
@@ -393,7 +394,14 @@ impl<'m> Needs<'_, 'm> {
                 .iter()
                 .map(|(t, _)| Supplier {
                     tier: t.clone(),
-                    level: Level::Applied,
+                    // Made by a controller from an object of `t`: once
+                    // what it needs first exists too.
+                    level: match self.index.made_after(&reference, t) {
+                        Some((from, after)) => {
+                            Level::Made(Box::new(super::supplier::Made { from, after }))
+                        }
+                        None => Level::Applied,
+                    },
                     probable: false,
                 })
                 .collect(),
@@ -510,6 +518,11 @@ struct ObjectIndex<'m>(
     HashMap<ObjectKey<'m>, Found<'m>>,
     /// Objects written SOPS-encrypted (some copy of them).
     HashSet<ObjectKey<'m>>,
+    /// What a controller makes → the objects it is made from, with their
+    /// tier ([`references::produced`]).
+    HashMap<ObjectKey<'m>, Vec<(&'m TierId, &'m Object)>>,
+    /// Stores and issuers, for what they need in turn.
+    HashMap<ObjectKey<'m>, Vec<&'m Object>>,
 );
 
 /// (group, kind, namespace, name): borrowed from an object, or owned for
@@ -529,6 +542,8 @@ impl<'m> ObjectIndex<'m> {
         let count = cluster.local_tiers().map(|t| t.objects().len()).sum();
         let mut map: HashMap<ObjectKey<'m>, Found<'m>> = HashMap::with_capacity(count);
         let mut encrypted = HashSet::new();
+        let mut makers: HashMap<ObjectKey<'m>, Vec<(&'m TierId, &'m Object)>> = HashMap::new();
+        let mut stores: HashMap<ObjectKey<'m>, Vec<&'m Object>> = HashMap::new();
         for tier in cluster.local_tiers() {
             for o in tier.objects() {
                 let id = &o.id;
@@ -541,6 +556,12 @@ impl<'m> ObjectIndex<'m> {
                 if crate::model::is_sops_encrypted(&o.body) {
                     encrypted.insert(key.clone());
                 }
+                if matches!(
+                    id.kind.as_str(),
+                    "SecretStore" | "ClusterSecretStore" | "Issuer" | "ClusterIssuer"
+                ) {
+                    stores.entry(key.clone()).or_default().push(o);
+                }
                 map.entry(key)
                     .or_default()
                     .push((&tier.id, o.source.as_ref()));
@@ -552,6 +573,7 @@ impl<'m> ObjectIndex<'m> {
                         namespace.map(Cow::Owned),
                         Cow::Owned(name),
                     );
+                    makers.entry(key.clone()).or_default().push((&tier.id, o));
                     let entry = map.entry(key).or_default();
                     if !entry.iter().any(|(t, _)| **t == tier.id) {
                         entry.push((&tier.id, o.source.as_ref()));
@@ -559,7 +581,48 @@ impl<'m> ObjectIndex<'m> {
                 }
             }
         }
-        ObjectIndex(map, encrypted)
+        ObjectIndex(map, encrypted, makers, stores)
+    }
+
+    /// The tiers a target made in `tier` (by a controller, from an object
+    /// of `tier`) waits for: those that apply what its maker needs first
+    /// (the store, its credentials, the issuer), two levels deep; `None`
+    /// when `tier` applies the target itself.
+    fn made_after(&self, r: &Reference, tier: &TierId) -> Option<(ObjectId, Vec<TierId>)> {
+        let makers: &HashMap<ObjectKey<'_>, Vec<(&TierId, &Object)>> = &self.2;
+        let found = makers.get(&key(r, r.namespace.as_deref())).or_else(|| {
+            r.namespace
+                .as_ref()
+                .and_then(|_| makers.get(&key(r, Some("*"))))
+        })?;
+        let (_, maker) = found.iter().find(|(t, _)| *t == tier)?;
+        let mut after: Vec<TierId> = Vec::new();
+        let mut queue: Vec<(made::Prerequisite, usize)> = made::prerequisites(maker)
+            .into_iter()
+            .map(|p| (p, 0))
+            .collect();
+        let map: &HashMap<ObjectKey<'_>, Found<'_>> = &self.0;
+        let stores: &HashMap<ObjectKey<'_>, Vec<&Object>> = &self.3;
+        while let Some(((group, kind, ns, name), depth)) = queue.pop() {
+            let k: ObjectKey<'_> = (
+                Cow::Borrowed(group.as_str()),
+                Cow::Borrowed(kind.as_str()),
+                ns.as_deref().map(Cow::Borrowed),
+                Cow::Borrowed(name.as_str()),
+            );
+            for (t, _) in map.get(&k).map(Vec::as_slice).unwrap_or_default() {
+                if *t != tier && !after.contains(*t) {
+                    after.push((*t).clone());
+                }
+            }
+            // A store's credentials, an issuer's Secret.
+            if depth == 0 {
+                for o in stores.get(&k).map(Vec::as_slice).unwrap_or_default() {
+                    queue.extend(made::prerequisites(o).into_iter().map(|p| (p, 1)));
+                }
+            }
+        }
+        Some((maker.id.clone(), after))
     }
 
     /// Whether the repository holds the object only SOPS-encrypted.

@@ -156,6 +156,17 @@ pub enum Step {
         /// Whether it is read before the build (a source, substituteFrom).
         before_build: bool,
     },
+    /// Its `from` makes the object a consumer needs (an ExternalSecret its
+    /// Secret) only once what `on` applies (the store, its credentials)
+    /// exists.
+    MadeAfter {
+        /// The tier that applies `from`.
+        tier: TierId,
+        /// The object the need is made from, `Kind/namespace/name`.
+        from: String,
+        /// The tier its prerequisite comes from.
+        on: TierId,
+    },
     /// Its HelmRelease `release` installs only once a HelmRelease it
     /// depends on, in `on`, is Ready (helm-controller's `dependsOn`).
     ReleaseAfter {
@@ -179,6 +190,7 @@ impl Step {
             | Step::Needs { tier, .. }
             | Step::WaitsFor { tier, .. }
             | Step::Itself { tier, .. }
+            | Step::MadeAfter { tier, .. }
             | Step::ReleaseAfter { tier, .. } => tier,
         }
     }
@@ -190,6 +202,7 @@ impl Step {
             | Step::DependsOn { on: t, .. }
             | Step::Needs { from: t, .. }
             | Step::WaitsFor { child: t, .. }
+            | Step::MadeAfter { on: t, .. }
             | Step::ReleaseAfter { on: t, .. } => Some(t),
             Step::Suspended { .. } | Step::BuildFails { .. } | Step::Itself { .. } => None,
         }
@@ -226,6 +239,10 @@ impl Step {
                 ..
             } => format!(
                 "reads {what} before it builds, which only its own output defines, so it never builds"
+            ),
+            Step::MadeAfter { from, on, .. } => format!(
+                "makes it from {from} only once what {} applies (its store or credentials) exists",
+                l(on)
             ),
             Step::ReleaseAfter { release, on, .. } => format!(
                 "installs HelmRelease/{release} only once the HelmRelease it depends on in {} is Ready",
@@ -541,7 +558,7 @@ impl Simulation {
                     || (self.index.get(&s.tier) == Some(&i)
                         && match s.level {
                             Level::Stage1 => true,
-                            Level::Applied => r.phase != Phase::Build,
+                            Level::Applied | Level::Made(_) => r.phase != Phase::Build,
                             Level::Runtime(_) => false,
                         })
             });
@@ -564,6 +581,12 @@ impl Simulation {
                 (Level::Stage1, false) => self.started[j],
                 (Level::Applied, true) => r.phase != Phase::Build,
                 (Level::Applied, false) => self.applied[j],
+                (Level::Made(m), own) => {
+                    (own && r.phase != Phase::Build || !own && self.applied[j])
+                        && m.after
+                            .iter()
+                            .all(|t| self.index.get(t).is_none_or(|&k| self.applied[k]))
+                }
                 (Level::Runtime(rt), false) => {
                     self.applied[j]
                         && rt

@@ -17,6 +17,20 @@ pub enum Level {
     /// A controller creates the CRD once it reconciles the trigger, applied
     /// with the supplier's last stage; never in time for the supplier itself.
     Runtime(Box<Runtime>),
+    /// A controller makes the object (an ExternalSecret's Secret) from one
+    /// the supplier applies, once what it needs first (the store, its
+    /// credentials) exists: applied with the last stage, and the tiers of
+    /// those prerequisites applied too.
+    Made(Box<Made>),
+}
+
+/// What a made object waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    /// The object it is made from (`ExternalSecret/flux-system/x`).
+    pub from: ObjectId,
+    /// Tiers that apply its prerequisites (other than the supplier).
+    pub after: Vec<TierId>,
 }
 
 /// What a runtime supplier's controller needs to create a kind.

@@ -179,6 +179,17 @@ fn never(c: &Consumer, s: &Supplier) -> Verdict {
     let mut chain = sim.chain(&s.tier);
     // Applied, but its HelmRelease waits for one that
     // never installs.
+    if let Level::Made(m) = &s.level
+        && sim.applied(&s.tier)
+        && let Some(blocked) = m.after.iter().find(|t| !sim.applied(t))
+    {
+        chain = vec![Step::MadeAfter {
+            tier: s.tier.clone(),
+            from: m.from.to_string(),
+            on: blocked.clone(),
+        }];
+        chain.extend(sim.chain(blocked));
+    }
     if let Level::Runtime(r) = &s.level
         && sim.applied(&s.tier)
         && let Some(blocked) = r.after.iter().find(|t| !sim.applied(t))
@@ -293,18 +304,37 @@ impl Judge<'_> {
         match &s.level {
             Level::Stage1 if own => Verdict::Available,
             Level::Applied if own && c.self_ok => Verdict::Available,
-            Level::Applied if own => Verdict::Deadlock(Deadlock::OwnOutput),
+            Level::Applied | Level::Made(_) if own && !c.self_ok => {
+                Verdict::Deadlock(Deadlock::OwnOutput)
+            }
             Level::Runtime(_) if own => Verdict::Deadlock(Deadlock::SameTier),
             level => {
                 let eventually = match level {
                     Level::Stage1 => sim.started(&s.tier),
                     Level::Applied => sim.applied(&s.tier),
+                    Level::Made(m) => {
+                        sim.applied(&s.tier) && m.after.iter().all(|t| sim.applied(t))
+                    }
                     Level::Runtime(r) => {
                         sim.applied(&s.tier) && r.after.iter().all(|t| sim.applied(t))
                     }
                 };
                 if !eventually {
                     never(c, s)
+                } else if let Level::Made(m) = level
+                    && let Some(late) = m
+                        .after
+                        .iter()
+                        .find(|t| **t != *c.id && !c.applied.contains(t))
+                {
+                    // Made once its store or credentials exist, which
+                    // nothing orders before the consumer.
+                    Verdict::Race {
+                        supplier: late.clone(),
+                        possible: s.probable,
+                    }
+                } else if own {
+                    Verdict::Available
                 } else if !c.applied.contains(&s.tier) {
                     Verdict::Race {
                         supplier: s.tier.clone(),

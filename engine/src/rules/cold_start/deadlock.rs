@@ -56,7 +56,21 @@ pub(super) fn never(cx: &Cx, supplier: &TierId, chain: &[Step], loops: &bool) ->
     let mut related = Vec::new();
     let p = cluster.tier_label(supplier);
     let chain_words = chain_text(cluster, chain);
-    let message = if *loops {
+    // Made at run time from what needs the consumer first (an
+    // ExternalSecret whose store or credentials the consumer applies).
+    let made = match chain.first() {
+        Some(Step::MadeAfter { from, .. }) => Some(from.clone()),
+        _ => None,
+    };
+    let message = if let (Some(from), true) = (&made, *loops) {
+        format!(
+            "{} {}, {}; but {p} {chain_words}: it can only exist after {label} has applied, so neither ever converges",
+            w.subject,
+            w.wants,
+            supplied_by(a, need, supplier)
+        )
+        .replace(&format!("{p} makes it from {from}"), &format!("{from} in {p} makes it"))
+    } else if *loops {
         format!(
             "{} {}, {}; but {p} {chain_words}: {p} can only apply after {label}, so neither ever converges",
             w.subject,
@@ -74,7 +88,12 @@ pub(super) fn never(cx: &Cx, supplier: &TierId, chain: &[Step], loops: &bool) ->
     // The supplier is a Kustomization the consumer applies itself: it
     // exists only once the consumer's apply succeeded.
     let nested = matches!(chain, [Step::RenderedBy { parent, .. }] if *parent == tier.id);
-    let fix = if nested {
+    let fix = if let (Some(from), true) = (&made, *loops) {
+        format!(
+            "create {} before {label} (in the bootstrap, or from a store whose credentials {label} does not apply), or make {label} not need it before it builds; {from} cannot make it until {label} has applied",
+            w.thing
+        )
+    } else if nested {
         format!(
             "apply Kustomization {p} from outside {label}'s path (beside {label}) and add `dependsOn: [{{name: {}}}]` to {label}",
             supplier.name
