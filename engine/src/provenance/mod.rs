@@ -401,6 +401,11 @@ impl<'a> Providers<'a> {
         }
     }
 
+    /// The catalog the providers were found with.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        self.cx.catalog
+    }
+
     /// The HelmReleases of the cluster's network plugin ([`cni`]).
     pub(crate) fn plugins(&self) -> &[cni::Plugin] {
         &self.cx.plugins

@@ -339,6 +339,18 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
             fix = format!("{fix}; {hint}");
         }
     }
+    // A kind the network plugin registers only with a feature on: the
+    // install before Flux may have had it on (not shown).
+    let gated = cni_gated(a, need);
+    if let Some(chart) = &gated {
+        why = format!(
+            "{why}; but {chart} is the network plugin, which ran before Flux: if that install had this feature on, the kind exists from the start, and the repository does not show whether it had"
+        );
+        fix = format!(
+            "if the install before Flux enables it, declare the kind: `catalog: {{preinstalled: [\"{}\"]}}` in conformance.yaml; if not, {fix}",
+            assumed::declared_as(need)
+        );
+    }
     let mut f = Finding::new(rule, cluster.name.clone(), label, message)
         .object_opt(need.object().map(|o| o.id.to_string()))
         .at(at)
@@ -367,7 +379,7 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         }
         _ => {}
     }
-    if !(sure(need) || nested) || assumed.is_some() {
+    if !(sure(need) || nested) || assumed.is_some() || gated.is_some() {
         f = f.severity(super::Severity::Warning);
     }
     if let Some(item) = boundary {
@@ -411,6 +423,24 @@ fn nested_hint(a: &ClusterAnalysis, need: Need) -> Option<String> {
         nested.join(", "),
         first.rsplit('/').next().unwrap_or(first)
     ))
+}
+
+/// The network plugin's chart, when a kind beside it is one its operator
+/// registers only with a feature on (catalog `cni_gated`).
+fn cni_gated(a: &ClusterAnalysis, need: Need) -> Option<String> {
+    let Need::Kind(u) = need else { return None };
+    let Provenance::Runtime {
+        how: crate::provenance::RuntimeHow::Chart { chart, .. },
+        ..
+    } = &u.provenance
+    else {
+        return None;
+    };
+    let entry = a.providers.catalog().chart(chart)?;
+    (matches!(u.verdict, Verdict::Deadlock(Deadlock::SameTier))
+        && entry.cni
+        && entry.cni_gated.contains(&u.object.id.kind))
+    .then(|| chart.clone())
 }
 
 /// Whether the only tiers that may supply a kind are Kustomizations the
