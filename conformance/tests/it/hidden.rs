@@ -1063,3 +1063,53 @@ fn a_secret_whose_store_is_not_ordered_before_its_reader_races() {
         all(&outcome)
     );
 }
+
+#[test]
+fn an_ansible_helm_task_installs_its_chart_before_flux() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &ks("issuers", "flux-system", "./issuers", ""),
+    );
+    write(
+        root,
+        "issuers/issuer.yaml",
+        "\
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: selfsigned
+spec:
+  selfSigned: {}
+",
+    );
+    let outcome = run(root);
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == RuleId::CrdUnavailable),
+        "{}",
+        all(&outcome)
+    );
+    write(
+        root,
+        "ansible/roles/cert-manager/tasks/main.yaml",
+        "\
+- name: Install cert-manager
+  kubernetes.core.helm:
+    release_name: cert-manager
+    chart_ref: jetstack/cert-manager
+    release_namespace: cert-manager
+    create_namespace: true
+    values:
+      crds:
+        enabled: true
+",
+    );
+    let outcome = run(root);
+    assert!(outcome.findings.is_empty(), "{}", all(&outcome));
+}

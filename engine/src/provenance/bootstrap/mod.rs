@@ -31,6 +31,7 @@
 //! `conformance crds`, in messages and in the JSON report. A bootstrap never
 //! excuses what it does not install.
 
+pub mod ansible;
 pub mod azure;
 pub mod helmfile;
 pub mod k3s;
@@ -229,6 +230,7 @@ pub(crate) const READERS: &[&dyn Reader] = &[
     &helmfile::Helmfiles,
     &scripts::ScriptCommands,
     &k3s::K3s,
+    &ansible::Ansible,
     &talos::Talos,
     &terraform::Terraform,
     &azure::Azure,

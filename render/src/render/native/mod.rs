@@ -402,7 +402,11 @@ impl Builder<'_> {
             }
         };
         let k = load::Kustomization::read(self.tree, &file)?;
-        if component != (k.kind == "Component") {
+        // A Component at the root builds like a Kustomization (kustomize
+        // checks the kind only of what a kustomization includes,
+        // `accumulateDirectory`).
+        let root_component = self.stack.is_empty() && !component && k.kind == "Component";
+        if component != (k.kind == "Component") && !root_component {
             return Err(if component {
                 format!("{file}: a component's kustomization must have kind: Component").into()
             } else {
