@@ -1113,3 +1113,87 @@ spec:
     let outcome = run(root);
     assert!(outcome.findings.is_empty(), "{}", all(&outcome));
 }
+
+#[test]
+fn a_release_waiting_for_one_its_tier_applies_follows_from_what_blocks_the_tier() {
+    // `apps` depends on `core`, which waits for itself (a Widget beside the
+    // release of an unrelated operator chart is not needed: a kind its own
+    // runtime trigger creates). apps' HelmRelease waits for a release a
+    // child of apps renders: that is no loop of its own, it follows from
+    // core.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    helm_repository(root, "clusters/prod", "flux-system", "charts");
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &[
+            ks("core", "flux-system", "./core", ""),
+            ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: core\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    write(
+        root,
+        "core/cdi.yaml",
+        "\
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: CDI
+metadata:
+  name: cdi
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: StorageProfile
+metadata:
+  name: longhorn
+spec: {}
+",
+    );
+    write(
+        root,
+        "apps/child.yaml",
+        &ks("gpu", "flux-system", "./gpu", ""),
+    );
+    let release = |name: &str, extra: &str| {
+        format!(
+            "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: {name}
+  namespace: flux-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: {name}
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+{extra}"
+        )
+    };
+    write(
+        root,
+        "apps/plex.yaml",
+        &release("plex", "  dependsOn:\n    - name: gpu-plugin\n"),
+    );
+    write(root, "gpu/plugin.yaml", &release("gpu-plugin", ""));
+    let outcome = run(root);
+    let plex: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.object() == Some("HelmRelease/flux-system/plex"))
+        .collect();
+    assert!(
+        plex.iter().all(|f| f.caused_by().is_some()),
+        "{}",
+        all(&outcome)
+    );
+}

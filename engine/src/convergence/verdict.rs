@@ -201,8 +201,30 @@ fn never(c: &Consumer, s: &Supplier) -> Verdict {
         }];
         chain.extend(sim.chain(blocked));
     }
-    // A chain that leads back to the consumer ends there.
+    // A chain that leads back to the consumer ends there, unless the
+    // consumer never gets there on its own account (its own chain ends at a
+    // root, a tier waiting for itself or suspended, without passing
+    // through the supplier): then the need waits on that, downstream.
     let back = chain.iter().position(|step| step.mentions(c.id));
+    if let Some(at) = back {
+        let own = sim.chain(c.id);
+        let ends_at_root = matches!(
+            own.last(),
+            Some(Step::Itself { .. } | Step::Suspended { .. } | Step::BuildFails { .. })
+        );
+        if ends_at_root
+            && !own
+                .iter()
+                .any(|step| *step.tier() == s.tier || step.mentions(&s.tier))
+        {
+            chain.truncate(at + 1);
+            chain.extend(own);
+            return Verdict::Deadlock(Deadlock::Downstream {
+                supplier: s.tier.clone(),
+                chain,
+            });
+        }
+    }
     let loops = back.is_some();
     if let Some(at) = back {
         chain.truncate(at + 1);
