@@ -49,8 +49,14 @@ pub(super) enum What<'m> {
 fn relevance(name: &str, url: Option<&str>, group: &str) -> u8 {
     let words: Vec<&str> = group.split(['.', '-']).filter(|w| w.len() >= 4).collect();
     let text = format!("{name} {}", url.unwrap_or_default()).to_ascii_lowercase();
-    let shares = words.iter().any(|w| text.contains(&w.to_ascii_lowercase()));
-    2 * u8::from(shares) + u8::from(name.contains("crd"))
+    // How many of the group's words it shares: `external-secrets` over
+    // `external-dns-cloudflare` for external-secrets.io.
+    let shares = words
+        .iter()
+        .filter(|w| text.contains(&w.to_ascii_lowercase()))
+        .count()
+        .min(100) as u8;
+    2 * shares + u8::from(name.contains("crd"))
 }
 
 /// Every need of every tier that applies to this cluster, with its
@@ -278,12 +284,16 @@ impl<'m> Needs<'_, 'm> {
         // Tiers that were not checked whose name or source
         // matches the group: they may well provide it (a
         // `crds-<operator>` Kustomization of an upstream repo).
-        let plausible: Vec<&TierId> = self
+        // The likeliest first (`external-secrets` before
+        // `external-dns-cloudflare` for external-secrets.io).
+        let mut plausible: Vec<&(TierId, Option<String>)> = self
             .unchecked
             .iter()
             .filter(|(t, url)| crate::provenance::chart::plausible(&t.name, url.as_deref(), group))
-            .map(|(t, _)| t)
             .collect();
+        plausible
+            .sort_by_key(|(t, url)| std::cmp::Reverse(relevance(&t.name, url.as_deref(), group)));
+        let plausible: Vec<&TierId> = plausible.into_iter().map(|(t, _)| t).collect();
         // Nothing at all: any tier that was not checked may, the
         // likeliest first.
         // A CRD tier that was not checked (`prometheus-crd`,

@@ -320,10 +320,12 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         && !flux_kind(need)
     {
         let item = assumed::declared_as(need);
-        // What the tier's own dry-run needs (a kind, a namespace) cannot
-        // come from a Kustomization it applies itself: sources only those
-        // sync are no evidence for it.
-        let (words, settle) = if nested || matches!(need, Need::Kind(_) | Need::Namespace(_)) {
+        // A kind only a Kustomization the consumer applies itself is named
+        // for (by name) cannot come from it in time: the sources only such
+        // children sync are no evidence for it. A kind nothing is named
+        // for keeps the whole world: an unread source shows the platform
+        // is larger than the run, whatever the kind.
+        let (words, settle) = if nested {
             let judge = a.judge();
             let sim = judge.simulation(&tier.id);
             a.world.without(|t| sim.renders(&tier.id, t)).words(&item)
