@@ -507,7 +507,12 @@ impl<'m> Judged<'m> {
                     reference,
                     targets,
                 } => {
-                    let verdict = judge.judge(&p.tier.id, &p.suppliers, object.is_some());
+                    let mut verdict = judge.judge(&p.tier.id, &p.suppliers, object.is_some());
+                    if object.is_some()
+                        && let Some(downstream) = judge.after_own_apply(&p.tier.id, &verdict)
+                    {
+                        verdict = downstream;
+                    }
                     out.references.push(ReferenceUse {
                         tier: p.tier,
                         object,

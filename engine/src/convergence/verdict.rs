@@ -201,30 +201,8 @@ fn never(c: &Consumer, s: &Supplier) -> Verdict {
         }];
         chain.extend(sim.chain(blocked));
     }
-    // A chain that leads back to the consumer ends there, unless the
-    // consumer never gets there on its own account (its own chain ends at a
-    // root, a tier waiting for itself or suspended, without passing
-    // through the supplier): then the need waits on that, downstream.
+    // A chain that leads back to the consumer ends there.
     let back = chain.iter().position(|step| step.mentions(c.id));
-    if let Some(at) = back {
-        let own = sim.chain(c.id);
-        let ends_at_root = matches!(
-            own.last(),
-            Some(Step::Itself { .. } | Step::Suspended { .. } | Step::BuildFails { .. })
-        );
-        if ends_at_root
-            && !own
-                .iter()
-                .any(|step| *step.tier() == s.tier || step.mentions(&s.tier))
-        {
-            chain.truncate(at + 1);
-            chain.extend(own);
-            return Verdict::Deadlock(Deadlock::Downstream {
-                supplier: s.tier.clone(),
-                chain,
-            });
-        }
-    }
     let loops = back.is_some();
     if let Some(at) = back {
         chain.truncate(at + 1);
@@ -402,6 +380,43 @@ impl Judge<'_> {
                 why,
             },
         }
+    }
+
+    /// A reference the consumer's objects make at run time (a HelmRelease's
+    /// dependsOn, an issuer), served by a Kustomization the consumer applies
+    /// itself: no loop, the supplier applies once the consumer has. When
+    /// the consumer never applies, for a root of its own, the need waits on
+    /// that root, downstream of it. `None` when that is not the case.
+    pub(crate) fn after_own_apply(&self, consumer: &TierId, verdict: &Verdict) -> Option<Verdict> {
+        let Verdict::Deadlock(Deadlock::Never {
+            supplier,
+            chain,
+            loops: true,
+        }) = verdict
+        else {
+            return None;
+        };
+        if !self.renders(consumer, supplier) {
+            return None;
+        }
+        let sim = self.simulation(consumer);
+        let own = sim.chain(consumer);
+        let ends_at_root = matches!(
+            own.last(),
+            Some(Step::Itself { .. } | Step::Suspended { .. } | Step::BuildFails { .. })
+        );
+        let through_supplier = own
+            .iter()
+            .any(|step| step.tier() == supplier || step.mentions(supplier));
+        if !ends_at_root || through_supplier {
+            return None;
+        }
+        let mut chain = chain.clone();
+        chain.extend(own);
+        Some(Verdict::Deadlock(Deadlock::Downstream {
+            supplier: supplier.clone(),
+            chain,
+        }))
     }
 
     /// Whether `ancestor` renders `tier` (directly or through children).
