@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "conformance",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("CONFORMANCE_COMMIT"), ")"),
     about = "Conformance checks for Flux GitOps repositories"
 )]
 struct Cli {

@@ -74,6 +74,24 @@ impl Session {
             })
     }
 
+    /// The cluster `name` names, or, when none is named, the repository's
+    /// only cluster (several: an error that lists them).
+    pub fn cluster_or_only(&self, name: Option<&str>) -> Result<&Cluster, SessionError> {
+        match (name, self.model.clusters.as_slice()) {
+            (Some(name), _) => self.cluster(name),
+            (None, [only]) => Ok(only),
+            (None, clusters) => Err(SessionError::ClusterNeeded {
+                repo: self.declared.repo.display().to_string(),
+                count: clusters.len(),
+                known: clusters
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
     /// The convergence analysis of one cluster.
     pub fn analysis<'s>(&'s self, cluster: &'s Cluster) -> ClusterAnalysis<'s> {
         pipeline::analysis(&self.declared, &self.bootstrap, cluster)

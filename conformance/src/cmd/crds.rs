@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let session = Session::open(&args.run)?;
-    let found = session.cluster(&args.cluster.cluster)?;
+    let found = session.cluster_or_only(args.cluster.cluster.as_deref())?;
     print_text(&report::crds::render_with(
         &session.analysis(found),
         args.wide,

@@ -18,7 +18,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let session = Session::open(&args.run)?;
-    let found = session.cluster(&args.cluster.cluster)?;
+    let found = session.cluster_or_only(args.cluster.cluster.as_deref())?;
     let mut text = TierGraph::of(found).canonical();
     text.push_str(&conformance::graph::notes(found));
     text.push_str(&session.analysis(found).never_ready_notes());

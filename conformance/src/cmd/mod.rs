@@ -21,9 +21,10 @@ use conformance::report;
 /// One cluster, for the subcommands that show a single cluster.
 #[derive(Debug, clap::Args)]
 pub struct ClusterArg {
-    /// The cluster (as discovered: the shortest unique tail of its entry path).
+    /// The cluster (as discovered: the shortest unique tail of its entry
+    /// path); not needed when the repository has one.
     #[arg(long = "cluster", value_name = "NAME")]
-    pub cluster: String,
+    pub cluster: Option<String>,
 }
 
 /// The clusters a subcommand reports (all when none is named).

@@ -1134,3 +1134,53 @@ fn reports_start_with_the_summary() {
     );
     assert!(!markdown.contains("**Errors**"));
 }
+
+/// Issue 50: a repository with one cluster needs no `--cluster`; one with
+/// several says which there are.
+#[test]
+fn one_cluster_needs_no_cluster_flag_and_several_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    crate::support::sync(root, "clusters/prod");
+    crate::support::write(
+        root,
+        "clusters/prod/cm.yaml",
+        &crate::support::configmap("a"),
+    );
+    let repo = root.to_str().unwrap();
+    for cmd in ["graph", "crds", "build"] {
+        let out = conformance(&[cmd, "--repo", repo]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", stderr(&out));
+    }
+    crate::support::sync(root, "clusters/dev");
+    let out = conformance(&["graph", "--repo", repo]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("2 clusters") && err.contains("prod") && err.contains("dev"),
+        "{err}"
+    );
+}
+
+/// Issue 50: `explain` with no rule lists every rule.
+#[test]
+fn explain_without_a_rule_lists_them_all() {
+    let out = conformance(&["explain"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for rule in conformance::rules::all() {
+        assert!(text.contains(rule.id().as_str()), "{text}");
+    }
+}
+
+/// Issue 50: `--version` says which commit the binary was built from.
+#[test]
+fn version_carries_the_commit() {
+    let out = conformance(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("conformance ") && text.contains("(commit "),
+        "{text}"
+    );
+}

@@ -96,6 +96,17 @@ pub enum SessionError {
         /// The discovered clusters' names, comma-separated.
         known: String,
     },
+    /// A subcommand that shows one cluster was not told which, and the
+    /// repository has several.
+    #[error("{repo} has {count} clusters; name one with --cluster NAME: {known}")]
+    ClusterNeeded {
+        /// The repository root as given.
+        repo: String,
+        /// How many clusters were discovered.
+        count: usize,
+        /// The discovered clusters' names, comma-separated.
+        known: String,
+    },
 }
 
 impl From<ConfigError> for SessionError {
