@@ -73,7 +73,7 @@ pub struct Config {
     /// (`cold-start-race: error` for a team whose policy is that a cold
     /// cluster orders itself).
     #[serde(default)]
-    pub severity: std::collections::BTreeMap<String, Spanned<crate::rules::Severity>>,
+    pub severity: std::collections::BTreeMap<String, Spanned<crate::rules::Configured>>,
     /// `native` (default), `kustomize` (the external program) or `auto`.
     #[serde(default)]
     pub renderer: Option<crate::render::Choice>,
@@ -666,7 +666,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             cfg.severity["cold-start-race"].value,
-            crate::rules::Severity::Error
+            crate::rules::Configured::Error
+        );
+        let cfg =
+            Config::parse("severity:\n  remote-base: off\n", &crate::rules::is_rule_id).unwrap();
+        assert_eq!(
+            cfg.severity["remote-base"].value,
+            crate::rules::Configured::Off
         );
         let err = Config::parse(
             "severity:\n  cold-start-rcae: error\n",

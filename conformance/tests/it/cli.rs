@@ -1184,3 +1184,34 @@ fn version_carries_the_commit() {
         "{text}"
     );
 }
+
+/// Issue 50: `severity: off` turns a rule off; what followed from its
+/// findings is reported on its own, as under a waiver.
+#[test]
+fn severity_off_drops_a_rule_and_its_consequences_stand_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/incidents/deadlock-spreads-to-consumers/repo");
+    copy_tree(&fixture, dir.path());
+    let repo = dir.path().to_str().unwrap();
+    let before = json(&conformance(&["check", "--repo", repo, "--format", "json"]));
+    let followed = before["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["caused_by"].is_null())
+        .count();
+    assert!(followed > 0, "{before}");
+    std::fs::write(
+        dir.path().join("conformance.yaml"),
+        "severity:\n  second-order-crd: off\n",
+    )
+    .unwrap();
+    let after = json(&conformance(&["check", "--repo", repo, "--format", "json"]));
+    let findings = after["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().all(|f| f["rule"] != "second-order-crd"),
+        "{after}"
+    );
+    assert!(findings.iter().all(|f| f["caused_by"].is_null()), "{after}");
+}

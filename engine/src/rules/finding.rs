@@ -13,6 +13,20 @@ use serde::{Deserialize, Serialize};
 use super::{Rule, RuleId};
 use crate::model::Span;
 
+/// What `severity:` in conformance.yaml sets a rule to: a severity, or
+/// `off` (its findings are not reported; what follows from them becomes a
+/// root of its own, as under a waiver).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Configured {
+    /// Every finding of the rule is an error.
+    Error,
+    /// Every finding of the rule is a warning.
+    Warning,
+    /// The rule's findings are dropped.
+    Off,
+}
+
 /// How bad a finding is. Errors fail `check` (exit 1) and l0 trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

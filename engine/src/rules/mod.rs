@@ -36,7 +36,7 @@ mod unresolved_reference;
 pub mod waivers;
 
 pub use cold_start::kind_rule;
-pub use finding::{Blocked, Cause, Finding, FindingBuilder, Severity, Waived};
+pub use finding::{Blocked, Cause, Configured, Finding, FindingBuilder, Severity, Waived};
 pub use graph_parity::{Groups as ParityGroups, Parity, groups as parity_groups};
 pub use id::RuleId;
 pub use substitution::Substitution;
@@ -113,7 +113,7 @@ pub struct Settings<'s> {
     /// `waivers:`: findings accepted until a date.
     pub waivers: &'s [waivers::cfg::Waiver],
     /// `severity:` per rule id.
-    pub severity: &'s BTreeMap<String, Spanned<Severity>>,
+    pub severity: &'s BTreeMap<String, Spanned<Configured>>,
     /// Declared Kubernetes versions.
     pub kubernetes: distribution::Declared<'s>,
 }
@@ -180,10 +180,19 @@ pub(crate) fn run_all(cx: &Context) -> Vec<Finding> {
             found
         })
         .collect();
-    // `severity:` in conformance.yaml overrides the rules' defaults.
+    // `severity:` in conformance.yaml overrides the rules' defaults, or
+    // turns a rule off.
+    findings.retain(|f| {
+        cx.settings
+            .severity
+            .get(f.rule().as_str())
+            .is_none_or(|s| s.value != Configured::Off)
+    });
     for f in &mut findings {
-        if let Some(s) = cx.settings.severity.get(f.rule().as_str()) {
-            f.set_severity(s.value);
+        match cx.settings.severity.get(f.rule().as_str()).map(|s| s.value) {
+            Some(Configured::Error) => f.set_severity(Severity::Error),
+            Some(Configured::Warning) => f.set_severity(Severity::Warning),
+            Some(Configured::Off) | None => {}
         }
     }
     let today = waivers::cfg::Date::today();
