@@ -843,6 +843,60 @@ spec:
         "{}",
         all(&outcome)
     );
+    // What follows from that warning is no certain failure either (issue
+    // 50: consequences follow their root's severity).
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks(
+            "apps",
+            "flux-system",
+            "./apps",
+            "  dependsOn:\n    - name: network\n",
+        ),
+    );
+    write(
+        root,
+        "network/values.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: kube-system\ndata:\n  a: b\n",
+    );
+    write(
+        root,
+        "apps/release.yaml",
+        "\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+  namespace: kube-system
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: app
+      sourceRef:
+        kind: HelmRepository
+        name: cilium
+        namespace: flux-system
+  valuesFrom:
+    - kind: ConfigMap
+      name: shared
+",
+    );
+    let outcome = run(root);
+    let consequences: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.caused_by().is_some())
+        .collect();
+    assert!(!consequences.is_empty(), "{}", all(&outcome));
+    assert!(
+        consequences
+            .iter()
+            .all(|f| f.severity() == Severity::Warning),
+        "{}",
+        all(&outcome)
+    );
 }
 
 #[test]

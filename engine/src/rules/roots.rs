@@ -55,6 +55,11 @@ pub(super) fn link(findings: &mut [Finding]) {
         }
         if at != i {
             findings[i].set_caused_by(ids[at].clone());
+            // A consequence is as bad as its root: one a warning root
+            // (an assumption, a feature the repository may have had on)
+            // blocks is no certain failure either.
+            let severity = findings[at].severity();
+            findings[i].set_severity(severity);
         }
     }
 }
