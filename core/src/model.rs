@@ -439,6 +439,21 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// Whether `ancestor` applies `tier`'s Kustomization on a cold start,
+    /// directly or through Kustomizations it applies ([`Tier::applied_by`]).
+    pub fn applies(&self, ancestor: &TierId, tier: &TierId) -> bool {
+        let mut at = self.tiers.get(tier).and_then(Tier::applied_by);
+        // Parents form a chain; a cycle (which Flux could not apply) ends it.
+        for _ in 0..self.tiers.len() {
+            match at {
+                Some(p) if p == ancestor => return true,
+                Some(p) => at = self.tiers.get(p).and_then(Tier::applied_by),
+                None => return false,
+            }
+        }
+        false
+    }
+
     /// The source object `source` names, when a tier of the cluster
     /// renders it (its `spec.url`, `spec.ref`, …).
     pub fn source_object(&self, source: &SourceRef) -> Option<&Object> {

@@ -57,8 +57,7 @@ fn read_at(
         if !(path.ends_with(".yaml") || path.ends_with(".yml") || path.ends_with(".tpl")) {
             continue;
         }
-        if let Some(rest) = path.strip_prefix("crds/") {
-            let _ = rest;
+        if path.starts_with("crds/") {
             for doc in crate::yaml::parse_text(text).unwrap_or_default() {
                 if let Some((group, kind)) = crd_of(&doc) {
                     out.crds.push(ChartCrd {

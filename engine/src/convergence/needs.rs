@@ -311,7 +311,7 @@ impl<'m> Needs<'_, 'm> {
             let mut all: Vec<&(TierId, Option<String>)> = self
                 .unchecked
                 .iter()
-                .filter(|(t, _)| !applies(self.cluster, &tier.id, t))
+                .filter(|(t, _)| !self.cluster.applies(&tier.id, t))
                 .collect();
             all.sort_by_key(|(t, url)| {
                 std::cmp::Reverse(relevance(&t.name, url.as_deref(), group))
@@ -671,18 +671,4 @@ fn key<'a>(r: &'a Reference, ns: Option<&'a str>) -> ObjectKey<'a> {
         ns.map(Cow::Borrowed),
         Cow::Borrowed(r.name.as_str()),
     )
-}
-
-/// Whether `ancestor` applies `tier`'s Kustomization, directly or through
-/// Kustomizations it applies.
-fn applies(cluster: &Cluster, ancestor: &TierId, tier: &TierId) -> bool {
-    let mut at = cluster.tiers.get(tier).and_then(|t| t.applied_by());
-    for _ in 0..cluster.tiers.len() {
-        match at {
-            Some(p) if p == ancestor => return true,
-            Some(p) => at = cluster.tiers.get(p).and_then(|t| t.applied_by()),
-            None => return false,
-        }
-    }
-    false
 }

@@ -604,7 +604,8 @@ impl Simulation {
     }
 
     /// Whether tier `i` applies tier `j`'s Kustomization, directly or
-    /// through Kustomizations it applies.
+    /// through Kustomizations it applies: [`Cluster::applies`] on the
+    /// run's indices, for the fixpoint's inner loop.
     fn applies(&self, i: usize, j: usize) -> bool {
         let mut at = self.parent[j];
         for _ in 0..self.parent.len() {
@@ -615,15 +616,6 @@ impl Simulation {
             }
         }
         false
-    }
-
-    /// Whether `ancestor` applies `tier`'s Kustomization, directly or
-    /// through Kustomizations it applies.
-    pub fn renders(&self, ancestor: &TierId, tier: &TierId) -> bool {
-        match (self.at(ancestor), self.at(tier)) {
-            (Some(i), Some(j)) => self.applies(i, j),
-            _ => false,
-        }
     }
 
     /// Whether the tier's reconcile ever starts (its stage 1 applies).

@@ -419,20 +419,8 @@ impl Judge<'_> {
         }))
     }
 
-    /// Whether `ancestor` renders `tier` (directly or through children).
+    /// Whether `ancestor` applies `tier` (directly or through children).
     fn renders(&self, ancestor: &TierId, tier: &TierId) -> bool {
-        let mut at = self.cluster.tiers.get(tier).and_then(|t| t.parent.as_ref());
-        let mut steps = 0;
-        while let Some(p) = at {
-            if p == ancestor {
-                return true;
-            }
-            steps += 1;
-            if steps > self.cluster.tiers.len() {
-                return false;
-            }
-            at = self.cluster.tiers.get(p).and_then(|t| t.parent.as_ref());
-        }
-        false
+        self.cluster.applies(ancestor, tier)
     }
 }

@@ -54,27 +54,24 @@ pub(super) fn read_charts(model: &mut Model, index: &RepoIndex, fetcher: Option<
     }
     crate::progress::show("reading charts");
     // Each remote chart once, in parallel.
-    let mut remote: Vec<&ChartRef> = wanted
+    let remote: Vec<&ChartRef> = wanted
         .iter()
         .filter_map(|(_, _, at)| match at {
             Located::Remote(r) => Some(r),
             Located::Local(_) => None,
         })
+        .collect::<std::collections::HashSet<_>>()
+        .into_iter()
         .collect();
-    remote.sort_by_key(|r| format!("{r:?}"));
-    remote.dedup();
-    let fetched: HashMap<String, Result<Arc<ChartContents>, String>> = match fetcher {
-        Some(f) => remote
-            .par_iter()
-            .map(|r| (format!("{r:?}"), fetch(f, r)))
-            .collect(),
+    let fetched: HashMap<&ChartRef, Result<Arc<ChartContents>, String>> = match fetcher {
+        Some(f) => remote.par_iter().map(|r| (*r, fetch(f, r))).collect(),
         None => HashMap::new(),
     };
     let mut local: BTreeMap<String, Result<Arc<ChartContents>, String>> = BTreeMap::new();
     let mut notes = Vec::new();
-    for (c, id, at) in wanted {
-        let contents = match &at {
-            Located::Remote(r) => match fetched.get(&format!("{r:?}")) {
+    for (c, id, at) in &wanted {
+        let contents = match at {
+            Located::Remote(r) => match fetched.get(r) {
                 Some(result) => result.clone(),
                 // Not fetched (no --fetch-remote): the catalog answers,
                 // as before; nothing to say per release.
@@ -88,10 +85,10 @@ pub(super) fn read_charts(model: &mut Model, index: &RepoIndex, fetcher: Option<
         if let Err(why) = &contents {
             notes.push(format!(
                 "chart of HelmRelease {} in cluster {}: {why}; what it installs is taken from the catalog",
-                id, model.clusters[c].name
+                id, model.clusters[*c].name
             ));
         }
-        model.clusters[c].charts.insert(id, contents);
+        model.clusters[*c].charts.insert(id.clone(), contents);
     }
     notes.sort();
     notes.dedup();

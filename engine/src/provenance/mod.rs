@@ -333,42 +333,33 @@ impl<'a> Providers<'a> {
                         .or_default()
                         .push(tier.id.clone());
                 }
-                // Namespaces the chart's templates create: read from the
-                // chart, else the catalog's.
-                if o.id.group == "helm.toolkit.fluxcd.io"
-                    && o.id.kind == "HelmRelease"
-                    && let Some(chart) = chart::chart_of(&cx, o)
-                {
-                    let made = if cluster.charts.get(&o.id).is_some_and(Result::is_ok) {
-                        chart::read_namespaces(cluster, o)
-                    } else {
-                        catalog
-                            .chart(&chart)
-                            .map(|e| e.namespaces.clone())
-                            .unwrap_or_default()
-                    };
-                    for ns in &made {
-                        release_namespaces.entry(ns.clone()).or_default().push((
+                if o.id.group == "helm.toolkit.fluxcd.io" && o.id.kind == "HelmRelease" {
+                    let chart = chart::chart_of(&cx, o);
+                    // The namespace it installs into
+                    // (`install.createNamespace`), and those the chart's
+                    // templates create: read from the chart, else the
+                    // catalog's.
+                    let mut made: Vec<String> = o
+                        .body
+                        .path(&["spec", "install", "createNamespace"])
+                        .and_then(crate::yaml::Node::as_bool)
+                        .filter(|create| *create)
+                        .and_then(|_| o.body.str_at(&["spec", "targetNamespace"]))
+                        .into_iter()
+                        .collect();
+                    if cluster.charts.get(&o.id).is_some_and(Result::is_ok) {
+                        made.extend(chart::read_namespaces(cluster, o));
+                    } else if let Some(entry) = chart.as_deref().and_then(|c| catalog.chart(c)) {
+                        made.extend(entry.namespaces.iter().cloned());
+                    }
+                    let chart = chart.unwrap_or_else(|| o.id.name.clone());
+                    for ns in made {
+                        release_namespaces.entry(ns).or_default().push((
                             tier.id.clone(),
                             o.id.clone(),
                             chart.clone(),
                         ));
                     }
-                }
-                if o.id.group == "helm.toolkit.fluxcd.io"
-                    && o.id.kind == "HelmRelease"
-                    && o.body
-                        .path(&["spec", "install", "createNamespace"])
-                        .and_then(crate::yaml::Node::as_bool)
-                        == Some(true)
-                    && let Some(ns) = o.body.str_at(&["spec", "targetNamespace"])
-                {
-                    let chart = chart::chart_of(&cx, o).unwrap_or_else(|| o.id.name.clone());
-                    release_namespaces.entry(ns).or_default().push((
-                        tier.id.clone(),
-                        o.id.clone(),
-                        chart,
-                    ));
                 }
             }
         }

@@ -84,12 +84,11 @@ impl Rule for RemoteBase {
                             "kustomize's file loader fetches the URL during the build; when it is slow or gone the build of {label} fails, and {label} and everything that depends on it stall"
                         ))
                         .fix("commit the file into the repository next to the kustomization and name it by its path")
-                        .severity(Severity::Warning)
                         .build(),
                     );
                 }
                 for (at, url) in &tier.remote_inputs {
-                    let mut f = Finding::new(
+                    let f = Finding::new(
                         self,
                         cluster.name.clone(),
                         label.clone(),
@@ -106,7 +105,6 @@ impl Rule for RemoteBase {
                         "kustomize's file loader fetches the URL during the build; when it is slow or gone the build of {label} fails, and {label} and everything that depends on it stall"
                     ))
                     .fix("commit the file into the repository next to the kustomization and name it by its path");
-                    f = f.severity(Severity::Warning);
                     out.push(f.build());
                 }
             }

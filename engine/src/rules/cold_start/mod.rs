@@ -326,9 +326,9 @@ pub(super) fn finding(rule: &dyn Wording, a: &ClusterAnalysis, need: Need) -> Fi
         // for keeps the whole world: an unread source shows the platform
         // is larger than the run, whatever the kind.
         let (words, settle) = if nested {
-            let judge = a.judge();
-            let sim = judge.simulation(&tier.id);
-            a.world.without(|t| sim.renders(&tier.id, t)).words(&item)
+            a.world
+                .without(|t| cluster.applies(&tier.id, t))
+                .words(&item)
         } else {
             a.world.words(&item)
         };
@@ -410,12 +410,10 @@ fn followed_root(a: &ClusterAnalysis, need: Need) -> Option<(Root, Vec<Step>)> {
 fn nested_hint(a: &ClusterAnalysis, need: Need) -> Option<String> {
     let Need::Kind(u) = need else { return None };
     let consumer = &u.tier.id;
-    let sim = a.judge();
-    let sim = sim.simulation(consumer);
     let nested: Vec<String> = a
         .unchecked
         .iter()
-        .filter(|t| sim.renders(consumer, t))
+        .filter(|t| a.cluster.applies(consumer, t))
         .map(|t| a.cluster.tier_label(t))
         .collect();
     let first = nested.first()?;
@@ -463,7 +461,7 @@ fn nested_only(a: &ClusterAnalysis, need: Need) -> bool {
     matches!(
         &u.verdict,
         Verdict::Deadlock(Deadlock::Never { supplier, loops: true, .. })
-            if guessed && a.judge().simulation(&u.tier.id).renders(&u.tier.id, supplier)
+            if guessed && a.cluster.applies(&u.tier.id, supplier)
     )
 }
 
