@@ -4,7 +4,8 @@
 #   action/check.sh OUT_DIR
 #
 # with the inputs in the environment: REPO_PATH, CONFIG, ARGS, FETCH_REMOTE
-# ("true"), JUNIT (a path, or empty), DOC_URL, and SOURCES: the other
+# ("true"), JUNIT (a path, or empty), DOC_URL, BASELINE (a baseline file,
+# or empty: passed as `--baseline FILE`), and SOURCES: the other
 # checkouts of the job, one `REF=DIR` per line (blank lines and `#`
 # comments skipped), each passed as `--source REF=DIR`. The check's
 # annotations go to stdout; `json=` and `sarif=` are appended to
@@ -20,6 +21,7 @@ set -- --repo "${REPO_PATH:-.}" --format github \
 if [ -n "${DOC_URL:-}" ]; then set -- "$@" --doc-url "$DOC_URL"; fi
 if [ "${FETCH_REMOTE:-}" = "true" ]; then set -- "$@" --fetch-remote; fi
 if [ -n "${CONFIG:-}" ]; then set -- "$@" --config "$CONFIG"; fi
+if [ -n "${BASELINE:-}" ]; then set -- "$@" --baseline "$BASELINE"; fi
 if [ -n "${JUNIT:-}" ]; then set -- "$@" --output "junit=$JUNIT"; fi
 while IFS= read -r line; do
   # Trim, and skip blank lines and comments.
