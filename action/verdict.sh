@@ -7,7 +7,8 @@
 # FAIL_ON says the findings fail the job: `error` (the default: any error
 # finding), `warning` (any error or warning), `never` (report only).
 # Waived findings count in neither. A report that is missing or not the
-# check's JSON exits 2: the check itself failed.
+# check's JSON exits 2: the check itself failed. The report is read with jq,
+# or with python3 where jq is missing; with neither it exits 2 and says so.
 set -euo pipefail
 
 report="${1:?usage: verdict.sh REPORT_JSON FAIL_ON}"
@@ -20,11 +21,28 @@ case "$fail_on" in
     exit 2
     ;;
 esac
-if ! counts=$(jq -er '.summary | "\(.errors) \(.warnings)"' "$report" 2>/dev/null); then
+# The summary's two counts, read with jq, or python3 where jq is missing.
+if command -v jq >/dev/null; then
+  read_counts() { jq -er '.summary | "\(.errors) \(.warnings)"' "$report"; }
+elif command -v python3 >/dev/null; then
+  read_counts() {
+    python3 -c 'import json, sys
+s = json.load(open(sys.argv[1], encoding="utf-8"))["summary"]
+print(s["errors"], s["warnings"])' "$report"
+  }
+else
+  echo "conformance action: neither jq nor python3 is on PATH: cannot read the report $report (install one of them before this action)" >&2
+  exit 2
+fi
+if ! counts=$(read_counts 2>/dev/null); then
   echo "conformance action: $report is not a conformance JSON report (did the check run?)" >&2
   exit 2
 fi
 read -r errors warnings <<<"$counts"
+if ! [[ "$errors" =~ ^[0-9]+$ && "$warnings" =~ ^[0-9]+$ ]]; then
+  echo "conformance action: $report has no summary counts (errors: $errors, warnings: $warnings): not a conformance JSON report" >&2
+  exit 2
+fi
 echo "errors=$errors"
 echo "warnings=$warnings"
 case "$fail_on" in
