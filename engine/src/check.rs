@@ -19,6 +19,8 @@ pub struct CheckOptions {
     pub clusters: Vec<String>,
     /// The previous revision, for rules that compare (prune-transient).
     pub base: Option<crate::base::Base>,
+    /// Findings accepted as they are (`--baseline`): only others count.
+    pub baseline: Option<rules::baseline::Baseline>,
 }
 
 impl CheckOptions {
@@ -46,6 +48,8 @@ pub struct Outcome {
     pub renderer: String,
     /// Kustomizations the external program built instead (`auto`), and why.
     pub fallbacks: Vec<String>,
+    /// What the baseline accepted, when one was given.
+    pub baseline: Option<rules::baseline::Applied>,
 }
 
 /// One boundary item of a cluster: something its objects refer to that
@@ -69,7 +73,7 @@ impl Outcome {
     pub fn boundary(&self) -> Vec<BoundaryItem> {
         let mut items: std::collections::BTreeMap<(String, String), Vec<String>> =
             std::collections::BTreeMap::new();
-        for f in self.findings.iter().filter(|f| f.waived().is_none()) {
+        for f in self.findings.iter().filter(|f| f.counts()) {
             if let Some(item) = f.boundary_item() {
                 let by = items
                     .entry((f.cluster().to_string(), item.to_string()))
@@ -112,9 +116,7 @@ impl Outcome {
     pub fn consequences(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| {
-                f.severity() == rules::Severity::Error && f.waived().is_none() && f.is_blocked()
-            })
+            .filter(|f| f.severity() == rules::Severity::Error && f.counts() && f.is_blocked())
             .count()
     }
 
@@ -122,7 +124,7 @@ impl Outcome {
     /// clusters.
     pub fn blocked(&self) -> usize {
         let mut seen = std::collections::BTreeSet::new();
-        for f in self.findings.iter().filter(|f| f.waived().is_none()) {
+        for f in self.findings.iter().filter(|f| f.counts()) {
             for b in f.blocks() {
                 seen.insert((f.cluster(), b.kustomization.as_str()));
             }
@@ -135,10 +137,13 @@ impl Outcome {
     pub fn warnings(&self) -> usize {
         self.findings
             .iter()
-            .filter(|f| {
-                f.severity() == rules::Severity::Warning && f.waived().is_none() && !f.is_blocked()
-            })
+            .filter(|f| f.severity() == rules::Severity::Warning && f.counts() && !f.is_blocked())
             .count()
+    }
+
+    /// Findings the baseline accepted.
+    pub fn baselined(&self) -> usize {
+        self.findings.iter().filter(|f| f.baselined()).count()
     }
 
     /// Findings accepted by a waiver.
@@ -177,6 +182,10 @@ pub(crate) fn check_session(
     if !options.clusters.is_empty() {
         findings.retain(|f| options.clusters.iter().any(|c| c == f.cluster()));
     }
+    let baseline = options
+        .baseline
+        .as_ref()
+        .map(|baseline| baseline.apply(&mut findings));
     let renderer = session.renderer_name();
     let fallbacks = session.fallbacks();
     Ok(Outcome {
@@ -186,5 +195,6 @@ pub(crate) fn check_session(
         findings,
         renderer,
         fallbacks,
+        baseline,
     })
 }

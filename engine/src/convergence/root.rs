@@ -103,6 +103,25 @@ impl ClusterAnalysis<'_> {
         out
     }
 
+    /// The tiers that never become Ready on a cold start, each with the
+    /// chain that says why (`conformance graph --format dot` marks them).
+    pub fn never_ready(&self) -> Vec<(TierId, String)> {
+        self.order
+            .sequence
+            .iter()
+            .filter(|id| !self.live.ready(id) && !self.under_suspension(id))
+            .filter_map(|id| {
+                let chain = self.live.chain(id);
+                (!chain.is_empty()).then(|| {
+                    (
+                        id.clone(),
+                        super::simulate::chain_text(self.cluster, &chain),
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// The index of the dependency cycle `tier` is a member of.
     pub(crate) fn cycle_of(&self, tier: &TierId) -> Option<usize> {
         self.cycle_index.get(tier).copied()

@@ -74,6 +74,9 @@ pub struct Finding {
     detail: Option<String>,
     /// Accepted by a waiver in conformance.yaml (reported, not counted).
     waived: Option<Waived>,
+    /// Accepted by the baseline (`check --baseline`): counted apart, and
+    /// left out of the reports for people.
+    baselined: bool,
     /// The root cause this finding shares with others (one supplier tier,
     /// one missing `dependsOn`): the human and GitHub reports group
     /// findings by it; JSON, JUnit, SARIF and the l0 trials keep each.
@@ -162,6 +165,7 @@ impl Finding {
             fix: String::new(),
             detail: None,
             waived: None,
+            baselined: false,
             cause: None,
             root: None,
             consequence_of: None,
@@ -232,6 +236,21 @@ impl Finding {
         self.waived.as_ref()
     }
 
+    /// Whether the baseline accepts it ([`super::baseline`]).
+    pub fn baselined(&self) -> bool {
+        self.baselined
+    }
+
+    /// Accepted by the baseline (its pass).
+    pub(super) fn set_baselined(&mut self) {
+        self.baselined = true;
+    }
+
+    /// Whether it counts: neither waived nor in the baseline.
+    pub fn counts(&self) -> bool {
+        self.waived.is_none() && !self.baselined
+    }
+
     /// The root cause it shares with other findings.
     pub fn cause(&self) -> Option<&Cause> {
         self.cause.as_ref()
@@ -293,11 +312,12 @@ impl Finding {
         self.caused_by = Some(id);
     }
 
-    /// Whether it counts as an error: an error, not waived, and a root
+    /// Whether it counts as an error: an error, not waived nor in the
+    /// baseline, and a root
     /// (a finding that follows from another is context on that one: it is
     /// listed in the root's [`Finding::blocks`] and counted there).
     pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error && self.waived.is_none() && self.caused_by.is_none()
+        self.severity == Severity::Error && self.counts() && self.caused_by.is_none()
     }
 
     /// Whether it follows from another finding (`caused_by`) and so is

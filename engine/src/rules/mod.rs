@@ -6,6 +6,7 @@
 //! saying which Flux behaviour it models.
 
 mod api;
+pub mod baseline;
 mod budget_exceeded;
 mod cold_start;
 mod cold_start_race;

@@ -22,14 +22,26 @@ pub(super) fn same_tier(cx: &Cx) -> Said {
     let object = need.object().map(|o| o.id.to_string()).unwrap_or_default();
     Said::from((
         format!(
-            "{} {}, which {how} only after {trigger_text} (same tier) is reconciled; Flux dry-runs the whole stage first, so this tier can never converge",
+            "{} {}, which {how} only after {trigger_text} (same tier) is reconciled; Flux dry-runs the whole stage first, so on a cold start (a new cluster or a rebuild) this tier can never converge",
             w.subject, w.wants
         ),
         "Flux dry-runs every object of a stage before applying any (ssa ApplyAllStaged); the unknown kind aborts the stage, the trigger is never applied, and the CRD is never created".into(),
         format!(
             "move {object} to a tier with `dependsOn: {label}` whose Ready proves the CRD exists, and make everything that uses it depend on that tier"
         ),
-        None,
+        // Every object of the tier that needs a kind of the same group from
+        // the same trigger shares the cause and the one move.
+        Some(cx.cause(
+            "same-tier",
+            &need.tier().id,
+            format!(
+                "move them to a tier with `dependsOn: {label}` whose Ready proves the CRDs exist, and make everything that uses them depend on that tier"
+            ),
+            format!(
+                "{} comes from {trigger_text}, which {how} only after it is reconciled in the same tier; Flux dry-runs the whole stage first, so on a cold start (a new cluster or a rebuild) {label} can never converge",
+                w.thing
+            ),
+        )),
     ))
 }
 
