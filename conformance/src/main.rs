@@ -1,5 +1,5 @@
 //! The `conformance` command: `check` (every rule, in six report formats),
-//! `build`, `diff`, `graph`, `crds`, `substitutions`, `l1-plan`, `config
+//! `baseline`, `build`, `diff`, `graph`, `crds`, `substitutions`, `l1-plan`, `config
 //! check` and `explain`. Each subcommand is a file of [`cmd`] with its
 //! arguments and its `run`; every one that reads a repository flattens
 //! [`RunOptions`](conformance::session::RunOptions) and opens one
@@ -30,6 +30,10 @@ struct Cli {
 enum Command {
     /// Discover every cluster, render every Kustomization, run every rule.
     Check(cmd::check::Args),
+    /// Write every current finding to a baseline file (default
+    /// conformance-baseline.yaml at the repository root): `check --baseline
+    /// FILE` then fails only on findings not in it.
+    Baseline(cmd::baseline::Args),
     /// Print the objects Flux would apply, after every build step and
     /// postBuild substitution, as YAML in apply order (tiers as a cold start
     /// reconciles them, each in Flux's stages), Secret values redacted.
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Check(args) => cmd::check::run(args),
+        Command::Baseline(args) => cmd::baseline::run(args),
         Command::Build(args) => cmd::build::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Graph(args) => cmd::graph::run(args),

@@ -206,6 +206,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
             run: conformance::session::RunOptions::at(dir.join("repo")),
             clusters: Vec::new(),
             base: base_of(dir),
+            baseline: None,
         }) {
             Ok(_) => Err("the run succeeded, but expected-error.txt says it must fail".into()),
             Err(err) if err.to_string().contains(want.trim()) => Ok(()),
@@ -220,6 +221,7 @@ fn expected(dir: &Path) -> Result<(), Failed> {
         run: conformance::session::RunOptions::at(dir.join("repo")),
         clusters: Vec::new(),
         base: base_of(dir),
+        baseline: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let actual: BTreeSet<ExpectedFinding> = outcome
@@ -275,6 +277,7 @@ fn report(dir: &Path) -> Result<(), Failed> {
         run: conformance::session::RunOptions::at(dir.join("repo")),
         clusters: Vec::new(),
         base: base_of(dir),
+        baseline: None,
     };
     let outcome = check(&options).map_err(|err| format!("check failed: {err}"))?;
     let human = conformance::report::human::render(&outcome, &[], std::time::Duration::ZERO)
@@ -351,6 +354,7 @@ fn assert_clean(repo: &Path) -> Result<(), Failed> {
         run: conformance::session::RunOptions::at(repo.to_path_buf()),
         clusters: Vec::new(),
         base: repo.parent().and_then(base_of),
+        baseline: None,
     })
     .map_err(|err| format!("check failed: {err}"))?;
     let errors: Vec<String> = outcome

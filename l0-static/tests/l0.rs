@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         run: conformance::session::RunOptions::at(repo.clone()),
         clusters: Vec::new(),
         base: target_base(),
+        baseline: None,
     };
     let trials = match check(&options) {
         Ok(outcome) => plan(&outcome)

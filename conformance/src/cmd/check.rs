@@ -39,16 +39,32 @@ pub struct Args {
     /// A directory holding the previous tree, instead of a revision.
     #[arg(long, value_name = "DIR")]
     base_dir: Option<PathBuf>,
+    /// Accept the findings listed in FILE (written by `conformance
+    /// baseline`): they are counted apart and not shown, and only new
+    /// findings fail the run.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Colour the human report: auto (on a terminal, unless NO_COLOR is
+    /// set), always or never.
+    #[arg(long, value_enum, default_value_t = report::colour::When::Auto)]
+    color: report::colour::When,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    super::settle_repo(&mut args.run);
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(conformance::rules::baseline::Baseline::read)
+        .transpose()?;
     let clusters = args.clusters.clusters;
     let repo = args.run.repo.display().to_string();
     let options = CheckOptions {
         run: args.run,
         clusters: clusters.clone(),
         base: super::base(args.base, args.base_dir),
+        baseline,
     };
     let outcome = check(&options)?;
     let report_options = report::Options {
@@ -63,7 +79,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let text = report::render(*format, &outcome, &report_options)?;
         report::output::write(path, &text)?;
     }
-    print(&report::render(args.format, &outcome, &report_options)?)?;
+    let text = report::render(args.format, &outcome, &report_options)?;
+    if args.format == report::Format::Human && args.color.wanted() {
+        print(&report::colour::paint(&text))?;
+    } else {
+        print(&text)?;
+    }
     Ok(if outcome.errors() > 0 {
         ExitCode::from(1)
     } else {

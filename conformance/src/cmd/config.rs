@@ -19,7 +19,8 @@ pub enum Action {
 }
 
 pub fn run(action: Action) -> anyhow::Result<ExitCode> {
-    let Action::Check { run } = action;
+    let Action::Check { mut run } = action;
+    super::settle_repo(&mut run);
     let session = Session::open(&run)?;
     session.check_config()?;
     let config = &session.declared.config;

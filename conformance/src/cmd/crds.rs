@@ -21,7 +21,8 @@ pub struct Args {
     wide: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    super::settle_repo(&mut args.run);
     let session = Session::open(&args.run)?;
     let found = session.cluster_or_only(args.cluster.cluster.as_deref())?;
     print_text(&report::crds::render_with(

@@ -44,7 +44,8 @@ enum Format {
     Markdown,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    super::settle_repo(&mut args.run);
     let session = Session::open(&args.run)?;
     let clusters = args.clusters.clusters;
     for wanted in &clusters {

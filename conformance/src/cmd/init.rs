@@ -23,7 +23,8 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    super::settle_repo(&mut args.run);
     let target = args
         .output
         .clone()
@@ -41,6 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         run: args.run,
         clusters: Vec::new(),
         base: None,
+        baseline: None,
     })?;
     let text = report::starter::render(&outcome, &repo);
     if to_stdout {

@@ -20,7 +20,8 @@ pub struct Args {
     cluster: Option<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    super::settle_repo(&mut args.run);
     let session = Session::open(&args.run)?;
     let name = args
         .cluster

@@ -3,6 +3,7 @@
 //! [`RunOptions`](conformance::session::RunOptions) and prints what it
 //! found. What they share lives here: the cluster arguments and stdout.
 
+pub mod baseline;
 pub mod build;
 pub mod check;
 pub mod config;
@@ -44,6 +45,37 @@ pub fn base(
 ) -> Option<conformance::base::Base> {
     rev.map(conformance::base::Base::Rev)
         .or(dir.map(conformance::base::Base::Dir))
+}
+
+/// `--repo .` (the default) run below the root of a git work tree means
+/// that work tree: Flux builds from the repository's root (every
+/// `spec.path` is relative to it), so a subdirectory would be checked as a
+/// repository of its own, wrongly. The root is used, and stderr says so.
+/// Any other `--repo` is taken as given.
+pub fn settle_repo(run: &mut conformance::session::RunOptions) {
+    if run.repo != std::path::Path::new(".") {
+        return;
+    }
+    let Ok(here) = std::env::current_dir() else {
+        return;
+    };
+    let Some(root) = here
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join(".git").exists())
+    else {
+        return;
+    };
+    if here.join(".git").exists() {
+        return;
+    }
+    conformance::progress::clear();
+    eprintln!(
+        "conformance: {} is inside the git repository {}: checking its root, as Flux builds it (`--repo DIR` checks another directory)",
+        here.display(),
+        root.display()
+    );
+    run.repo = root.to_path_buf();
 }
 
 /// Writes text meant for people to stdout, with what a terminal would obey

@@ -17,7 +17,8 @@ pub struct Args {
     clusters: ClusterFilter,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    super::settle_repo(&mut args.run);
     let session = Session::open(&args.run)?;
     let mut selected = Vec::new();
     for name in &args.clusters.clusters {

@@ -8,59 +8,49 @@ use serde_json::{Value, json};
 use crate::check::Outcome;
 use crate::rules::{self, Finding, Severity};
 
+/// How many annotations of one level GitHub shows for a step (errors,
+/// warnings and notices each): the rest are dropped without a word.
+pub const ANNOTATIONS_PER_LEVEL: usize = 10;
+
+/// The longest annotation message, in characters: GitHub cuts long ones,
+/// and a reader does not scroll through a list of hundreds.
+const MESSAGE_MAX: usize = 3000;
+
 /// GitHub Actions workflow commands: one `::error`/`::warning`/`::notice`
-/// line per finding (waived ones as notices), then the summary.
+/// line per block of the first screen ([`super::screen`]: each shared
+/// cause once, the roots that block most first; waived findings as
+/// notices), at most [`ANNOTATIONS_PER_LEVEL`] of each level, the last of
+/// which names the rest when there are more; then the summary.
 pub fn github(outcome: &Outcome) -> String {
     let mut out = String::new();
-    let index = super::Following::of(&outcome.findings);
-    for item in super::items(&outcome.findings) {
-        let f = match item {
-            super::Item::One(f) => f,
-            super::Item::Group { cause, members } => {
-                let following = index.of_roots(&members);
-                out.push_str(&github_group(cause, &members, &following));
-                continue;
-            }
+    let screen = super::screen(&outcome.findings);
+    for level in ["error", "warning", "notice"] {
+        let of_level: Vec<&super::Shown> = screen
+            .iter()
+            .filter(|s| level_of(s.item.first()) == level)
+            .collect();
+        let annotated = if of_level.len() > ANNOTATIONS_PER_LEVEL {
+            ANNOTATIONS_PER_LEVEL - 1
+        } else {
+            of_level.len()
         };
-        let level = match (f.severity(), f.waived()) {
-            (_, Some(_)) => "notice",
-            (Severity::Error, None) => "error",
-            (Severity::Warning, None) => "warning",
-        };
-        let mut props = Vec::new();
-        if let Some(at) = f.at() {
-            props.push(format!("file={}", escape_property(&at.file)));
-            if at.line > 0 {
-                props.push(format!("line={}", at.line));
-            }
+        for shown in &of_level[..annotated] {
+            out.push_str(&annotation(level, shown));
         }
-        props.push(format!(
-            "title={}",
-            escape_property(&format!(
-                "{} ({}/{})",
-                f.rule(),
-                f.cluster(),
-                f.kustomization()
-            ))
-        ));
-        let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
-        message.push_str(&blocks_text(&[f], &index.of_roots(&[f])));
-        if let Some(w) = f.waived() {
-            message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
+        if annotated < of_level.len() {
+            out.push_str(&rest_annotation(level, &of_level[annotated..]));
         }
-        let _ = writeln!(
-            out,
-            "::{level} {}::{}",
-            props.join(","),
-            escape_data(&message)
-        );
     }
     let _ = writeln!(
         out,
-        "conformance: {} errors, {} warnings, {} waived{}",
+        "conformance: {} errors, {} warnings, {} waived{}{}",
         outcome.errors(),
         outcome.warnings(),
         outcome.waived(),
+        match outcome.baselined() {
+            0 => String::new(),
+            n => format!(", {n} in the baseline"),
+        },
         match outcome.blocked() {
             0 => String::new(),
             n => format!(", {n} Kustomization{} blocked", super::plural(n)),
@@ -69,15 +59,42 @@ pub fn github(outcome: &Outcome) -> String {
     out
 }
 
-/// One annotation for findings that share a cause, at the first one's
-/// place, listing the others.
-fn github_group(
-    cause: &crate::rules::Cause,
-    members: &[&Finding],
-    following: &[&Finding],
-) -> String {
-    let first = members[0];
-    let level = first.severity().as_str();
+/// `error`, `warning` or `notice` (waived).
+fn level_of(f: &Finding) -> &'static str {
+    match (f.severity(), f.waived()) {
+        (_, Some(_)) => "notice",
+        (Severity::Error, None) => "error",
+        (Severity::Warning, None) => "warning",
+    }
+}
+
+/// One block of the first screen as an annotation at its first place.
+fn annotation(level: &str, shown: &super::Shown) -> String {
+    let members = shown.item.members();
+    let mut text = match &shown.item {
+        super::Item::One(f) => {
+            let mut message = format!("{}\nWhy: {}\nFix: {}", f.message(), f.why(), f.fix());
+            if let Some(w) = f.waived() {
+                message.push_str(&format!("\nWaived until {}: {}", w.expires, w.reason));
+            }
+            message
+        }
+        super::Item::Group { cause, members } => group_text(cause, members),
+    };
+    if let Some(line) = super::also_on(&shown.also_on, 8) {
+        text.push_str(&format!("\nThe same on other clusters: {line}"));
+    }
+    text.push_str(&blocks_text(&members, &shown.following));
+    let first = shown.item.first();
+    let title = match &shown.item {
+        super::Item::One(f) => format!("{} ({}/{})", f.rule(), f.cluster(), f.kustomization()),
+        super::Item::Group { members, .. } => format!(
+            "{} ({}: {})",
+            first.rule(),
+            first.cluster(),
+            super::group_size(members)
+        ),
+    };
     let mut props = Vec::new();
     if let Some(at) = first.at() {
         props.push(format!("file={}", escape_property(&at.file)));
@@ -85,28 +102,81 @@ fn github_group(
             props.push(format!("line={}", at.line));
         }
     }
-    props.push(format!(
-        "title={}",
-        escape_property(&format!(
-            "{} ({}: {})",
-            first.rule(),
-            first.cluster(),
-            super::group_size(members)
-        ))
-    ));
+    props.push(format!("title={}", escape_property(&bounded(&title, 200))));
+    format!(
+        "::{level} {}::{}\n",
+        props.join(","),
+        escape_data(&bounded(&text, MESSAGE_MAX))
+    )
+}
+
+/// The last annotation of a level when there are more blocks than GitHub
+/// shows: how many, the first of them one line each, and where every one
+/// is.
+fn rest_annotation(level: &str, rest: &[&super::Shown]) -> String {
+    let findings: usize = rest
+        .iter()
+        .map(|s| s.item.members().len() * (1 + s.also_on.len()))
+        .sum();
+    let mut text = format!(
+        "{} more {level} block{} ({findings} finding{}) are not annotated: GitHub shows {ANNOTATIONS_PER_LEVEL} {level}s per step. The job summary and the JSON report have every one; the next ones:",
+        rest.len(),
+        super::plural(rest.len()),
+        super::plural(findings)
+    );
+    for s in rest.iter().take(20) {
+        let f = s.item.first();
+        let line = format!(
+            "\n- {} {}/{}: {}",
+            f.rule(),
+            f.cluster(),
+            f.kustomization(),
+            f.message()
+        );
+        text.push_str(&bounded(&line, 200));
+    }
+    if rest.len() > 20 {
+        text.push_str(&format!("\n- … and {} more", rest.len() - 20));
+    }
+    let title = format!("conformance: {} more {level} blocks", rest.len());
+    format!(
+        "::{level} title={}::{}\n",
+        escape_property(&title),
+        escape_data(&bounded(&text, MESSAGE_MAX))
+    )
+}
+
+/// `text` cut to at most `max` characters, saying so.
+fn bounded(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The text of an annotation for findings that share a cause: the cause,
+/// the one fix, and the first of them one line each.
+fn group_text(cause: &crate::rules::Cause, members: &[&Finding]) -> String {
     let mut message = format!(
         "{}: {}\nFix (one cause, one fix): {}",
         super::group_size(members),
         cause.text,
         cause.fix
     );
-    for f in members {
+    for f in members.iter().take(10) {
         let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
         let what = f.object().unwrap_or(f.message());
         message.push_str(&format!("\n- {}: {what}{at}", f.kustomization()));
     }
-    message.push_str(&blocks_text(members, following));
-    format!("::{level} {}::{}\n", props.join(","), escape_data(&message))
+    if members.len() > 10 {
+        message.push_str(&format!(
+            "\n- … and {} more (every one in the JSON report)",
+            members.len() - 10
+        ));
+    }
+    message
 }
 
 /// "Blocks 3 Kustomizations on a cold start: …, fixed with it; 5 findings
@@ -179,7 +249,7 @@ pub fn junit(outcome: &Outcome, selected: &[String]) -> String {
         let failing = |fs: &Vec<&Finding>| fs.iter().any(|f| f.is_error());
         let blocked_by = |fs: &Vec<&Finding>| {
             fs.iter()
-                .filter(|f| f.severity() == Severity::Error && f.waived().is_none())
+                .filter(|f| f.severity() == Severity::Error && f.counts())
                 .find_map(|f| f.caused_by())
                 .and_then(|id| roots.get(id).copied())
         };
@@ -415,6 +485,10 @@ pub fn sarif(outcome: &Outcome, doc_url: Option<&str>) -> Value {
                     })
                     .collect();
                 result["relatedLocations"] = json!(related);
+            }
+            // With a baseline, each result says whether it is in it.
+            if outcome.baseline.is_some() {
+                result["baselineState"] = json!(if f.baselined() { "unchanged" } else { "new" });
             }
             if let Some(w) = f.waived() {
                 result["suppressions"] = json!([{"kind": "external", "status": "accepted", "justification": format!("waived until {}: {}", w.expires, w.reason)}]);

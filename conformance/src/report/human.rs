@@ -12,25 +12,27 @@ use crate::rules::{Finding, Severity};
 
 /// Renders the whole report.
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
-    // What a reader needs first: how bad, what to fix first, what was not
-    // looked at; then every finding, grouped.
+    // What a reader needs first: how bad and where; then each cause once,
+    // the errors that block most first; then what was not looked at.
     let mut out = overview(outcome, selected);
-    let following = super::Following::of(&outcome.findings);
     let mut snippets = Snippets::new(&outcome.model.repo, &outcome.model.checkouts);
-    for item in super::items(&outcome.findings) {
-        let roots = match &item {
+    for shown in super::screen(&outcome.findings) {
+        let roots = shown.item.members();
+        match &shown.item {
             super::Item::One(finding) => {
                 out.push_str(&finding_block_with(finding, &mut snippets));
-                vec![*finding]
             }
             super::Item::Group { cause, members } => {
                 out.push_str(&group_block(cause, members));
-                members.clone()
             }
-        };
-        out.push_str(&blocks_block(&roots, &following.of_roots(&roots)));
+        }
+        if let Some(line) = super::also_on(&shown.also_on, 8) {
+            let _ = writeln!(out, "  = {line}");
+        }
+        out.push_str(&blocks_block(&roots, &shown.following));
         out.push('\n');
     }
+    out.push_str(&context(outcome, selected));
     let mut fetched = std::collections::BTreeSet::new();
     for cluster in &outcome.model.clusters {
         if !selected.is_empty() && !selected.contains(&cluster.name) {
@@ -70,24 +72,47 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     out
 }
 
-/// The report's first lines ([`super::Overview`]): errors split into
-/// root causes and their consequences, the root causes and warnings by
-/// rule, the tiers that do not build, and the tiers not checked with why.
-/// Empty when there is nothing to say (the last line says the run was
-/// clean).
+/// The report's first lines ([`super::Overview`]): the clusters checked,
+/// errors split into root causes and their consequences, the root causes
+/// and warnings by rule, and what the baseline accepted. Empty when there
+/// is nothing to say (the last line says the run was clean).
 pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     let o = super::Overview::of(outcome, selected);
-    if o.is_clean() {
-        return String::new();
-    }
     let mut out = String::new();
+    if let Some(line) = baseline_line(outcome) {
+        let _ = writeln!(out, "{line}");
+    }
+    if o.is_clean() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        return out;
+    }
+    // How many blocks follow: one per shared cause, so the counts and
+    // what a reader scrolls through agree.
+    let screen = super::screen(&outcome.findings);
+    let blocks_of = |severity: Severity| {
+        screen
+            .iter()
+            .filter(|s| s.item.first().severity() == severity && s.item.first().waived().is_none())
+            .count()
+    };
+    let causes = |n: usize, blocks: usize| {
+        if n > blocks {
+            format!(" ({blocks} cause{} below)", plural(blocks))
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         out,
-        "summary: {} error{}, {} warning{}{}",
+        "summary: {} error{}{}, {} warning{}{}{}",
         o.errors,
         plural(o.errors),
+        causes(o.errors, blocks_of(Severity::Error)),
         o.warnings,
         plural(o.warnings),
+        causes(o.warnings, blocks_of(Severity::Warning)),
         blocked_words(o.blocked, o.consequences)
     );
     let counts = |c: &[(String, usize)]| {
@@ -99,18 +124,58 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     if o.errors > 0 {
         let _ = writeln!(
             out,
-            "  errors to fix first, by rule: {}",
+            "  errors to fix first, by rule: {} (below, the roots that block most come first)",
             counts(&o.roots_by_rule)
         );
     }
     if o.warnings > 0 {
         let _ = writeln!(out, "  warnings, by rule: {}", counts(&o.warnings_by_rule));
     }
+    let later = [
+        (!o.unbuilt.is_empty()).then(|| format!("{} that do not build", o.unbuilt.len())),
+        (!o.boundary.is_empty()).then(|| "the boundary of what this run reads".to_string()),
+        (!o.unchecked.is_empty()).then(|| format!("{} not checked", o.unchecked.len())),
+    ];
+    let later: Vec<String> = later.into_iter().flatten().collect();
+    if !later.is_empty() {
+        let _ = writeln!(out, "  after the findings: {}", later.join("; "));
+    }
+    out.push('\n');
+    out
+}
+
+/// "baseline: 277 findings accepted by conformance-baseline.yaml are not
+/// shown; 2 of its entries no longer occur", or nothing without one.
+fn baseline_line(outcome: &Outcome) -> Option<String> {
+    let applied = outcome.baseline.as_ref()?;
+    let mut line = format!(
+        "baseline: {} finding{} accepted by {} {} not shown or counted",
+        applied.accepted,
+        plural(applied.accepted),
+        applied.path.display(),
+        if applied.accepted == 1 { "is" } else { "are" }
+    );
+    if !applied.gone.is_empty() {
+        let n = applied.gone.len();
+        line.push_str(&format!(
+            "; {n} of its entries no longer occur{} (fixed: `conformance baseline` writes the file again without {})",
+            if n == 1 { "s" } else { "" },
+            if n == 1 { "it" } else { "them" }
+        ));
+    }
+    Some(line)
+}
+
+/// What was not looked at, after the findings: the Kustomizations that do
+/// not build, the boundary of what the run reads, and those not checked.
+fn context(outcome: &Outcome, selected: &[String]) -> String {
+    let o = super::Overview::of(outcome, selected);
+    let mut out = String::new();
     if !o.unbuilt.is_empty() {
         let one = o.unbuilt.len() == 1;
         let _ = writeln!(
             out,
-            "  {} Kustomization{} that do{} not build (render-failed: {} objects are not checked, and on a cold start nothing that depends on {} starts):",
+            "{} Kustomization{} that do{} not build (render-failed: {} objects are not checked, and on a cold start nothing that depends on {} starts):",
             o.unbuilt.len(),
             plural(o.unbuilt.len()),
             if one { "es" } else { "" },
@@ -118,28 +183,30 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
             if one { "it" } else { "them" }
         );
         for line in &o.unbuilt {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "  {line}");
         }
     }
     for (cluster, items, evidence) in &o.boundary {
         let _ = writeln!(
             out,
-            "  boundary of {cluster}: {} item{} from outside what this run reads (warnings; declare each under `external:` in conformance.yaml, or read its repository with `--source`), because {}:",
+            "boundary of {cluster}: {} item{} from outside what this run reads (warnings; declare each under `external:` in conformance.yaml, or read its repository with `--source`), because {}:",
             items.len(),
             plural(items.len()),
             evidence.join("; ")
         );
         for line in items {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "  {line}");
         }
     }
     if !o.unchecked.is_empty() {
-        let _ = writeln!(out, "  not checked:");
+        let _ = writeln!(out, "not checked:");
         for line in &o.unchecked {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "  {line}");
         }
     }
-    out.push('\n');
+    if !out.is_empty() {
+        out.push('\n');
+    }
     out
 }
 
@@ -259,13 +326,23 @@ pub fn group_block(cause: &crate::rules::Cause, members: &[&Finding]) -> String 
         "  = why: see each finding in the JSON report, or `conformance explain {}`",
         first.rule()
     );
-    for f in members {
+    for f in members.iter().take(MEMBERS_SHOWN) {
         let at = f.at().map(|a| format!(" ({a})")).unwrap_or_default();
         let what = f.object().unwrap_or(f.message());
         let _ = writeln!(out, "  - {}: {what}{at}", f.kustomization());
     }
+    if members.len() > MEMBERS_SHOWN {
+        let _ = writeln!(
+            out,
+            "  - … and {} more (every one in --format json)",
+            members.len() - MEMBERS_SHOWN
+        );
+    }
     out
 }
+
+/// How many findings of a group are listed under its cause.
+const MEMBERS_SHOWN: usize = 10;
 
 /// The line at `span` with its number, or nothing when it cannot be read.
 /// The lines of the files findings point at, each file read once.
@@ -365,6 +442,11 @@ pub fn summary(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Str
     } else {
         String::new()
     };
+    let baselined = match outcome.baselined() {
+        0 => String::new(),
+        n => format!(", {n} in the baseline"),
+    };
+    let waived = format!("{waived}{baselined}");
     let roots = blocked_words(outcome.blocked(), outcome.consequences());
     format!(
         "checked {} with {}: {} error{}, {} warning{}{waived}{roots} in {:.2}s",

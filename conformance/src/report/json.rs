@@ -64,34 +64,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             })
         })
         .collect();
-    let findings: Vec<Value> = outcome
-        .findings
-        .iter()
-        .map(|f| {
-            json!({
-                "id": f.id(),
-                "caused_by": f.caused_by(),
-                "boundary": f.boundary_item(),
-                "rule": f.rule(),
-                "severity": f.severity(),
-                "cluster": f.cluster(),
-                "kustomization": f.kustomization(),
-                "object": f.object(),
-                "file": f.at().map(|s| s.file.clone()),
-                "line": f.at().and_then(|s| (s.line > 0).then_some(s.line)),
-                "message": f.message(),
-                "related": f.related().iter().map(|(span, label)| json!({
-                    "file": span.file,
-                    "line": (span.line > 0).then_some(span.line),
-                    "label": label,
-                })).collect::<Vec<_>>(),
-                "why": f.why(),
-                "fix": f.fix(),
-                "waived": f.waived().map(|w| json!({"reason": w.reason, "expires": w.expires})),
-                "blocks": blocks(f),
-            })
-        })
-        .collect();
+    let findings: Vec<Value> = outcome.findings.iter().map(finding).collect();
     let bootstrap: Vec<Value> = outcome
         .bootstrap
         .items
@@ -124,7 +97,56 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
         })).collect::<Vec<_>>(),
         "boundary": boundary(&items),
         "findings": findings,
-        "summary": {"boundary": items.len(), "errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived()},
+        "summary": {"boundary": items.len(), "errors": outcome.errors(), "consequences": outcome.consequences(), "blocked": outcome.blocked(), "warnings": outcome.warnings(), "waived": outcome.waived(), "baselined": outcome.baselined()},
+        "baseline": baseline(outcome),
+    })
+}
+
+/// One finding, as the documented document has it.
+fn finding(f: &Finding) -> Value {
+    json!({
+        "id": f.id(),
+        "caused_by": f.caused_by(),
+        "boundary": f.boundary_item(),
+        "rule": f.rule(),
+        "severity": f.severity(),
+        "cluster": f.cluster(),
+        "kustomization": f.kustomization(),
+        "object": f.object(),
+        "file": f.at().map(|s| s.file.clone()),
+        "line": f.at().and_then(|s| (s.line > 0).then_some(s.line)),
+        "message": f.message(),
+        "related": f.related().iter().map(|(span, label)| json!({
+            "file": span.file,
+            "line": (span.line > 0).then_some(span.line),
+            "label": label,
+        })).collect::<Vec<_>>(),
+        "why": f.why(),
+        "fix": f.fix(),
+        "waived": f.waived().map(|w| json!({"reason": w.reason, "expires": w.expires})),
+        "baselined": f.baselined(),
+        "fingerprint": crate::rules::baseline::fingerprint(f),
+        "blocks": blocks(f),
+    })
+}
+
+/// What the baseline accepted and which of its entries no longer occur,
+/// or null without one.
+fn baseline(outcome: &Outcome) -> Value {
+    let Some(b) = &outcome.baseline else {
+        return Value::Null;
+    };
+    json!({
+        "file": b.path.display().to_string(),
+        "accepted": b.accepted,
+        "gone": b.gone.iter().map(|e| json!({
+            "fingerprint": e.fingerprint,
+            "rule": e.rule,
+            "cluster": e.cluster,
+            "kustomization": e.kustomization,
+            "object": e.object,
+            "message": e.message,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -65,6 +65,19 @@ fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::
         plural(o.warnings)
     );
     out.push('\n');
+    if let Some(b) = &outcome.baseline {
+        let _ = writeln!(
+            out,
+            "{} finding{} in the baseline (`{}`) not shown or counted{}.\n",
+            b.accepted,
+            plural(b.accepted),
+            escape(&b.path.display().to_string()),
+            match b.gone.len() {
+                0 => String::new(),
+                n => format!("; {n} of its entries no longer occur"),
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "Checked {}{}.",
@@ -87,30 +100,35 @@ fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::
     }
 }
 
-/// One line per root cause or group, in report order, with how many
-/// Kustomizations it blocks.
+/// One line per block of the first screen ([`super::screen`]: each cause
+/// once, the roots that block most first), with how many Kustomizations
+/// it blocks and on how many clusters it is.
 fn lines(outcome: &Outcome) -> Vec<(Severity, String)> {
-    let following = super::Following::of(&outcome.findings);
-    super::items(&outcome.findings)
+    super::screen(&outcome.findings)
         .into_iter()
-        .filter_map(|item| {
-            let (members, text) = match &item {
-                super::Item::One(f) => (vec![*f], f.message().to_string()),
-                super::Item::Group { cause, members } => (
-                    members.clone(),
-                    format!("{}: {}", super::group_size(members), cause.text),
-                ),
-            };
-            let first: &Finding = members[0];
+        .filter_map(|shown| {
+            let first: &Finding = shown.item.first();
             if first.waived().is_some() {
                 return None;
             }
+            let text = match &shown.item {
+                super::Item::One(f) => f.message().to_string(),
+                super::Item::Group { cause, members } => {
+                    format!("{}: {}", super::group_size(members), cause.text)
+                }
+            };
             let at = first.at().map(|a| format!(" — `{a}`")).unwrap_or_default();
-            let blocks = super::Blocks::of(&members, &following.of_roots(&members));
-            let also = match blocks.kustomizations.len() {
+            let mut also = match shown.blocked {
                 0 => String::new(),
                 n => format!(" (blocks {n} Kustomization{})", plural(n)),
             };
+            if !shown.also_on.is_empty() {
+                also.push_str(&format!(
+                    " (and on {} more cluster{})",
+                    shown.also_on.len(),
+                    plural(shown.also_on.len())
+                ));
+            }
             Some((
                 first.severity(),
                 format!(

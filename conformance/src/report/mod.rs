@@ -6,7 +6,9 @@
 //! and their changes ([`manifests`]: `build`, `diff`).
 
 pub mod ci;
+pub mod colour;
 pub mod crds;
+pub mod dot;
 pub mod human;
 pub mod json;
 pub mod manifests;
@@ -92,11 +94,7 @@ impl Overview {
     pub fn of(outcome: &Outcome, selected: &[String]) -> Overview {
         let by_rule = |keep: &dyn Fn(&Finding) -> bool| -> Vec<(String, usize)> {
             let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-            for f in outcome
-                .findings
-                .iter()
-                .filter(|f| f.waived().is_none() && keep(f))
-            {
+            for f in outcome.findings.iter().filter(|f| f.counts() && keep(f)) {
                 *counts.entry(f.rule().as_str().to_string()).or_default() += 1;
             }
             let mut counts: Vec<(String, usize)> = counts.into_iter().collect();
@@ -235,7 +233,8 @@ pub fn text_safe(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The findings in report order, those sharing a cause folded into one
-/// group where the first of them was.
+/// group where the first of them was. Findings the baseline accepts are
+/// left out (they are counted, not shown).
 pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
     let key = |f: &Finding| {
         f.cause()
@@ -244,7 +243,7 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
             .map(|c| (f.rule(), f.cluster().to_string(), c.key.clone()))
     };
     let mut groups: BTreeMap<(rules::RuleId, String, String), Vec<&Finding>> = BTreeMap::new();
-    for f in findings {
+    for f in findings.iter().filter(|f| !f.baselined()) {
         if let Some(k) = key(f) {
             groups.entry(k).or_default().push(f);
         }
@@ -252,7 +251,7 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
     // A consequence is shown under its root, when the root is reported.
     let ids: std::collections::BTreeSet<String> = findings.iter().map(|f| f.id()).collect();
     let mut out = Vec::new();
-    for f in findings {
+    for f in findings.iter().filter(|f| !f.baselined()) {
         if f.caused_by().is_some_and(|c| ids.contains(c)) {
             continue;
         }
@@ -269,6 +268,151 @@ pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
         }
     }
     out
+}
+
+impl<'f> Item<'f> {
+    /// The findings it shows.
+    pub fn members(&self) -> Vec<&'f Finding> {
+        match self {
+            Item::One(f) => vec![*f],
+            Item::Group { members, .. } => members.clone(),
+        }
+    }
+
+    /// The first finding (a group's place and severity).
+    pub fn first(&self) -> &'f Finding {
+        match self {
+            Item::One(f) => f,
+            Item::Group { members, .. } => members[0],
+        }
+    }
+
+    /// What makes two items on different clusters the same: everything
+    /// but the cluster.
+    fn same_key(&self) -> String {
+        let f = self.first();
+        let mut key = format!(
+            "{}\0{}\0{}",
+            f.rule(),
+            f.severity().as_str(),
+            f.waived().is_some()
+        );
+        match self {
+            Item::One(f) => {
+                let at = f.at().map(|a| a.to_string()).unwrap_or_default();
+                key.push_str(&format!(
+                    "\0{}\0{}\0{at}\0{}",
+                    f.kustomization(),
+                    f.object().unwrap_or(""),
+                    f.message()
+                ));
+            }
+            Item::Group { cause, members } => {
+                key.push_str(&format!("\0{}\0{}", cause.text, cause.fix));
+                for m in members {
+                    let at = m.at().map(|a| a.to_string()).unwrap_or_default();
+                    key.push_str(&format!(
+                        "\0{}\0{}\0{at}",
+                        m.kustomization(),
+                        m.object().unwrap_or(m.message())
+                    ));
+                }
+            }
+        }
+        key
+    }
+}
+
+/// One block of the first screen: an item, the other clusters where the
+/// very same item is (an overlay's copy of a base reports the same problem
+/// once per cluster), and what its roots block.
+#[derive(Debug)]
+pub struct Shown<'f> {
+    /// The item, on the first cluster it was found on.
+    pub item: Item<'f>,
+    /// The other clusters with the same item (same rule, Kustomization,
+    /// object, place and message).
+    pub also_on: Vec<&'f str>,
+    /// The findings that follow from the item's roots (on its first
+    /// cluster).
+    pub following: Vec<&'f Finding>,
+    /// Kustomizations the item blocks on a cold start, summed over the
+    /// clusters it is on.
+    pub blocked: usize,
+    /// Findings that follow from it, summed over the clusters it is on.
+    pub consequences: usize,
+}
+
+impl Shown<'_> {
+    /// How it ranks: counted errors, then warnings, then waived findings;
+    /// within each, what it blocks, then what follows from it, then how
+    /// many findings and clusters it stands for.
+    fn rank(&self) -> (u8, std::cmp::Reverse<(usize, usize, usize)>) {
+        let f = self.item.first();
+        let class = match (f.waived(), f.severity()) {
+            (None, rules::Severity::Error) => 0,
+            (None, rules::Severity::Warning) => 1,
+            (Some(_), _) => 2,
+        };
+        let size = self.item.members().len() * (1 + self.also_on.len());
+        (
+            class,
+            std::cmp::Reverse((self.blocked, self.consequences, size)),
+        )
+    }
+}
+
+/// What the human, GitHub and Markdown reports show, in the order a reader
+/// should fix it: each shared cause once (one block per cause, and one per
+/// identical finding on several clusters), errors before warnings, and
+/// within them the roots that block most first. The order is stable:
+/// equal ranks keep the report order (cluster, Kustomization, rule).
+pub fn screen(findings: &[Finding]) -> Vec<Shown<'_>> {
+    let index = Following::of(findings);
+    let mut shown: Vec<Shown<'_>> = Vec::new();
+    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
+    for item in items(findings) {
+        let members = item.members();
+        let following = index.of_roots(&members);
+        let blocks = Blocks::of(&members, &following);
+        let key = item.same_key();
+        if let Some(&i) = by_key.get(&key) {
+            let s = &mut shown[i];
+            s.also_on.push(item.first().cluster());
+            s.blocked += blocks.kustomizations.len();
+            s.consequences += blocks.findings;
+            continue;
+        }
+        by_key.insert(key, shown.len());
+        shown.push(Shown {
+            blocked: blocks.kustomizations.len(),
+            consequences: blocks.findings,
+            item,
+            also_on: Vec::new(),
+            following,
+        });
+    }
+    shown.sort_by_key(|s| s.rank());
+    shown
+}
+
+/// "also on 3 more clusters: dev, stg and test", naming at most `names`.
+pub fn also_on(clusters: &[&str], names: usize) -> Option<String> {
+    if clusters.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = clusters.iter().take(names).copied().collect();
+    let more = clusters.len() - shown.len();
+    let list = if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    };
+    Some(format!(
+        "the same on {} more cluster{}: {list}",
+        clusters.len(),
+        plural(clusters.len())
+    ))
 }
 
 /// The findings that follow from each root, by the root's id
@@ -460,7 +604,7 @@ fn plural_kind(kind: &str) -> String {
 }
 
 /// Counts of what a run covered, for summary lines.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Coverage {
     /// Clusters reported on.
     pub clusters: usize,
@@ -474,6 +618,8 @@ pub struct Coverage {
     pub not_checked: usize,
     /// Objects the rendered Kustomizations produce.
     pub objects: usize,
+    /// The clusters' names, in discovery order.
+    pub names: Vec<String>,
 }
 
 impl Coverage {
@@ -487,6 +633,7 @@ impl Coverage {
             .filter(|c| selected.is_empty() || selected.contains(&c.name))
         {
             c.clusters += 1;
+            c.names.push(cluster.name.clone());
             for tier in cluster.tiers.values() {
                 c.kustomizations += 1;
                 match &tier.state {
@@ -502,11 +649,27 @@ impl Coverage {
         c
     }
 
-    /// `1 cluster, 79 Kustomizations (79 rendered, 0 failed, 0 not
-    /// checked; 519 objects)`: what every report says was checked.
+    /// `1 cluster (prod), 79 Kustomizations (79 rendered, 0 failed, 0 not
+    /// checked; 519 objects)`: what every report says was checked, the
+    /// clusters by name (the first eight).
     pub fn describe(&self) -> String {
+        let mut names = self
+            .names
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.names.len() > 8 {
+            names.push_str(&format!(" and {} more", self.names.len() - 8));
+        }
+        let names = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" ({names})")
+        };
         format!(
-            "{} cluster{}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{})",
+            "{} cluster{}{names}, {} Kustomization{} ({} rendered, {} failed, {} not checked; {} object{})",
             self.clusters,
             plural(self.clusters),
             self.kustomizations,

@@ -140,7 +140,7 @@ fn human_report_names_place_why_and_fix() {
         "{text}"
     );
     assert!(
-        text.contains("checked 1 cluster, 4 Kustomizations"),
+        text.contains("checked 1 cluster (prod), 4 Kustomizations"),
         "{text}"
     );
 }
@@ -1087,15 +1087,32 @@ fn reports_start_with_the_summary() {
     };
     let human = run("human");
     let mut lines = human.lines();
-    assert_eq!(lines.next(), Some("summary: 2 errors, 0 warnings"));
+    // The counts, with how many blocks follow (one per shared cause);
+    // what was not checked is named, and listed after the findings.
     assert_eq!(
         lines.next(),
-        Some("  errors to fix first, by rule: remote-base 2")
+        Some("summary: 2 errors (1 cause below), 0 warnings")
     );
-    assert_eq!(lines.next(), Some("  not checked:"));
-    assert!(lines.next().unwrap().starts_with(
-        "    prod/platform (clusters/prod/tiers.yaml:1): only its local part was checked"
-    ));
+    assert_eq!(
+        lines.next(),
+        Some(
+            "  errors to fix first, by rule: remote-base 2 (below, the roots that block most come first)"
+        )
+    );
+    assert_eq!(lines.next(), Some("  after the findings: 1 not checked"));
+    assert_eq!(lines.next(), Some(""));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("error[remote-base]: prod:")
+    );
+    assert!(
+        human.contains(
+            "\nnot checked:\n  prod/platform (clusters/prod/tiers.yaml:1): only its local part was checked"
+        ),
+        "{human}"
+    );
     assert!(
         human
             .trim_end()

@@ -37,6 +37,7 @@
 //! (`tests/corpus.rs`, `tests/differential.rs`).
 
 mod action;
+mod adoption;
 mod anchors;
 mod charts_fetched;
 mod cli;

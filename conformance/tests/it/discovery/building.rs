@@ -317,6 +317,7 @@ vars:
             .renderer(conformance::render::Choice::Auto),
         clusters: vec![],
         base: None,
+        baseline: None,
     })
     .unwrap();
     assert!(auto.findings.is_empty(), "{:#?}", auto.findings);
@@ -541,6 +542,7 @@ resources:
             run: conformance::session::RunOptions::at(root.to_path_buf()),
             clusters: vec![],
             base: None,
+            baseline: None,
         });
         match outcome {
             // Each of these fails kustomize's own build too: a render-failed

@@ -76,6 +76,7 @@ fn run_sources(
         },
         clusters: vec![],
         base: None,
+        baseline: None,
     })
 }
 

@@ -58,7 +58,7 @@ fn the_summary_counts_in_words() {
     let outcome = run(root);
     let text = conformance::report::human::summary(&outcome, &[], std::time::Duration::ZERO);
     assert!(
-        text.contains("1 cluster, 1 Kustomization (1 rendered"),
+        text.contains("1 cluster (prod), 1 Kustomization (1 rendered"),
         "{text}"
     );
 }

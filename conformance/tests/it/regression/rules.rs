@@ -255,6 +255,7 @@ fn prune_transient_only_when_a_window_exists() {
             run: conformance::session::RunOptions::at(head.path().to_path_buf()),
             clusters: vec![],
             base: Some(conformance::base::Base::Dir(base.path().to_path_buf())),
+            baseline: None,
         })
         .unwrap();
         let rules: Vec<&str> = outcome.findings.iter().map(|f| f.rule().as_str()).collect();

@@ -121,6 +121,7 @@ pub fn run(root: &Path) -> Outcome {
         run: conformance::session::RunOptions::at(root.to_path_buf()),
         clusters: vec![],
         base: None,
+        baseline: None,
     })
     .unwrap()
 }
@@ -149,6 +150,7 @@ pub fn run_with_entries(
         },
         clusters: vec![],
         base: None,
+        baseline: None,
     })
 }
 
