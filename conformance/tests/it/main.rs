@@ -30,7 +30,10 @@
 //! * `layers`: the imports only point down, and no file or function is too
 //!   long to read;
 //! * `action`: the GitHub Action's scripts (install, comment, verdict),
-//!   run with stand-ins for curl, git, cargo and gh.
+//!   run with stand-ins for curl, git, cargo and gh;
+//! * `workflows`: the GitHub workflows and the action's metadata: current
+//!   runner labels, independent release builds, caches saved on failing
+//!   runs, no expression pasted into a script.
 //!
 //! `support` holds the helpers that write small repositories. The corpus
 //! and differential tests are separate, harness-less targets
@@ -58,3 +61,4 @@ mod roots;
 mod rule_docs;
 mod support;
 mod verdicts;
+mod workflows;
