@@ -45,17 +45,82 @@ impl Stubs {
             self.dir.path().display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut cmd = Command::new("bash");
+        self.command(Path::new("bash"), &path, script_name, args, env)
+            .output()
+            .unwrap()
+    }
+
+    /// Runs the script with only the stubs, bash and `tools` (linked from
+    /// this machine's PATH) on PATH: a runner that has no other program.
+    fn run_with_only(
+        &self,
+        tools: &[&str],
+        script_name: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
+        for tool in ["bash"].iter().chain(tools) {
+            let link = self.dir.path().join(tool);
+            if !link.exists() {
+                std::os::unix::fs::symlink(program(tool), link).unwrap();
+            }
+        }
+        let bash = self.dir.path().join("bash");
+        let path = self.dir.path().display().to_string();
+        self.command(&bash, &path, script_name, args, env)
+            .output()
+            .unwrap()
+    }
+
+    fn command(
+        &self,
+        bash: &Path,
+        path: &str,
+        script_name: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Command {
+        let mut cmd = Command::new(bash);
         cmd.arg(script(script_name))
             .args(args)
             .env("PATH", path)
-            .env("STUB_LOG", self.dir.path().join("log"))
-            .env_remove("GITHUB_SERVER_URL");
+            .env("STUB_LOG", self.dir.path().join("log"));
+        // What a runner (or a test run inside a workflow) would bring in.
+        for var in [
+            "GITHUB_SERVER_URL",
+            "GITHUB_OUTPUT",
+            "GITHUB_ACTION_PATH",
+            "GITHUB_REPOSITORY",
+            "GITHUB_API_URL",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+            "GH",
+        ] {
+            cmd.env_remove(var);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
-        cmd.output().unwrap()
+        cmd
     }
+}
+
+/// Where `name` is on this machine's PATH; for python3 the interpreter
+/// itself, not a version manager's shim (which needs the PATH a test takes
+/// away).
+fn program(name: &str) -> PathBuf {
+    if name == "python3" {
+        let out = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap();
+        return PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not on PATH"))
 }
 
 fn stderr(out: &Output) -> String {
@@ -110,6 +175,25 @@ while [ $# -gt 0 ]; do case "$1" in -o) out="$2"; shift 2;; -*) shift;; *) url="
 file="${url##*/}"
 [ -n "${RELEASE_DIR:-}" ] && [ -f "$RELEASE_DIR/$file" ] || exit 22
 cp "$RELEASE_DIR/$file" "$out""#;
+
+/// cargo that logs its arguments and "builds" (a stand-in printing
+/// `built`) into its `--root`.
+const CARGO_BUILDS: &str = r#"echo "cargo $*" >> "$STUB_LOG"
+root=""; while [ $# -gt 0 ]; do case "$1" in --root) root="$2"; shift 2;; *) shift;; esac; done
+mkdir -p "$root/bin"; printf '#!/bin/sh\necho built\n' > "$root/bin/conformance"; chmod +x "$root/bin/conformance""#;
+
+/// git as install.sh calls it: a checkout at `$GIT_HEAD` (with uncommitted
+/// changes when `$GIT_DIRTY` is set), and a remote whose tags are
+/// `$GIT_TAGS` (`SHA<TAB>refs/tags/NAME` lines, as `git ls-remote` prints
+/// them).
+const GIT: &str = r#"echo "git $*" >> "$STUB_LOG"
+case "$*" in
+  *"rev-parse --is-inside-work-tree"*) echo true ;;
+  *"status --porcelain"*) printf '%s' "${GIT_DIRTY:-}" ;;
+  *"rev-parse HEAD"*) echo "${GIT_HEAD:-}" ;;
+  *"ls-remote --tags"*) printf '%s' "${GIT_TAGS:-}" ;;
+  *) exit 1 ;;
+esac"#;
 
 #[test]
 fn a_release_binary_is_installed_when_its_checksum_matches() {
@@ -187,12 +271,8 @@ fn a_release_binary_whose_checksum_differs_is_not_installed() {
 fn a_ref_that_is_no_release_is_built_from_source_at_its_commit() {
     let stubs = Stubs::new();
     stubs.add("curl", CURL);
-    stubs.add(
-        "cargo",
-        r#"echo "cargo $*" >> "$STUB_LOG"
-root=""; while [ $# -gt 0 ]; do case "$1" in --root) root="$2"; shift 2;; *) shift;; esac; done
-mkdir -p "$root/bin"; printf '#!/bin/sh\necho built\n' > "$root/bin/conformance"; chmod +x "$root/bin/conformance""#,
-    );
+    stubs.add("cargo", CARGO_BUILDS);
+    stubs.add("git", GIT);
     let install = tempfile::tempdir().unwrap();
     let dir = install.path().join("bin");
     let sha = "89abcdef0123456789abcdef0123456789abcdef";
@@ -206,19 +286,176 @@ mkdir -p "$root/bin"; printf '#!/bin/sh\necho built\n' > "$root/bin/conformance"
             ("RUNNER_OS", "Linux"),
             ("RUNNER_ARCH", "ARM64"),
             ("INSTALL_DIR", dir.to_str().unwrap()),
+            // A release tag, of another commit.
+            (
+                "GIT_TAGS",
+                "0000000000000000000000000000000000000000\trefs/tags/v1.0.0\n",
+            ),
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let log = stubs.log();
+    assert!(
+        log.contains("git ls-remote --tags https://github.com/acme/conformance"),
+        "{log}"
+    );
     assert!(
         log.contains(&format!(
             "--git https://github.com/acme/conformance --rev {sha} flux-conformance"
         )),
         "{log}"
     );
-    // A branch is no release: nothing is downloaded.
+    // No release tag points at the branch's commit: nothing is downloaded,
+    // and the installer says why it builds.
     assert!(!log.contains("curl"), "{log}");
     assert!(dir.join("conformance").exists());
+    assert!(
+        stderr(&out).contains(&format!(
+            "no release tag of acme/conformance points at {sha}"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_commit_a_release_tag_points_at_gets_that_releases_binary() {
+    let stubs = Stubs::new();
+    stubs.add("curl", CURL);
+    stubs.add("git", GIT);
+    stubs.add("cargo", "echo \"cargo $*\" >> \"$STUB_LOG\"; exit 1");
+    let rel = release("x86_64-unknown-linux-musl");
+    let install = tempfile::tempdir().unwrap();
+    let dir = install.path().join("bin");
+    let sha = "89abcdef0123456789abcdef0123456789abcdef";
+    // Annotated tags (their own object, then the commit as the `^{}` line),
+    // a tag of another commit, and a tag that names no version.
+    let tags = format!(
+        "1111111111111111111111111111111111111111\trefs/tags/v1\n{sha}\trefs/tags/v1^{{}}\n\
+         2222222222222222222222222222222222222222\trefs/tags/v1.2.0\n{sha}\trefs/tags/v1.2.0^{{}}\n\
+         3333333333333333333333333333333333333333\trefs/tags/v1.1.0\n{sha}\trefs/tags/nightly\n"
+    );
+    let out = stubs.run(
+        "install.sh",
+        &["install"],
+        &[
+            ("ACTION_REPOSITORY", "acme/conformance"),
+            ("ACTION_REF", sha),
+            ("ACTION_SHA", sha),
+            ("RUNNER_OS", "Linux"),
+            ("RUNNER_ARCH", "X64"),
+            ("INSTALL_DIR", dir.to_str().unwrap()),
+            ("RELEASE_DIR", rel.path().to_str().unwrap()),
+            ("GIT_TAGS", tags.as_str()),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let version = Command::new(dir.join("conformance")).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        "conformance 9.9.9\n"
+    );
+    let log = stubs.log();
+    // The most precise version first.
+    assert!(
+        log.contains("https://github.com/acme/conformance/releases/download/v1.2.0/conformance-x86_64-unknown-linux-musl.tar.gz"),
+        "{log}"
+    );
+    assert!(!log.contains("/download/v1/"), "{log}");
+    assert!(!log.contains("cargo"), "{log}");
+}
+
+#[test]
+fn a_local_action_is_keyed_on_its_checkout_and_built_from_it() {
+    let stubs = Stubs::new();
+    stubs.add("git", GIT);
+    stubs.add("curl", CURL);
+    stubs.add("cargo", CARGO_BUILDS);
+    let checkout = tempfile::tempdir().unwrap();
+    let path = checkout.path().to_str().unwrap();
+    let head = "cccc000000000000000000000000000000000000";
+    // `uses: ./`: GitHub leaves the action's repository and ref empty.
+    let local = [
+        ("ACTION_REPOSITORY", ""),
+        ("ACTION_REF", ""),
+        ("GITHUB_ACTION_PATH", path),
+        ("GITHUB_REPOSITORY", "acme/fleet"),
+        ("GIT_HEAD", head),
+    ];
+    let out = stubs.run("install.sh", &["resolve"], &local);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("sha={head}\n")
+    );
+    // Uncommitted changes: no commit to key a cache on.
+    let dirty: Vec<(&str, &str)> = local
+        .iter()
+        .copied()
+        .chain([("GIT_DIRTY", " M action.yml\n")])
+        .collect();
+    let out = stubs.run("install.sh", &["resolve"], &dirty);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sha=\n");
+    assert!(
+        stderr(&out).contains("uncommitted changes"),
+        "{}",
+        stderr(&out)
+    );
+    // No release tag of the repository at its commit: built from the
+    // checkout itself.
+    let install = tempfile::tempdir().unwrap();
+    let dir = install.path().join("bin");
+    let mut env = local.to_vec();
+    env.extend([
+        ("ACTION_SHA", head),
+        ("RUNNER_OS", "Linux"),
+        ("RUNNER_ARCH", "X64"),
+        ("INSTALL_DIR", dir.to_str().unwrap()),
+    ]);
+    std::fs::remove_file(stubs.dir.path().join("log")).unwrap();
+    let out = stubs.run("install.sh", &["install"], &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stubs.log();
+    assert!(
+        log.contains("git ls-remote --tags https://github.com/acme/fleet"),
+        "{log}"
+    );
+    assert!(log.contains(&format!("--path {path}/conformance")), "{log}");
+    assert!(!log.contains("--git"), "{log}");
+    assert!(
+        stderr(&out).contains("building conformance from source: the local checkout"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(dir.join("conformance").exists());
+    // A release tag at its commit: that release's binary.
+    let rel = release("x86_64-unknown-linux-musl");
+    let tags = format!("{head}\trefs/tags/v2.0.0\n");
+    let dir = install.path().join("released");
+    let mut env = local.to_vec();
+    env.extend([
+        ("ACTION_SHA", head),
+        ("RUNNER_OS", "Linux"),
+        ("RUNNER_ARCH", "X64"),
+        ("INSTALL_DIR", dir.to_str().unwrap()),
+        ("RELEASE_DIR", rel.path().to_str().unwrap()),
+        ("GIT_TAGS", tags.as_str()),
+    ]);
+    std::fs::remove_file(stubs.dir.path().join("log")).unwrap();
+    let out = stubs.run("install.sh", &["install"], &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stubs.log();
+    assert!(
+        log.contains("https://github.com/acme/fleet/releases/download/v2.0.0/conformance-x86_64-unknown-linux-musl.tar.gz"),
+        "{log}"
+    );
+    assert!(!log.contains("cargo"), "{log}");
+    let version = Command::new(dir.join("conformance")).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout),
+        "conformance 9.9.9\n"
+    );
 }
 
 #[test]
@@ -507,4 +744,193 @@ fn the_check_passes_each_sources_line_as_a_source_flag() {
         stderr(&out)
     );
     assert_eq!(stubs.log(), "");
+}
+
+#[test]
+fn the_baseline_input_is_passed_to_the_check() {
+    let stubs = Stubs::new();
+    stubs.add("conformance", r#"printf '%s\n' "$@" >> "$STUB_LOG""#);
+    let out_dir = tempfile::tempdir().unwrap();
+    let reports = out_dir.path().join("reports");
+    let out = stubs.run(
+        "check.sh",
+        &[reports.to_str().unwrap()],
+        &[("BASELINE", "fleet/conformance-baseline.yaml")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stubs
+            .log()
+            .contains("--baseline\nfleet/conformance-baseline.yaml\n"),
+        "{}",
+        stubs.log()
+    );
+    // Empty, the input's default: every finding counts.
+    std::fs::remove_file(stubs.dir.path().join("log")).unwrap();
+    let out = stubs.run(
+        "check.sh",
+        &[reports.to_str().unwrap()],
+        &[("BASELINE", "")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stubs.log().contains("--baseline"), "{}", stubs.log());
+}
+
+#[test]
+fn the_verdict_reads_the_report_with_python_where_jq_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    std::fs::write(&report, r#"{"summary":{"errors":2,"warnings":1}}"#).unwrap();
+    let report = report.to_str().unwrap();
+    let stubs = Stubs::new();
+    let out = stubs.run_with_only(&["python3"], "verdict.sh", &[report, "warning"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "errors=2\nwarnings=1\n"
+    );
+    let out = stubs.run_with_only(&["python3"], "verdict.sh", &[report, "never"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Neither: the run fails (2, not a verdict) naming what is missing.
+    let bare = Stubs::new();
+    let out = bare.run_with_only(&[], "verdict.sh", &[report, "error"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("neither jq nor python3 is on PATH"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("command not found"));
+    assert!(out.stdout.is_empty());
+}
+
+/// curl as GitHub's REST API: a GET writes `$COMMENTS` to its `-o`; a POST
+/// or PATCH is logged with its URL, and its `--data-binary` file copied to
+/// `$STUB_BODY`; `auth ok` is logged when a header file holds the bearer
+/// token `$EXPECT_TOKEN`.
+const CURL_API: &str = r#"echo "curl $*" >> "$STUB_LOG"
+method=GET; out=""; data=""; url=""
+while [ $# -gt 0 ]; do case "$1" in
+  -X) method="$2"; shift 2;; -o) out="$2"; shift 2;; --data-binary) data="${2#@}"; shift 2;;
+  -H) case "$2" in @*) if grep -qx "Authorization: Bearer $EXPECT_TOKEN" "${2#@}"; then echo "auth ok" >> "$STUB_LOG"; fi;; esac; shift 2;;
+  -*) shift;; *) url="$1"; shift;; esac; done
+if [ "$method" = GET ]; then echo "${COMMENTS:-[]}" > "$out"; exit 0; fi
+echo "$method $url" >> "$STUB_LOG"
+cp "$data" "$STUB_BODY""#;
+
+/// comment.sh where gh is missing (GH names no program), with `only` as
+/// the programs on PATH when given. Returns its output and the request
+/// body it sent.
+fn comment_without_gh(
+    stubs: &Stubs,
+    comments: &str,
+    only: Option<&[&str]>,
+) -> (Output, Option<serde_json::Value>) {
+    let file = stubs.dir.path().join("report.md");
+    std::fs::write(&file, "### ✅ conformance\n").unwrap();
+    let posted = stubs.dir.path().join("posted.json");
+    let _ = std::fs::remove_file(&posted);
+    let _ = std::fs::remove_file(stubs.dir.path().join("log"));
+    let env = [
+        ("GH", "no-such-gh"),
+        ("GITHUB_REPOSITORY", "acme/fleet"),
+        ("PR", "42"),
+        ("GH_TOKEN", "s3cret"),
+        ("EXPECT_TOKEN", "s3cret"),
+        ("GITHUB_API_URL", "http://api.test"),
+        ("COMMENTS", comments),
+        ("STUB_BODY", posted.to_str().unwrap()),
+    ];
+    let args = [file.to_str().unwrap()];
+    let out = match only {
+        Some(tools) => stubs.run_with_only(tools, "comment.sh", &args, &env),
+        None => stubs.run("comment.sh", &args, &env),
+    };
+    let body = std::fs::read_to_string(&posted)
+        .ok()
+        .map(|b| serde_json::from_str(&b).unwrap());
+    (out, body)
+}
+
+#[test]
+fn without_gh_the_comment_goes_through_the_rest_api_with_curl() {
+    let stubs = Stubs::new();
+    stubs.add("curl", CURL_API);
+    let (out, body) = comment_without_gh(&stubs, "[]", None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no-such-gh is not on PATH"),
+        "{}",
+        stderr(&out)
+    );
+    let log = stubs.log();
+    assert!(
+        log.contains("POST http://api.test/repos/acme/fleet/issues/42/comments"),
+        "{log}"
+    );
+    assert!(log.contains("auth ok"), "{log}");
+    // The token is read from a header file, never put on a command line.
+    assert!(!log.contains("s3cret"), "{log}");
+    assert_eq!(
+        body.unwrap()["body"],
+        "<!-- conformance -->\n### ✅ conformance\n"
+    );
+    // The next push finds the comment by its first line and edits it.
+    let comments = r#"[{"id": 5, "body": "someone else"}, {"id": 7, "body": null}, {"id": 9, "body": "<!-- conformance -->\nold"}]"#;
+    let (out, body) = comment_without_gh(&stubs, comments, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stubs.log();
+    assert!(
+        log.contains("PATCH http://api.test/repos/acme/fleet/issues/comments/9"),
+        "{log}"
+    );
+    assert!(!log.contains("POST"), "{log}");
+    assert!(body.is_some());
+    // Without jq, python3 reads and writes the JSON.
+    let tools = ["mktemp", "cat", "wc", "awk", "cp", "rm", "grep", "python3"];
+    let (out, body) = comment_without_gh(&stubs, comments, Some(tools.as_slice()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("python3 reads the JSON"),
+        "{}",
+        stderr(&out)
+    );
+    let log = stubs.log();
+    assert!(
+        log.contains("PATCH http://api.test/repos/acme/fleet/issues/comments/9"),
+        "{log}"
+    );
+    assert_eq!(
+        body.unwrap()["body"],
+        "<!-- conformance -->\n### ✅ conformance\n"
+    );
+}
+
+#[test]
+fn without_gh_curl_or_a_json_tool_the_comment_names_what_is_missing() {
+    let stubs = Stubs::new();
+    let file = stubs.dir.path().join("report.md");
+    std::fs::write(&file, "report\n").unwrap();
+    let out = stubs.run_with_only(
+        &[],
+        "comment.sh",
+        &[file.to_str().unwrap()],
+        &[
+            ("GH", "no-such-gh"),
+            ("GITHUB_REPOSITORY", "acme/fleet"),
+            ("PR", "42"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    for missing in ["curl", "jq or python3", "a token (GH_TOKEN)"] {
+        assert!(err.contains(missing), "{missing}: {err}");
+    }
+    assert!(!err.contains("command not found"), "{err}");
+    // A warning on the run's page, not only in the log.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("::warning "),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
