@@ -23,7 +23,7 @@ const MESSAGE_MAX: usize = 3000;
 /// which names the rest when there are more; then the summary.
 pub fn github(outcome: &Outcome) -> String {
     let mut out = String::new();
-    let screen = super::screen(&outcome.findings);
+    let screen = super::screen(outcome);
     for level in ["error", "warning", "notice"] {
         let of_level: Vec<&super::Shown> = screen
             .iter()

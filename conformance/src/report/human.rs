@@ -16,7 +16,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
     // the errors that block most first; then what was not looked at.
     let mut out = overview(outcome, selected);
     let mut snippets = Snippets::new(&outcome.model.repo, &outcome.model.checkouts);
-    for shown in super::screen(&outcome.findings) {
+    for shown in super::screen(outcome) {
         let roots = shown.item.members();
         match &shown.item {
             super::Item::One(finding) => {
@@ -90,7 +90,7 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     }
     // How many blocks follow: one per shared cause, so the counts and
     // what a reader scrolls through agree.
-    let screen = super::screen(&outcome.findings);
+    let screen = super::screen(outcome);
     let blocks_of = |severity: Severity| {
         screen
             .iter()
@@ -124,7 +124,7 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     if o.errors > 0 {
         let _ = writeln!(
             out,
-            "  errors to fix first, by rule: {} (below, the roots that block most come first)",
+            "  errors to fix first, by rule: {}",
             counts(&o.roots_by_rule)
         );
     }

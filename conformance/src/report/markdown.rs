@@ -104,7 +104,7 @@ fn heading(out: &mut String, outcome: &Outcome, selected: &[String], o: &super::
 /// once, the roots that block most first), with how many Kustomizations
 /// it blocks and on how many clusters it is.
 fn lines(outcome: &Outcome) -> Vec<(Severity, String)> {
-    super::screen(&outcome.findings)
+    super::screen(outcome)
         .into_iter()
         .filter_map(|shown| {
             let first: &Finding = shown.item.first();

@@ -14,6 +14,7 @@ pub mod json;
 pub mod manifests;
 pub mod markdown;
 pub mod output;
+mod screen;
 pub mod starter;
 pub mod substitutions;
 
@@ -23,23 +24,8 @@ use std::time::Duration;
 
 use crate::check::Outcome;
 use crate::model::TierState;
-use crate::rules::{self, Cause, Finding};
-
-/// A finding, or several that share a root cause: what the human and
-/// GitHub reports show one by one.
-#[derive(Debug, Clone)]
-pub enum Item<'f> {
-    /// A finding shown on its own.
-    One(&'f Finding),
-    /// Findings of one rule and cluster with the same [`Cause`] (two or
-    /// more; waived ones are never grouped).
-    Group {
-        /// The root cause the members share.
-        cause: &'f Cause,
-        /// The findings of the group, in report order.
-        members: Vec<&'f Finding>,
-    },
-}
+use crate::rules::{self, Finding};
+pub use screen::{Item, Shown, also_on, items, screen};
 
 /// The formats of a check's report (the variants carry no doc comments:
 /// clap would print them in `--help`, which the CLI contract fixes).
@@ -230,189 +216,6 @@ pub fn text_safe(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
-}
-
-/// The findings in report order, those sharing a cause folded into one
-/// group where the first of them was. Findings the baseline accepts are
-/// left out (they are counted, not shown).
-pub fn items(findings: &[Finding]) -> Vec<Item<'_>> {
-    let key = |f: &Finding| {
-        f.cause()
-            .as_ref()
-            .filter(|_| f.waived().is_none())
-            .map(|c| (f.rule(), f.cluster().to_string(), c.key.clone()))
-    };
-    let mut groups: BTreeMap<(rules::RuleId, String, String), Vec<&Finding>> = BTreeMap::new();
-    for f in findings.iter().filter(|f| !f.baselined()) {
-        if let Some(k) = key(f) {
-            groups.entry(k).or_default().push(f);
-        }
-    }
-    // A consequence is shown under its root, when the root is reported.
-    let ids: std::collections::BTreeSet<String> = findings.iter().map(|f| f.id()).collect();
-    let mut out = Vec::new();
-    for f in findings.iter().filter(|f| !f.baselined()) {
-        if f.caused_by().is_some_and(|c| ids.contains(c)) {
-            continue;
-        }
-        match key(f).and_then(|k| groups.get(&k).map(|g| (k, g))) {
-            Some((_, members)) if members.len() > 1 => {
-                if std::ptr::eq(members[0], f) {
-                    out.push(Item::Group {
-                        cause: f.cause().expect("grouped by cause"),
-                        members: members.clone(),
-                    });
-                }
-            }
-            _ => out.push(Item::One(f)),
-        }
-    }
-    out
-}
-
-impl<'f> Item<'f> {
-    /// The findings it shows.
-    pub fn members(&self) -> Vec<&'f Finding> {
-        match self {
-            Item::One(f) => vec![*f],
-            Item::Group { members, .. } => members.clone(),
-        }
-    }
-
-    /// The first finding (a group's place and severity).
-    pub fn first(&self) -> &'f Finding {
-        match self {
-            Item::One(f) => f,
-            Item::Group { members, .. } => members[0],
-        }
-    }
-
-    /// What makes two items on different clusters the same: everything
-    /// but the cluster.
-    fn same_key(&self) -> String {
-        let f = self.first();
-        let mut key = format!(
-            "{}\0{}\0{}",
-            f.rule(),
-            f.severity().as_str(),
-            f.waived().is_some()
-        );
-        match self {
-            Item::One(f) => {
-                let at = f.at().map(|a| a.to_string()).unwrap_or_default();
-                key.push_str(&format!(
-                    "\0{}\0{}\0{at}\0{}",
-                    f.kustomization(),
-                    f.object().unwrap_or(""),
-                    f.message()
-                ));
-            }
-            Item::Group { cause, members } => {
-                key.push_str(&format!("\0{}\0{}", cause.text, cause.fix));
-                for m in members {
-                    let at = m.at().map(|a| a.to_string()).unwrap_or_default();
-                    key.push_str(&format!(
-                        "\0{}\0{}\0{at}",
-                        m.kustomization(),
-                        m.object().unwrap_or(m.message())
-                    ));
-                }
-            }
-        }
-        key
-    }
-}
-
-/// One block of the first screen: an item, the other clusters where the
-/// very same item is (an overlay's copy of a base reports the same problem
-/// once per cluster), and what its roots block.
-#[derive(Debug)]
-pub struct Shown<'f> {
-    /// The item, on the first cluster it was found on.
-    pub item: Item<'f>,
-    /// The other clusters with the same item (same rule, Kustomization,
-    /// object, place and message).
-    pub also_on: Vec<&'f str>,
-    /// The findings that follow from the item's roots (on its first
-    /// cluster).
-    pub following: Vec<&'f Finding>,
-    /// Kustomizations the item blocks on a cold start, summed over the
-    /// clusters it is on.
-    pub blocked: usize,
-    /// Findings that follow from it, summed over the clusters it is on.
-    pub consequences: usize,
-}
-
-impl Shown<'_> {
-    /// How it ranks: counted errors, then warnings, then waived findings;
-    /// within each, what it blocks, then what follows from it, then how
-    /// many findings and clusters it stands for.
-    fn rank(&self) -> (u8, std::cmp::Reverse<(usize, usize, usize)>) {
-        let f = self.item.first();
-        let class = match (f.waived(), f.severity()) {
-            (None, rules::Severity::Error) => 0,
-            (None, rules::Severity::Warning) => 1,
-            (Some(_), _) => 2,
-        };
-        let size = self.item.members().len() * (1 + self.also_on.len());
-        (
-            class,
-            std::cmp::Reverse((self.blocked, self.consequences, size)),
-        )
-    }
-}
-
-/// What the human, GitHub and Markdown reports show, in the order a reader
-/// should fix it: each shared cause once (one block per cause, and one per
-/// identical finding on several clusters), errors before warnings, and
-/// within them the roots that block most first. The order is stable:
-/// equal ranks keep the report order (cluster, Kustomization, rule).
-pub fn screen(findings: &[Finding]) -> Vec<Shown<'_>> {
-    let index = Following::of(findings);
-    let mut shown: Vec<Shown<'_>> = Vec::new();
-    let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
-    for item in items(findings) {
-        let members = item.members();
-        let following = index.of_roots(&members);
-        let blocks = Blocks::of(&members, &following);
-        let key = item.same_key();
-        if let Some(&i) = by_key.get(&key) {
-            let s = &mut shown[i];
-            s.also_on.push(item.first().cluster());
-            s.blocked += blocks.kustomizations.len();
-            s.consequences += blocks.findings;
-            continue;
-        }
-        by_key.insert(key, shown.len());
-        shown.push(Shown {
-            blocked: blocks.kustomizations.len(),
-            consequences: blocks.findings,
-            item,
-            also_on: Vec::new(),
-            following,
-        });
-    }
-    shown.sort_by_key(|s| s.rank());
-    shown
-}
-
-/// "also on 3 more clusters: dev, stg and test", naming at most `names`.
-pub fn also_on(clusters: &[&str], names: usize) -> Option<String> {
-    if clusters.is_empty() {
-        return None;
-    }
-    let shown: Vec<&str> = clusters.iter().take(names).copied().collect();
-    let more = clusters.len() - shown.len();
-    let list = if more > 0 {
-        format!("{} and {more} more", shown.join(", "))
-    } else {
-        shown.join(", ")
-    };
-    Some(format!(
-        "the same on {} more cluster{}: {list}",
-        clusters.len(),
-        plural(clusters.len())
-    ))
 }
 
 /// The findings that follow from each root, by the root's id
