@@ -54,6 +54,7 @@ mod hostile_input;
 mod hostile_remote;
 mod l1_plan;
 mod layers;
+mod one_build;
 mod provenance;
 mod regression;
 mod remote;

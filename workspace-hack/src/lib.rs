@@ -1,0 +1,1 @@
+//! Feature unification for the workspace (see its Cargo.toml): no code.
