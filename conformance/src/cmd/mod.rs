@@ -56,6 +56,7 @@ pub fn settle_repo(run: &mut conformance::session::RunOptions) {
     if run.repo != std::path::Path::new(".") {
         return;
     }
+    own_clone_note();
     let Ok(here) = std::env::current_dir() else {
         return;
     };
@@ -76,6 +77,27 @@ pub fn settle_repo(run: &mut conformance::session::RunOptions) {
         root.display()
     );
     run.repo = root.to_path_buf();
+}
+
+/// `--repo .` in a clone of this tool checks its fixtures, which are
+/// broken on purpose (one per incident): say so, once, on stderr.
+fn own_clone_note() {
+    let Ok(here) = std::env::current_dir() else {
+        return;
+    };
+    let Some(root) = here
+        .ancestors()
+        .find(|dir| dir.join("fixtures/incidents").is_dir() && dir.join("workspace-hack").is_dir())
+    else {
+        return;
+    };
+    let manifest = std::fs::read_to_string(root.join("conformance/Cargo.toml")).unwrap_or_default();
+    if manifest.contains("name = \"flux-conformance\"") {
+        eprintln!(
+            "conformance: {} is this tool's own repository: its fixtures are broken on purpose, so expect hundreds of errors; check your GitOps repository with `--repo PATH`",
+            root.display()
+        );
+    }
 }
 
 /// Writes text meant for people to stdout, with what a terminal would obey
