@@ -42,6 +42,7 @@ impl Rule for DependencyMissing {
                 .tiers
                 .values()
                 .flat_map(|t| t.resource_sets())
+                .filter(|o| may_generate_kustomizations(o))
                 .map(|o| o.id.to_string())
                 .collect();
             for tier in cluster.tiers.values() {
@@ -143,6 +144,35 @@ impl Rule for DependencyMissing {
         }
         out
     }
+}
+
+/// Whether a ResourceSet may generate Flux Kustomizations: one of its
+/// `spec.resources` is one (or its kind is templated), or its
+/// `spec.resourcesTemplate` names the kind (or templates a kind). One that
+/// only renders, say, ExternalSecrets cannot be what a `dependsOn` names.
+fn may_generate_kustomizations(o: &crate::model::Object) -> bool {
+    let templated = |kind: &str| kind.contains("<<");
+    let listed = o
+        .body
+        .path(&["spec", "resources"])
+        .map(|r| {
+            r.as_seq().iter().any(|item| {
+                item.get("kind")
+                    .and_then(|k| k.as_str())
+                    .is_none_or(|k| k == "Kustomization" || templated(k))
+            })
+        })
+        .unwrap_or(false);
+    let template = o
+        .body
+        .path(&["spec", "resourcesTemplate"])
+        .and_then(|t| t.as_str())
+        .is_some_and(|t| {
+            t.lines()
+                .filter_map(|l| l.trim_start().strip_prefix("kind:"))
+                .any(|k| k.trim() == "Kustomization" || templated(k))
+        });
+    listed || template
 }
 
 /// A `dependsOn` name or namespace as a pattern: each `${…}` in it stands

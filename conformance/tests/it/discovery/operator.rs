@@ -519,3 +519,80 @@ clusters:
         "{notes}"
     );
 }
+
+/// A ResourceSet may generate the Kustomization a `dependsOn` names, so
+/// that dependency-missing is only a warning beside one; but one that
+/// renders only other kinds (an ExternalSecret per database user) cannot,
+/// and the missing dependency stays an error (found on a public home lab,
+/// where the excuse let a typo through a baseline).
+#[test]
+fn only_a_resource_set_that_renders_kustomizations_excuses_a_missing_dependency() {
+    let with_template = |template: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        sync(root, "clusters/prod");
+        write(
+            root,
+            "clusters/prod/tiers.yaml",
+            &ks(
+                "apps",
+                "flux-system",
+                "./apps",
+                "  dependsOn:\n    - name: nowhere\n",
+            ),
+        );
+        write(root, "apps/cm.yaml", &configmap("a"));
+        write(
+            root,
+            "clusters/prod/resourceset.yaml",
+            &format!(
+                "\
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: generated
+  namespace: flux-system
+spec:
+  inputs:
+    - name: one
+  resourcesTemplate: |
+{}
+",
+                template
+                    .lines()
+                    .map(|l| format!("    {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        );
+        let outcome = run(root);
+        outcome
+            .findings
+            .iter()
+            .find(|f| f.rule().as_str() == "dependency-missing")
+            .map(|f| f.severity())
+            .expect("a dependency-missing finding")
+    };
+    let secrets_only = "\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: << inputs.name >>
+  namespace: flux-system
+spec: {}";
+    assert_eq!(
+        with_template(secrets_only),
+        conformance::rules::Severity::Error
+    );
+    let kustomizations = "\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: << inputs.name >>
+  namespace: flux-system
+spec: {}";
+    assert_eq!(
+        with_template(kustomizations),
+        conformance::rules::Severity::Warning
+    );
+}
