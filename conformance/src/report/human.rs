@@ -200,7 +200,7 @@ fn context(outcome: &Outcome, selected: &[String]) -> String {
     }
     if !o.unchecked.is_empty() {
         let _ = writeln!(out, "not checked:");
-        for line in &o.unchecked {
+        for line in &super::fold_unchecked(&o.unchecked, 3) {
             let _ = writeln!(out, "  {line}");
         }
     }

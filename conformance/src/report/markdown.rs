@@ -38,7 +38,7 @@ pub fn render(outcome: &Outcome, selected: &[String]) -> String {
             "\n<details><summary>Not checked ({})</summary>\n",
             o.unchecked.len()
         );
-        for line in &o.unchecked {
+        for line in &super::fold_unchecked(&o.unchecked, 3) {
             let _ = writeln!(out, "- {}", escape(line));
         }
         out.push_str("\n</details>\n");

@@ -149,6 +149,50 @@ impl Overview {
     }
 }
 
+/// The "not checked" lines with those that share their reason folded:
+/// a parent that does not build leaves every child it applies unchecked
+/// for the same reason (112 lines on one home lab), said once with the
+/// first `names` of them. A line is `name (file:line): reason`.
+pub fn fold_unchecked(lines: &[String], names: usize) -> Vec<String> {
+    let split = |line: &str| -> (String, String) {
+        match line.split_once("): ") {
+            Some((who, why)) => (format!("{who})"), why.to_string()),
+            None => (line.to_string(), String::new()),
+        }
+    };
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    for line in lines {
+        let (who, why) = split(line);
+        match by_reason
+            .iter_mut()
+            .find(|(r, _)| *r == why && !why.is_empty())
+        {
+            Some((_, whos)) => whos.push(who),
+            None => by_reason.push((why, vec![who])),
+        }
+    }
+    let mut out = Vec::new();
+    for (why, whos) in by_reason {
+        if whos.len() <= names {
+            out.extend(whos.into_iter().map(|who| {
+                if why.is_empty() {
+                    who
+                } else {
+                    format!("{who}: {why}")
+                }
+            }));
+            continue;
+        }
+        let shown = whos[..names].join(", ");
+        out.push(format!(
+            "{} Kustomizations: {why} ({shown} and {} more; every one in --format json)",
+            whos.len(),
+            whos.len() - names
+        ));
+    }
+    out
+}
+
 /// What a report needs beside the outcome.
 #[derive(Debug, Clone, Copy)]
 pub struct Options<'a> {
@@ -488,6 +532,25 @@ impl Coverage {
 
 #[cfg(test)]
 mod plural_tests {
+    use super::fold_unchecked;
+
+    #[test]
+    fn unchecked_lines_with_one_reason_are_said_once() {
+        let lines: Vec<String> = (0..5)
+            .map(|i| format!("prod/app{i} (apps/{i}/ks.yaml:3): its parent apps did not build"))
+            .chain(["prod/other (o.yaml:1): a remote base".to_string()])
+            .collect();
+        let folded = fold_unchecked(&lines, 3);
+        assert_eq!(folded.len(), 2, "{folded:?}");
+        assert_eq!(
+            folded[0],
+            "5 Kustomizations: its parent apps did not build (prod/app0 (apps/0/ks.yaml:3), prod/app1 (apps/1/ks.yaml:3), prod/app2 (apps/2/ks.yaml:3) and 2 more; every one in --format json)"
+        );
+        assert_eq!(folded[1], "prod/other (o.yaml:1): a remote base");
+        // Three or fewer keep a line each.
+        assert_eq!(fold_unchecked(&lines[..3], 3), lines[..3].to_vec());
+    }
+
     #[test]
     fn kinds_in_the_plural() {
         for (k, p) in [
