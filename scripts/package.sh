@@ -4,7 +4,8 @@
 #   scripts/package.sh TARGET BINARY OUTDIR
 #
 # writes OUTDIR/conformance-TARGET.tar.gz holding conformance-TARGET/
-# (the binary, README.md, BENCHMARKS.md) and prints the archive's path.
+# (the binary, README.md, BENCHMARKS.md and docs/, which the README links
+# to) and prints the archive's path.
 # The release workflow runs it once per target; scripts/checksums.sh then
 # writes SHA256SUMS over every archive.
 set -euo pipefail
@@ -20,6 +21,7 @@ dir="$stage/conformance-$target"
 mkdir -p "$dir"
 install -m 0755 "$binary" "$dir/conformance"
 cp "$root/README.md" "$root/BENCHMARKS.md" "$dir/"
+cp -R "$root/docs" "$dir/docs"
 # Reproducible: fixed order, owner and times.
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2000-01-01 00:00:00 UTC' \
   -C "$stage" -czf "$outdir/conformance-$target.tar.gz" "conformance-$target" 2>/dev/null ||

@@ -30,7 +30,7 @@ for archive in "$dist"/conformance-*.tar.gz; do
   known=""
   for want in "$@"; do [ "$want" = "$t" ] && known=1; done
   [ -n "$known" ] || { echo "release-assemble: $name is of no target this release builds ($*)" >&2; exit 1; }
-  tar -tzf "$archive" | grep -qx "conformance-$t/conformance" ||
+  tar -tzf "$archive" | grep -x "conformance-$t/conformance" >/dev/null ||
     { echo "release-assemble: $name does not hold conformance-$t/conformance" >&2; exit 1; }
 done
 for t in "$@"; do
