@@ -14,9 +14,11 @@ use crate::rules::{Finding, Severity};
 pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> String {
     // What a reader needs first: how bad and where; then each cause once,
     // the errors that block most first; then what was not looked at.
-    let mut out = overview(outcome, selected);
+    let o = super::Overview::of(outcome, selected);
+    let screen = super::screen(outcome);
+    let mut out = overview(outcome, &o, &screen);
     let mut snippets = Snippets::new(&outcome.model.repo, &outcome.model.checkouts);
-    for shown in super::screen(outcome) {
+    for shown in &screen {
         let roots = shown.item.members();
         match &shown.item {
             super::Item::One(finding) => {
@@ -32,7 +34,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
         out.push_str(&blocks_block(&roots, &shown.following));
         out.push('\n');
     }
-    out.push_str(&context(outcome, selected));
+    out.push_str(&context(&o));
     let mut fetched = std::collections::BTreeSet::new();
     for cluster in &outcome.model.clusters {
         if !selected.is_empty() && !selected.contains(&cluster.name) {
@@ -76,8 +78,7 @@ pub fn render(outcome: &Outcome, selected: &[String], elapsed: Duration) -> Stri
 /// errors split into root causes and their consequences, the root causes
 /// and warnings by rule, and what the baseline accepted. Empty when there
 /// is nothing to say (the last line says the run was clean).
-pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
-    let o = super::Overview::of(outcome, selected);
+fn overview(outcome: &Outcome, o: &super::Overview, screen: &[super::Shown]) -> String {
     let mut out = String::new();
     if let Some(line) = baseline_line(outcome) {
         let _ = writeln!(out, "{line}");
@@ -90,7 +91,6 @@ pub fn overview(outcome: &Outcome, selected: &[String]) -> String {
     }
     // How many blocks follow: one per shared cause, so the counts and
     // what a reader scrolls through agree.
-    let screen = super::screen(outcome);
     let blocks_of = |severity: Severity| {
         screen
             .iter()
@@ -168,8 +168,7 @@ fn baseline_line(outcome: &Outcome) -> Option<String> {
 
 /// What was not looked at, after the findings: the Kustomizations that do
 /// not build, the boundary of what the run reads, and those not checked.
-fn context(outcome: &Outcome, selected: &[String]) -> String {
-    let o = super::Overview::of(outcome, selected);
+fn context(o: &super::Overview) -> String {
     let mut out = String::new();
     if !o.unbuilt.is_empty() {
         let one = o.unbuilt.len() == 1;

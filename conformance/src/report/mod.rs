@@ -66,8 +66,9 @@ pub struct Overview {
     pub warnings_by_rule: Vec<(String, usize)>,
     /// Kustomizations whose build fails.
     pub unbuilt: Vec<String>,
-    /// Kustomizations not checked, or checked in part, and why.
-    pub unchecked: Vec<String>,
+    /// Kustomizations not checked, or checked in part (`cluster/name
+    /// (file:line)`), and why.
+    pub unchecked: Vec<(String, String)>,
     /// What the clusters refer to that may come from outside what the run
     /// reads: per cluster, its items (with who refers to each) and the
     /// evidence that the run is not the cluster's whole world.
@@ -126,12 +127,12 @@ impl Overview {
                     }
                     TierState::NotChecked(reason) => {
                         o.unchecked
-                            .push(format!("{name} ({}): {reason}", tier.defined_at));
+                            .push((format!("{name} ({})", tier.defined_at), reason.to_string()));
                     }
                     _ => {
                         if let Some(reason) = tier.partial_reason() {
                             o.unchecked
-                                .push(format!("{name} ({}): {reason}", tier.defined_at));
+                                .push((format!("{name} ({})", tier.defined_at), reason));
                         }
                     }
                 }
@@ -149,46 +150,33 @@ impl Overview {
     }
 }
 
-/// The "not checked" lines with those that share their reason folded:
-/// a parent that does not build leaves every child it applies unchecked
-/// for the same reason (112 lines on one home lab), said once with the
-/// first `names` of them. A line is `name (file:line): reason`.
-pub fn fold_unchecked(lines: &[String], names: usize) -> Vec<String> {
-    let split = |line: &str| -> (String, String) {
-        match line.split_once("): ") {
-            Some((who, why)) => (format!("{who})"), why.to_string()),
-            None => (line.to_string(), String::new()),
-        }
-    };
-    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
-    for line in lines {
-        let (who, why) = split(line);
-        match by_reason
-            .iter_mut()
-            .find(|(r, _)| *r == why && !why.is_empty())
-        {
-            Some((_, whos)) => whos.push(who),
-            None => by_reason.push((why, vec![who])),
-        }
+/// The "not checked" lines, `who: why`, with those that share their
+/// reason folded: a parent that does not build leaves every child it
+/// applies unchecked for the same reason (112 lines on one home lab),
+/// said once with the first `names` of them.
+pub fn fold_unchecked(unchecked: &[(String, String)], names: usize) -> Vec<String> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (who, why) in unchecked {
+        let whos = by_reason.entry(why.as_str()).or_insert_with(|| {
+            order.push(why);
+            Vec::new()
+        });
+        whos.push(who);
     }
     let mut out = Vec::new();
-    for (why, whos) in by_reason {
+    for why in order {
+        let whos = &by_reason[why];
         if whos.len() <= names {
-            out.extend(whos.into_iter().map(|who| {
-                if why.is_empty() {
-                    who
-                } else {
-                    format!("{who}: {why}")
-                }
-            }));
-            continue;
+            out.extend(whos.iter().map(|who| format!("{who}: {why}")));
+        } else {
+            out.push(format!(
+                "{} Kustomizations: {why} ({} and {} more; every one in --format json)",
+                whos.len(),
+                whos[..names].join(", "),
+                whos.len() - names
+            ));
         }
-        let shown = whos[..names].join(", ");
-        out.push(format!(
-            "{} Kustomizations: {why} ({shown} and {} more; every one in --format json)",
-            whos.len(),
-            whos.len() - names
-        ));
     }
     out
 }
@@ -536,11 +524,19 @@ mod plural_tests {
 
     #[test]
     fn unchecked_lines_with_one_reason_are_said_once() {
-        let lines: Vec<String> = (0..5)
-            .map(|i| format!("prod/app{i} (apps/{i}/ks.yaml:3): its parent apps did not build"))
-            .chain(["prod/other (o.yaml:1): a remote base".to_string()])
+        let unchecked: Vec<(String, String)> = (0..5)
+            .map(|i| {
+                (
+                    format!("prod/app{i} (apps/{i}/ks.yaml:3)"),
+                    "its parent apps did not build".to_string(),
+                )
+            })
+            .chain([(
+                "prod/other (o.yaml:1)".to_string(),
+                "a remote base".to_string(),
+            )])
             .collect();
-        let folded = fold_unchecked(&lines, 3);
+        let folded = fold_unchecked(&unchecked, 3);
         assert_eq!(folded.len(), 2, "{folded:?}");
         assert_eq!(
             folded[0],
@@ -548,7 +544,13 @@ mod plural_tests {
         );
         assert_eq!(folded[1], "prod/other (o.yaml:1): a remote base");
         // Three or fewer keep a line each.
-        assert_eq!(fold_unchecked(&lines[..3], 3), lines[..3].to_vec());
+        assert_eq!(
+            fold_unchecked(&unchecked[..3], 3),
+            unchecked[..3]
+                .iter()
+                .map(|(who, why)| format!("{who}: {why}"))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

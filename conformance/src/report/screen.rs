@@ -192,9 +192,9 @@ pub struct Shown<'f> {
     /// Kustomizations the item blocks on a cold start, summed over the
     /// clusters it is on.
     pub blocked: usize,
-    /// Kustomizations that wait for the item's Kustomization (depend on it
-    /// or are applied by it), summed over the clusters it is on: what an
-    /// error there holds back, as the order counts it.
+    /// For an error, the Kustomizations that wait for its Kustomization
+    /// (depend on it or are applied by it), summed over the clusters it
+    /// is on: what it holds back, as the order counts it.
     pub behind: usize,
     /// Findings that follow from it, summed over the clusters it is on.
     pub consequences: usize,
@@ -227,14 +227,20 @@ impl Shown<'_> {
 pub fn screen(outcome: &Outcome) -> Vec<Shown<'_>> {
     let findings = &outcome.findings;
     let index = Following::of(findings);
-    let reach = Reach::of(outcome);
+    let mut reach = Reach::of(outcome);
     let mut shown: Vec<Shown<'_>> = Vec::new();
     let mut by_key: BTreeMap<String, usize> = BTreeMap::new();
     for item in items(findings) {
         let members = item.members();
         let following = index.of_roots(&members);
         let blocks = Blocks::of(&members, &following);
-        let behind = reach.behind(&members);
+        // What an error holds back orders the errors; warnings keep the
+        // model's own count.
+        let behind = if item.first().is_error() {
+            reach.behind(&members)
+        } else {
+            0
+        };
         let key = item.same_key();
         if let Some(&i) = by_key.get(&key) {
             let s = &mut shown[i];
@@ -264,54 +270,63 @@ pub fn screen(outcome: &Outcome) -> Vec<Shown<'_>> {
 /// whether or not the cold-start model (which takes a missing dependency
 /// or an unbuilt tier as met, so as not to claim what it cannot see)
 /// lists them as blocked; the order of the first screen counts them.
+/// Counted only for the Kustomizations errors are in, each once.
 struct Reach {
-    behind: BTreeMap<(String, String), usize>,
+    /// Per cluster, each Kustomization's label → the labels of those that
+    /// wait for it directly.
+    after: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    counted: BTreeMap<(String, String), usize>,
 }
 
 impl Reach {
     fn of(outcome: &Outcome) -> Reach {
-        let mut behind = BTreeMap::new();
+        let mut after: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         for cluster in &outcome.model.clusters {
             let graph = crate::graph::TierGraph::of(cluster);
-            let mut after: BTreeMap<&crate::model::TierId, Vec<&crate::model::TierId>> =
-                BTreeMap::new();
+            let label = |id| cluster.tier_label(id);
+            let edges = after.entry(cluster.name.clone()).or_default();
             for (dependent, deps) in &graph.edges {
                 for dep in deps {
-                    after.entry(dep).or_default().push(dependent);
+                    edges.entry(label(dep)).or_default().push(label(dependent));
                 }
             }
             for (child, parent) in &graph.parents {
-                after.entry(parent).or_default().push(child);
-            }
-            for id in graph.nodes.keys() {
-                let mut seen = std::collections::BTreeSet::new();
-                let mut stack = vec![id];
-                while let Some(t) = stack.pop() {
-                    for next in after.get(t).into_iter().flatten() {
-                        if *next != id && seen.insert(*next) {
-                            stack.push(next);
-                        }
-                    }
-                }
-                behind.insert((cluster.name.clone(), cluster.tier_label(id)), seen.len());
+                edges.entry(label(parent)).or_default().push(label(child));
             }
         }
-        Reach { behind }
+        Reach {
+            after,
+            counted: BTreeMap::new(),
+        }
     }
 
-    /// The Kustomizations behind the members' Kustomizations (each member's
-    /// own, summed over distinct Kustomizations).
-    fn behind(&self, members: &[&Finding]) -> usize {
-        let tiers: std::collections::BTreeSet<(&str, &str)> = members
+    /// The most Kustomizations behind any of the members' Kustomizations.
+    fn behind(&mut self, members: &[&Finding]) -> usize {
+        members
             .iter()
-            .map(|f| (f.cluster(), f.kustomization()))
-            .collect();
-        tiers
-            .iter()
-            .filter_map(|(c, k)| self.behind.get(&(c.to_string(), k.to_string())))
+            .map(|f| self.behind_one(f.cluster(), f.kustomization()))
             .max()
-            .copied()
             .unwrap_or(0)
+    }
+
+    fn behind_one(&mut self, cluster: &str, tier: &str) -> usize {
+        let key = (cluster.to_string(), tier.to_string());
+        if let Some(&n) = self.counted.get(&key) {
+            return n;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(edges) = self.after.get(cluster) {
+            let mut stack = vec![tier];
+            while let Some(t) = stack.pop() {
+                for next in edges.get(t).into_iter().flatten() {
+                    if next != tier && seen.insert(next.as_str()) {
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        self.counted.insert(key, seen.len());
+        seen.len()
     }
 }
 

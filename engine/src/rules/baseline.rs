@@ -100,25 +100,18 @@ pub struct Applied {
 /// the message with line numbers taken out. Stable across edits that only
 /// move lines.
 pub fn fingerprint(f: &Finding) -> String {
-    use sha2::{Digest, Sha256};
     let file = f.at().map(|s| s.file.as_str()).unwrap_or("");
-    let message = without_lines(f.message());
-    let mut h = Sha256::new();
-    for part in [
-        f.rule().as_str(),
-        f.cluster(),
-        f.kustomization(),
-        f.object().unwrap_or(""),
-        file,
-        &message,
-    ] {
-        h.update(part.as_bytes());
-        h.update([0]);
-    }
-    h.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    super::finding::digest(
+        &[
+            f.rule().as_str(),
+            f.cluster(),
+            f.kustomization(),
+            f.object().unwrap_or(""),
+            file,
+            &without_lines(f.message()),
+        ],
+        8,
+    )
 }
 
 /// `message` with the line (and column) numbers of its places removed:

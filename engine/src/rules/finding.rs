@@ -260,23 +260,17 @@ impl Finding {
     /// Kustomization, object, place, message), the same on every run of the
     /// same repository.
     pub fn id(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        for part in [
-            self.rule.as_str(),
-            &self.cluster,
-            &self.kustomization,
-            self.object.as_deref().unwrap_or(""),
-            &self.at.as_ref().map(|s| s.to_string()).unwrap_or_default(),
-            &self.message,
-        ] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        h.finalize()[..6]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        digest(
+            &[
+                self.rule.as_str(),
+                &self.cluster,
+                &self.kustomization,
+                self.object.as_deref().unwrap_or(""),
+                &self.at.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+                &self.message,
+            ],
+            6,
+        )
     }
 
     /// Whether it is a boundary item: it refers to something nothing the
@@ -345,6 +339,22 @@ impl Finding {
     pub(super) fn waive(&mut self, waived: Waived) {
         self.waived = Some(waived);
     }
+}
+
+/// The first `bytes` bytes of the SHA-256 of `parts` (each ended by a
+/// NUL, so no two lists of parts hash alike), in hexadecimal: a finding's
+/// id and its baseline fingerprint.
+pub(super) fn digest(parts: &[&str], bytes: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.finalize()[..bytes]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl FindingBuilder {
