@@ -561,6 +561,10 @@ pub struct Unreferenced {
     pub at: Span,
     /// `namespace/name` (no namespace written: as written, empty).
     pub name: String,
+    /// The script step (or documented step) that applies it by hand, when
+    /// one does: then it is a root of a cluster the repository does not
+    /// name, not a forgotten file.
+    pub applied_by: Option<Span>,
 }
 
 /// What the substitution of one tier found.

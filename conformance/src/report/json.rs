@@ -94,6 +94,7 @@ pub fn render(outcome: &Outcome, repo_arg: &str, selected: &[String]) -> Value {
             "file": u.at.file,
             "line": (u.at.line > 0).then_some(u.at.line),
             "kustomization": u.name,
+            "applied_by": u.applied_by.as_ref().map(ToString::to_string),
         })).collect::<Vec<_>>(),
         "boundary": boundary(&items),
         "findings": findings,

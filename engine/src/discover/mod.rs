@@ -48,7 +48,8 @@ use crate::repo::{Artifact, RepoIndex};
 use crate::yaml::Node;
 use entries::{cluster_names, find_entries};
 use operator::{flux_instances, self_syncing_artifacts};
-use unbuilt::{adopt_unbuilt_children, adopt_under_unbuilt, unreferenced, unreferenced_notes};
+pub(crate) use unbuilt::unreferenced_notes;
+use unbuilt::{adopt_unbuilt_children, adopt_under_unbuilt, unreferenced};
 use walk::Walk;
 
 /// `sources[]` in conformance.yaml (and `--source REF=DIR`): a Flux source

@@ -129,6 +129,7 @@ pub(super) fn unreferenced(
             }
             let namespace = doc.str_at(&["metadata", "namespace"]);
             out.push(crate::model::Unreferenced {
+                applied_by: None,
                 at: Span::new(file, doc.line),
                 name: match namespace {
                     Some(ns) => format!("{ns}/{name}"),
@@ -168,24 +169,28 @@ fn unbuilt_reach(index: &RepoIndex, clusters: &[Cluster]) -> BTreeSet<String> {
     files
 }
 
-/// The one line that lists what nothing applies.
-pub(super) fn unreferenced_notes(list: &[crate::model::Unreferenced]) -> Vec<String> {
+/// The lines that list what nothing applies: application catalogs, what a
+/// script applies by hand (once the bootstrap is read), and the rest.
+pub(crate) fn unreferenced_notes(list: &[crate::model::Unreferenced]) -> Vec<String> {
     // An application catalog among them is said as one.
     let catalogs = super::layouts::catalogs(list.iter().map(|u| super::parent_dir_str(&u.at.file)));
     let mut notes: Vec<String> = catalogs
         .iter()
         .map(|(root, versions)| super::layouts::catalog_note(root, versions))
         .collect();
-    let rest: Vec<crate::model::Unreferenced> = list
+    let (by_hand, rest): (
+        Vec<&crate::model::Unreferenced>,
+        Vec<&crate::model::Unreferenced>,
+    ) = list
         .iter()
         .filter(|u| !super::layouts::in_catalog(&catalogs, super::parent_dir_str(&u.at.file)))
-        .cloned()
-        .collect();
+        .partition(|u| u.applied_by.is_some());
+    notes.extend(crate::provenance::bootstrap::by_hand::note(&by_hand));
     notes.extend(unreferenced_note(&rest));
     notes
 }
 
-fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
+fn unreferenced_note(list: &[&crate::model::Unreferenced]) -> Option<String> {
     const SHOWN: usize = 8;
     if list.is_empty() {
         return None;
@@ -204,7 +209,7 @@ fn unreferenced_note(list: &[crate::model::Unreferenced]) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}{more}",
+        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}{more}; a cluster whose sync is made outside git (Terraform, a cloud extension, `flux create`) is declared in conformance.yaml: `clusters: {{NAME: {{entry: DIR}}}}`",
         list.len(),
         if list.len() == 1 { "" } else { "s" },
         if list.len() == 1 {

@@ -54,6 +54,9 @@ pub fn build(declared: &Declared) -> Result<Built, SessionError> {
     // Entries one script applies into one cluster are one cluster.
     let merged = bootstrap::merge::apply(&mut model, &scripts);
     model.notes.extend(merged);
+    // A Kustomization no build applies but a script does is a root of a
+    // cluster the repository does not name, not a forgotten file.
+    bootstrap::by_hand::mark(&mut model, &scripts, &declared.index);
     let mut bootstrap = Bootstrap::read_with(&declared.index, &model, &declared.catalog, &scripts);
     // A step conformance.yaml's `provides:` speaks for is no longer unknown.
     bootstrap

@@ -23,6 +23,7 @@ fn git(root: &Path, args: &[&str]) {
 }
 
 mod building;
+mod by_hand;
 mod checkout;
 mod entries;
 mod fixtures;

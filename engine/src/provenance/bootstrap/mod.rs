@@ -33,6 +33,7 @@
 
 pub mod ansible;
 pub mod azure;
+pub mod by_hand;
 pub mod helmfile;
 pub mod k3s;
 pub mod manifests;
