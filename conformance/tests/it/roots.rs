@@ -338,6 +338,155 @@ tasks:
     assert_eq!(outcome.errors(), 1, "{}", all(&outcome));
 }
 
+#[test]
+fn a_task_named_for_the_bootstrap_is_the_bootstrap_wherever_its_taskfile_is() {
+    // `.taskfiles/Kubernetes/Tasks.yml` names no bootstrap by its path,
+    // but its task `bootstrap` is what a new cluster runs.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    unread_feed(root);
+    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+    write(
+        root,
+        ".taskfiles/Kubernetes/Tasks.yml",
+        "\
+version: '3'
+tasks:
+  bootstrap:
+    desc: Bootstrap a new cluster
+    cmds:
+      - minijinja-cli \"${TEMPLATE}\" | op inject | kubectl apply -f -
+",
+    );
+    let outcome = run(root);
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.rule() == RuleId::UnresolvedReference)
+        .unwrap_or_else(|| panic!("{}", all(&outcome)));
+    assert!(
+        f.why().contains(".taskfiles/Kubernetes/Tasks.yml:6"),
+        "{}",
+        f.why()
+    );
+}
+
+/// The repository of [`unread_feed`] with a Widget to install, and a
+/// bootstrap task that applies `{{.CLUSTER_DIR}}/bootstrap/crds`, whose
+/// Taskfile default (`kubernetes`) names no directory; each of `clusters`
+/// has `kubernetes/CLUSTER/bootstrap/crds` with the Widget CRD.
+fn overridable_crds(root: &Path, clusters: &[&str]) {
+    unread_feed(root);
+    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+    write(
+        root,
+        "apps/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\n",
+    );
+    write(
+        root,
+        "Taskfile.yml",
+        "\
+version: '3'
+vars:
+  CLUSTER_DIR: '{{.ROOT_DIR}}/kubernetes'
+tasks:
+  bootstrap:
+    cmds:
+      - kubectl apply --server-side --kustomize {{.CLUSTER_DIR}}/bootstrap/crds/
+",
+    );
+    for cluster in clusters {
+        let dir = format!("kubernetes/{cluster}/bootstrap/crds");
+        write(
+            root,
+            &format!("{dir}/kustomization.yaml"),
+            "resources:\n  - widgets.yaml\n  - https://raw.githubusercontent.com/example/gadgets/v1/config/crd/bases/example.com_gadgets.yaml\n",
+        );
+        write(
+            root,
+            &format!("{dir}/widgets.yaml"),
+            "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+",
+        );
+    }
+}
+
+#[test]
+fn a_path_its_defaults_make_wrong_is_read_with_the_value_that_names_a_path() {
+    // `task bootstrap CLUSTER_DIR=…` overrides the default: with
+    // kubernetes/prod/bootstrap/crds the only directory the step can name,
+    // it is read as that one (and a note says so); its Widget CRD is then
+    // installed before Flux.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    overridable_crds(root, &["prod"]);
+    let outcome = run(root);
+    assert!(
+        !outcome
+            .findings
+            .iter()
+            .any(|f| f.rule() == RuleId::CrdUnavailable),
+        "{}",
+        all(&outcome)
+    );
+    let note = outcome
+        .bootstrap
+        .notes
+        .iter()
+        .find(|n| n.at.line == 7)
+        .unwrap_or_else(|| panic!("{:?}", outcome.bootstrap.notes));
+    assert!(
+        note.text.contains("read as kubernetes/prod/bootstrap/crds"),
+        "{}",
+        note.text
+    );
+    // The remote CRD file it lists is named by its file's name.
+    assert!(
+        outcome.bootstrap.items.iter().any(|i| matches!(
+            &i.provides,
+            conformance::provenance::bootstrap::Provides::Crd(c) if c == "gadgets.example.com"
+        )),
+        "{:?}",
+        outcome.bootstrap.items
+    );
+
+    // Too many directories to be one step's: the step is unread, and what
+    // it could create an assumption named with it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    overridable_crds(root, &["a", "b", "c", "d", "e"]);
+    let outcome = run(root);
+    assert_eq!(outcome.errors(), 0, "{}", all(&outcome));
+    let crd = outcome
+        .findings
+        .iter()
+        .find(|f| f.rule() == RuleId::CrdUnavailable);
+    assert!(
+        crd.is_none_or(|f| f.why().contains("Taskfile.yml:7")),
+        "{}",
+        all(&outcome)
+    );
+
+    // Nothing anywhere ends with bootstrap/crds: the step fails as
+    // written, and creates nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    overridable_crds(root, &[]);
+    let outcome = run(root);
+    assert_eq!(outcome.errors(), 2, "{}", all(&outcome));
+}
+
 /// Two tiers, each with a chart whose CRDs the other's objects need:
 /// cert-manager beside a ServiceMonitor, kube-prometheus-stack beside a
 /// Certificate. Neither stage passes Flux's dry-run before the other's

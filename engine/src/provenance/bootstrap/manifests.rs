@@ -118,6 +118,11 @@ fn kustomization_file(
                 continue;
             };
             if path.contains("://") || path.starts_with("github.com/") {
+                // A remote CRD file (`…/crds/bases/GROUP_PLURAL.yaml`):
+                // its name says which CRD it is.
+                if let Some(crd) = super::url_crd(&path) {
+                    out.push(crd);
+                }
                 continue;
             }
             let (normal, escapes) = crate::repo::normalize(dir, &path);

@@ -295,7 +295,8 @@ impl Bootstrap {
         });
         unread.retain(|u| {
             (!is_archived(&u.at.file) || named(&u.at.file))
-                && scripts::on_bootstrap_path(&u.at.file)
+                && (scripts::on_bootstrap_path(&u.at.file)
+                    || scripts.bootstrap_steps.contains(&u.at))
         });
         unread.sort();
         unread.dedup();
@@ -558,6 +559,21 @@ fn local_file(index: &RepoIndex, url: &str) -> Option<String> {
 /// `…/dnsendpoints.externaldns.k8s.io.yaml`), else the catalog's
 /// `manifests` entry it matches.
 pub(crate) fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
+    if let Some(crd) = url_crd(url) {
+        return vec![crd];
+    }
+    catalog
+        .manifest_groups(url)
+        .map(|groups| groups.iter().map(|g| Provides::Group(g.clone())).collect())
+        .unwrap_or_default()
+}
+
+/// The CRD a manifest URL's file name names, by the conventions CRD files
+/// are named with: controller-gen's `GROUP_PLURAL.yaml`
+/// (`external-secrets.io_clustersecretstores.yaml`) and
+/// `PLURAL.GROUP.yaml`.
+pub(crate) fn url_crd(url: &str) -> Option<Provides> {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
     let file = url.rsplit('/').next().unwrap_or_default();
     let stem = file
         .strip_suffix(".yaml")
@@ -568,7 +584,7 @@ pub(crate) fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
         && !plural.is_empty()
         && !plural.contains('.')
     {
-        return vec![Provides::Crd(format!("{plural}.{group}"))];
+        return Some(Provides::Crd(format!("{plural}.{group}")));
     }
     if let Some((plural, group)) = stem.split_once('.')
         && group.matches('.').count() >= 1
@@ -583,12 +599,9 @@ pub(crate) fn url_provides(catalog: &Catalog, url: &str) -> Vec<Provides> {
         ]
         .contains(&plural)
     {
-        return vec![Provides::Crd(format!("{plural}.{group}"))];
+        return Some(Provides::Crd(format!("{plural}.{group}")));
     }
-    catalog
-        .manifest_groups(url)
-        .map(|groups| groups.iter().map(|g| Provides::Group(g.clone())).collect())
-        .unwrap_or_default()
+    None
 }
 
 /// Template markup removed so a templated manifest (`.j2`, `.gotmpl`,

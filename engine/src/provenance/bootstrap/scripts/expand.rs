@@ -346,3 +346,55 @@ pub(super) fn resolve_expanded(index: &RepoIndex, script: &str, expanded: &str) 
         .then_some(normal)
     })
 }
+
+/// The repository paths a path with variables names under other values
+/// than the ones it has here, when under these it names nothing: every
+/// path that ends with what follows its last variable
+/// (`{{.CLUSTER_DIR}}/bootstrap/crds` is `kubernetes/bootstrap/crds` with
+/// the Taskfile's default, which does not exist, while
+/// `kubernetes/hegira/bootstrap/crds` does). A Taskfile's global `vars:`
+/// are defaults the command line overrides (`task bootstrap
+/// CLUSTER_DIR=…`), and a script is run from where its user is, so such a
+/// step applies what it names with a value this tool cannot know; a path
+/// with no variable, or whose tail names nothing anywhere, stays what it
+/// is (a step a stale page documents, which fails). The tail must say
+/// enough to tell: two segments (`bootstrap/crds`), or a file's name
+/// (`cluster-settings.yaml`); a bare `crds` could be any chart's. Sorted.
+pub(super) fn elsewhere(
+    index: &RepoIndex,
+    script: &str,
+    raw: &str,
+    vars: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let raw = raw
+        .trim_matches(|c| c == '"' || c == '\'')
+        .trim_end_matches('/');
+    let variable = |seg: &str| seg.contains('$') || seg.contains("{{");
+    if !variable(raw) || resolve(index, script, raw, vars).is_some() {
+        return Vec::new();
+    }
+    let segments: Vec<&str> = raw.split('/').collect();
+    let tail: Vec<&str> = segments
+        .iter()
+        .rev()
+        .take_while(|seg| !variable(seg) && !seg.is_empty() && **seg != "." && **seg != "..")
+        .copied()
+        .collect();
+    let telling = tail.len() >= 2 || tail.first().is_some_and(|last| last.contains('.'));
+    if !telling || tail.len() == segments.len() {
+        return Vec::new();
+    }
+    let suffix: String = tail.iter().rev().copied().collect::<Vec<_>>().join("/");
+    let ending = format!("/{suffix}");
+    let mut out: Vec<String> = index
+        .below("")
+        .filter(|(p, k)| {
+            matches!(k, Kind::File | Kind::Dir)
+                && (*p == suffix || p.ends_with(&ending))
+                && !p.split('/').any(|part| part.starts_with('.'))
+        })
+        .map(|(p, _)| p.to_string())
+        .collect();
+    out.sort();
+    out
+}

@@ -29,10 +29,14 @@ use std::collections::BTreeMap;
 mod commands;
 mod expand;
 mod markdown;
+mod paths;
 mod shell;
 mod taskfile;
 mod taskfiles;
 mod words;
+
+pub use paths::on_bootstrap_path;
+pub(crate) use paths::{bootstrap_name, is_script};
 
 use super::{Item, Provides, manifests};
 use crate::model::Span;
@@ -66,6 +70,10 @@ pub struct Scripts {
     /// The installing commands that were not understood, with what each
     /// could create.
     pub unread: Vec<super::unread::Unread>,
+    /// Unread steps on the bootstrap path by what runs them, not by their
+    /// file's path: the commands of a Taskfile task named for the
+    /// bootstrap (`bootstrap:` in `.taskfiles/Kubernetes/Tasks.yml`).
+    pub bootstrap_steps: std::collections::BTreeSet<Span>,
     /// How many targets commands have named (repeats included).
     understood: usize,
 }
@@ -266,21 +274,6 @@ fn inline(text: &str) -> (Vec<Provides>, Vec<String>) {
     )
 }
 
-/// Whether a path is a script this module reads.
-pub(crate) fn is_script(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".sh")
-        || lower.ends_with(".bash")
-        || lower.ends_with(".just")
-        || lower == "justfile"
-        || lower == ".justfile"
-        || lower == "makefile"
-        || lower.ends_with(".mk")
-        || (lower.starts_with("taskfile") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
-        || (rel.contains(".taskfiles/") && (lower.ends_with(".yaml") || lower.ends_with(".yml")))
-}
-
 /// The largest script (or Taskfile command, documented block) read: the
 /// shell reader's budget, as the YAML reader has one. Real bootstrap
 /// scripts are a few kilobytes; a larger text is not read, and a note says
@@ -328,39 +321,6 @@ fn live_scripts(index: &RepoIndex, out: &mut Scripts) -> Vec<String> {
             !archived
         })
         .collect()
-}
-
-/// Whether a file is a setup page whose shell blocks are documented steps.
-pub(crate) fn documented_page(rel: &str) -> bool {
-    markdown::is_markdown(rel) && markdown::is_setup_page(rel)
-}
-
-/// Whether a file holds the repository's bootstrap path rather than a
-/// maintenance task: a setup page (its documented steps), or a script,
-/// Taskfile or justfile whose path names the bootstrap (a folder or file
-/// called `bootstrap`, `setup`, `install`, `init` or `provision`:
-/// `bootstrap/mod.just`, `.taskfiles/Bootstrap/Taskfile.yaml`,
-/// `scripts/setup.sh`). A task that applies one app's build by hand
-/// (`flux build ks … | kubectl apply -f -` in `.taskfiles/Flux/`) is not
-/// the bootstrap: what it could create is no premise of a cold start.
-pub fn on_bootstrap_path(file: &str) -> bool {
-    if documented_page(file) {
-        return true;
-    }
-    file.split('/').any(|segment| {
-        let stem = segment
-            .rsplit_once('.')
-            .map_or(segment, |(stem, _)| stem)
-            .to_ascii_lowercase();
-        let stem = stem.trim_start_matches(['.', '_']);
-        ["bootstrap", "setup", "install", "init", "provision"]
-            .iter()
-            .any(|word| {
-                stem == *word
-                    || stem.starts_with(&format!("{word}-"))
-                    || stem.starts_with(&format!("{word}_"))
-            })
-    })
 }
 
 /// The documented steps: each fenced shell block of each Markdown file,

@@ -23,6 +23,8 @@ pub(super) struct TaskCommand {
     /// The line of the text's first line (a block's first content line).
     pub(super) line: u32,
     pub(super) text: String,
+    /// The name of the task that runs it (`bootstrap`).
+    pub(super) task: String,
 }
 
 /// What a Taskfile says, once parsed.
@@ -77,18 +79,18 @@ pub(super) fn read(doc: &Node) -> Option<Taskfile> {
         }
     }
     if let Some(tasks) = doc.get("tasks") {
-        for (_, task) in tasks.as_map() {
+        for (name, task) in tasks.as_map() {
             variables(task.get("vars"), &mut out.vars);
             variables(task.get("env"), &mut out.vars);
             // A task given as a bare string or list is its commands.
             match &task.value {
-                Value::String(_) | Value::Seq(_) => commands(task, &mut out.commands),
+                Value::String(_) | Value::Seq(_) => commands(task, name, &mut out.commands),
                 _ => {
                     if let Some(cmd) = task.get("cmd") {
-                        commands(cmd, &mut out.commands);
+                        commands(cmd, name, &mut out.commands);
                     }
                     if let Some(cmds) = task.get("cmds") {
-                        commands(cmds, &mut out.commands);
+                        commands(cmds, name, &mut out.commands);
                     }
                 }
             }
@@ -115,21 +117,22 @@ fn variables(node: Option<&Node>, out: &mut BTreeMap<String, String>) {
 /// The commands of a `cmds:` list or a `cmd:` value: strings, `{cmd: …}`,
 /// `{defer: …}` (a string or `{cmd: …}`); `{task: …}` runs another task,
 /// whose own commands are read where it is defined.
-fn commands(node: &Node, out: &mut Vec<TaskCommand>) {
+fn commands(node: &Node, task: &str, out: &mut Vec<TaskCommand>) {
     match &node.value {
         Value::String(text) => out.push(TaskCommand {
             line: node.line,
             text: text.clone(),
+            task: task.to_string(),
         }),
         Value::Seq(items) => {
             for item in items {
-                commands(item, out);
+                commands(item, task, out);
             }
         }
         Value::Map(_) => {
             for key in ["cmd", "defer"] {
                 if let Some(inner) = node.get(key) {
-                    commands(inner, out);
+                    commands(inner, task, out);
                 }
             }
         }

@@ -137,6 +137,15 @@ impl Taskfiles {
             scan(index, &at_file, &text, &vars, out);
             // Lines of the command's text, placed in the Taskfile.
             out.place_since(mark, command.line, Some(rel));
+            // A task named for the bootstrap (`task bootstrap`) is on the
+            // bootstrap path wherever its Taskfile is.
+            if super::bootstrap_name(&command.task) {
+                let steps: Vec<_> = out.unread[mark.unread..]
+                    .iter()
+                    .map(|u| u.at.clone())
+                    .collect();
+                out.bootstrap_steps.extend(steps);
+            }
         }
     }
 }

@@ -75,10 +75,15 @@ impl Scan<'_> {
         };
         let stage: &[String] = &last.words;
         let at = &line.at;
-        if let Some(dir) = flag(stage, &["-k"], "--kustomize")
-            && let Some(p) = resolve(self.index, self.rel, &dir, self.vars)
-        {
-            out.add(at, Target::Kustomization(p));
+        if let Some(dir) = flag(stage, &["-k"], "--kustomize") {
+            match resolve(self.index, self.rel, &dir, self.vars) {
+                Some(p) => out.add(at, Target::Kustomization(p)),
+                None => {
+                    for p in self.another_value(&dir, at, out) {
+                        out.add(at, Target::Kustomization(p));
+                    }
+                }
+            }
         }
         let Some(f) = flag(stage, &["-f"], "--filename") else {
             return;
@@ -90,13 +95,44 @@ impl Scan<'_> {
         } else {
             let ns = flag(stage, &["-n"], "--namespace")
                 .filter(|n| !n.contains('$') && !n.contains("{{"));
-            for p in self.each(&f) {
+            let mut paths = self.each(&f);
+            if paths.is_empty() {
+                paths = self.another_value(&f, at, out);
+            }
+            for p in paths {
                 match &ns {
                     Some(ns) => out.add(at, Target::PathIn(p, ns.clone())),
                     None => out.add(at, Target::Path(p)),
                 }
             }
         }
+    }
+
+    /// The paths a `-f`/`-k` path names with other values of its variables
+    /// than the ones it has here, when with these it names nothing
+    /// ([`super::super::expand::elsewhere`]: a Taskfile's default the
+    /// command line overrides), with a note that says it was read so. At
+    /// most a few: more are no longer one step's cluster directories, and
+    /// the step stays unread.
+    fn another_value(&self, raw: &str, at: &Span, out: &mut Scripts) -> Vec<String> {
+        const AT_MOST: usize = 4;
+        let Some(here) = expand(raw, self.rel, self.vars, 0).filter(|e| !e.contains(ARGUMENT))
+        else {
+            return Vec::new();
+        };
+        let paths = super::super::expand::elsewhere(self.index, self.rel, raw, self.vars);
+        if paths.is_empty() || paths.len() > AT_MOST {
+            return Vec::new();
+        }
+        out.notes.push((
+            at.clone(),
+            format!(
+                "`{raw}` is {} with the values its variables have here, which is no path of this repository; read as {}, which another value gives (one given when the step runs, such as `task … VAR=…`)",
+                here.trim_start_matches("@root/"),
+                super::unread::shown_paths(&paths),
+            ),
+        ));
+        paths
     }
 
     /// stdin: a here-document, or what earlier stages of the pipeline

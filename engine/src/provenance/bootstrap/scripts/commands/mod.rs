@@ -156,12 +156,17 @@ impl Scan<'_> {
             if let Some(what) = installs
                 && out.found() == found
             {
-                let why = unread_why(what, stage, self.rel, self.vars);
+                let why = unread_why(what, stage, self.index, self.rel, self.vars);
                 out.notes.push((
                     line.at.clone(),
                     format!("not read: `{}`: {why}", shown(stage)),
                 ));
-                let known = |raw: &str| expand(raw, self.rel, self.vars, 0).is_some();
+                // Known: every variable has a value here, and the path it
+                // gives is not one that other values would make exist.
+                let known = |raw: &str| {
+                    expand(raw, self.rel, self.vars, 0).is_some()
+                        && super::expand::elsewhere(self.index, self.rel, raw, self.vars).is_empty()
+                };
                 // A feed that renders a file the page names by a known
                 // path that is no file of the repository (a stale README)
                 // applies nothing.

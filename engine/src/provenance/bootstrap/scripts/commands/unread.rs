@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::super::expand::expand;
 use super::super::words::flag;
+use crate::repo::RepoIndex;
 
 /// What kind of installing command a pipeline stage is, if it is one:
 /// `kubectl apply|create|replace`, `helm install|upgrade --install`,
@@ -98,13 +99,23 @@ pub(super) fn installing(stage: &[String]) -> Option<&'static str> {
 pub(super) fn unread_why(
     what: &str,
     stage: &[String],
+    index: &RepoIndex,
     rel: &str,
     vars: &BTreeMap<String, String>,
 ) -> String {
     let unknown = |raw: &str| {
-        if expand(raw, rel, vars, 0).is_none() {
+        let here = expand(raw, rel, vars, 0);
+        let elsewhere = super::super::expand::elsewhere(index, rel, raw, vars);
+        if here.is_none() {
             format!(
                 "`{raw}` needs a value this tool cannot know (an argument, an environment variable, a command's output)"
+            )
+        } else if !elsewhere.is_empty() {
+            format!(
+                "`{raw}` is {} with the values its variables have here, which is no path of this repository, but {} {}: the step runs with another value (one given when it runs, such as `task … VAR=…`), which this tool cannot know",
+                here.unwrap_or_default().trim_start_matches("@root/"),
+                shown_paths(&elsewhere),
+                if elsewhere.len() == 1 { "is" } else { "are" }
             )
         } else {
             format!("`{raw}` is not a file or directory of this repository")
@@ -147,4 +158,13 @@ pub(super) fn shown(stage: &[String]) -> String {
     } else {
         text
     }
+}
+
+/// Paths for a note: the first 8, and how many more.
+pub(super) fn shown_paths(paths: &[String]) -> String {
+    let mut text = paths.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > 8 {
+        text.push_str(&format!(" and {} more", paths.len() - 8));
+    }
+    text
 }
