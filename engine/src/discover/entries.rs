@@ -342,10 +342,15 @@ impl<'a> Search<'a> {
             .iter()
             .map(|k| self.reach.transitive(k.path(), k.source()))
             .collect();
+        // A whole-repository Kustomization (`path: ./`) builds every
+        // file, so it claims only a candidate that is no cluster's sync
+        // (an app's Kustomization listed in its own directory's
+        // kustomization.yaml): one not named flux-system whose build
+        // defines no source it syncs.
         let phantom = |j: usize| {
             (0..candidates.len()).any(|i| {
                 i != j
-                    && !candidates[i].path().is_empty()
+                    && (!candidates[i].path().is_empty() || !self.a_sync(candidates[j]))
                     && covers[i].contains(candidates[j].file)
                     && !covers[j].contains(candidates[i].file)
             })
@@ -356,6 +361,30 @@ impl<'a> Search<'a> {
             .zip(keep)
             .filter_map(|(k, keep)| keep.then_some(k))
             .partition(|k| !k.path().is_empty())
+    }
+
+    /// Whether a Kustomization that builds its own file looks like a
+    /// cluster's sync: named `flux-system` (what `flux bootstrap` writes),
+    /// or its build defines the source it syncs (gotk-sync.yaml's
+    /// GitRepository beside it).
+    fn a_sync(&self, k: &RawKustomization) -> bool {
+        if k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system") {
+            return true;
+        }
+        let source = k.source();
+        self.reach
+            .files(&k.path())
+            .iter()
+            .filter_map(|f| self.index.file(f)?.docs().as_ref().ok())
+            .flatten()
+            .filter(|d| {
+                d.str_at(&["apiVersion"])
+                    .is_some_and(|a| a.starts_with("source.toolkit.fluxcd.io/"))
+            })
+            .any(|d| {
+                d.str_at(&["kind"]).as_deref() == Some(source.0.as_str())
+                    && d.str_at(&["metadata", "name"]).as_deref() == Some(source.1.as_str())
+            })
     }
 
     /// Accepts a sync Kustomization, unless an accepted cluster already
