@@ -412,7 +412,14 @@ pub(crate) fn plausible(chart: &str, repository: Option<&str>, group: &str) -> b
         return true;
     }
     // The repository's host labels and path segments (an organisation's
-    // name: `oci://ghcr.io/mogenius/helm-charts/…`, `movetokube.github.io`).
+    // name: `oci://ghcr.io/mogenius/helm-charts/…`, `movetokube.github.io`),
+    // also as the group's domain written without its dot (the GitHub
+    // organisation `netbirdio` of `netbird.io`).
+    let joined: Vec<String> = labels
+        .windows(2)
+        .filter(|pair| distinctive(pair[0]))
+        .map(|pair| format!("{}{}", pair[0], pair[1]))
+        .collect();
     if let Some(url) = repository {
         let rest = url.split("://").nth(1).unwrap_or(url);
         let mut parts = rest.split('/');
@@ -422,7 +429,10 @@ pub(crate) fn plausible(chart: &str, repository: Option<&str>, group: &str) -> b
             .chain(parts)
             .flat_map(|p| std::iter::once(p).chain(p.split('-')));
         for w in words {
-            if distinctive(w) && group_words.iter().any(|g| g.eq_ignore_ascii_case(w)) {
+            if distinctive(w)
+                && (group_words.iter().any(|g| g.eq_ignore_ascii_case(w))
+                    || joined.iter().any(|j| j.eq_ignore_ascii_case(w)))
+            {
                 return true;
             }
         }
@@ -506,6 +516,16 @@ mod tests {
 
     #[test]
     fn plausible_matches_want_a_distinctive_word_or_the_domain() {
+        assert!(plausible(
+            "kubernetes-operator",
+            Some("https://netbirdio.github.io/helms"),
+            "netbird.io"
+        ));
+        assert!(!plausible(
+            "kubernetes-operator",
+            Some("https://netbirdio.github.io/helms"),
+            "example.io"
+        ));
         assert!(plausible("acme-operator", None, "gizmos.acme.example.com"));
         assert!(!plausible("my-operator", None, "gizmos.acme.example.com"));
         assert!(plausible(

@@ -241,6 +241,50 @@ fn an_uncatalogued_chart_that_matches_the_group_is_probable_never_an_error() {
 }
 
 #[test]
+fn a_same_tier_chart_from_the_groups_organisation_is_its_probable_provider() {
+    // A generically named chart (`kubernetes-operator`) from the GitHub
+    // organisation named after the group's domain (`acmeio` for
+    // `acme.io`), beside resources of that group: the same-tier deadlock
+    // it probably is, with its fix, not "nothing provides acme.io".
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/helmrepository-flux-system-charts.yaml",
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: https://acmeio.github.io/helms\n",
+    );
+    write(
+        root,
+        "clusters/prod/tiers.yaml",
+        &ks("controllers", "flux-system", "./controllers", ""),
+    );
+    write(
+        root,
+        "controllers/hr.yaml",
+        &hr("acme-operator", "flux-system", "kubernetes-operator", ""),
+    );
+    write(
+        root,
+        "controllers/peer.yaml",
+        &cr("acme.io/v1", "Peer", "default", "p"),
+    );
+    let outcome = run(root);
+    assert!(errors(&outcome).is_empty(), "{}", all(&outcome));
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.rule() == conformance::rules::RuleId::SecondOrderCrd)
+        .unwrap_or_else(|| panic!("{}", all(&outcome)));
+    assert!(
+        f.message().contains("HelmRelease/acme-operator")
+            && f.message().contains("chart kubernetes-operator"),
+        "{}",
+        f.message()
+    );
+}
+
+#[test]
 fn a_crossplane_provider_package_provides_its_groups_once_ordered() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
