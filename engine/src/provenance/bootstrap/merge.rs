@@ -163,6 +163,22 @@ fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
                 base_cluster.name
             ));
         }
+        // A script that applies the base without any cluster it joins
+        // sets up a cluster of the base alone (a dev cluster beside prod's
+        // base and overlay): it stays.
+        let alone = by_file.iter().find(|(_, applied)| {
+            applied.iter().any(|(i, _)| i == base)
+                && !applied
+                    .iter()
+                    .any(|(i, _)| into.iter().any(|(t, _)| t == i))
+        });
+        if let Some((file, _)) = alone {
+            notes.push(format!(
+                "`{}` is also a cluster of its own: {file} applies it without the clusters it joins",
+                base_cluster.name
+            ));
+            continue;
+        }
         removed.push(*base);
     }
     removed.sort_unstable();
@@ -174,7 +190,7 @@ fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
 
 /// Whether a script's target directory applies the cluster's entry: the
 /// entry directory itself, or the sync Kustomization's file or directory.
-fn applies_entry(cluster: &Cluster, dir: &str) -> bool {
+pub(crate) fn applies_entry(cluster: &Cluster, dir: &str) -> bool {
     let dir = dir.trim_end_matches('/');
     if dir == cluster.entry.path() {
         return true;
@@ -192,7 +208,7 @@ fn applies_entry(cluster: &Cluster, dir: &str) -> bool {
 
 /// Whether every path segment of `base` is one of `own`'s, and `own` has
 /// more: `flux/config` is a base of `prod/flux/config`.
-fn is_base(base: &str, own: &str) -> bool {
+pub(crate) fn is_base(base: &str, own: &str) -> bool {
     let own_segments: Vec<&str> = own.split('/').collect();
     let base_segments: Vec<&str> = base.split('/').collect();
     base != own

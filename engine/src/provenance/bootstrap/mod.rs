@@ -39,6 +39,7 @@ pub mod k3s;
 pub mod manifests;
 pub mod merge;
 pub mod openshift;
+pub mod owners;
 pub mod scripts;
 pub mod talos;
 pub mod terraform;
@@ -79,10 +80,8 @@ pub struct Bootstrap {
     /// Variables a webhook the bootstrap installs adds to Kustomizations
     /// at admission.
     pub injections: Vec<crate::postbuild::injected::Injection>,
-    /// Each cluster's distinctive path segments (the parts of its entry
-    /// path no other cluster's has), to tell which cluster a bootstrap
-    /// file is for.
-    clusters: Vec<(String, Vec<String>)>,
+    /// Which cluster each bootstrap file is for.
+    clusters: owners::Owners,
 }
 
 /// One thing installed before Flux.
@@ -157,9 +156,8 @@ pub struct ReadCx<'a> {
     pub catalog: &'a Catalog,
     /// What the repository's scripts apply.
     pub scripts: &'a scripts::Scripts,
-    /// Each cluster's distinctive path segments, to tell which cluster a
-    /// bootstrap file is for.
-    pub clusters: Vec<(String, Vec<String>)>,
+    /// Which cluster each bootstrap file is for.
+    pub clusters: owners::Owners,
     /// What the readers found besides items: notes and Flux versions.
     found: std::cell::RefCell<Found>,
 }
@@ -260,7 +258,7 @@ impl Bootstrap {
             model,
             catalog,
             scripts,
-            clusters: distinctive(model),
+            clusters: owners::Owners::of(model, scripts),
             found: Default::default(),
         };
         let mut items: Vec<Item> = READERS.iter().flat_map(|r| r.read(&cx)).collect();
@@ -363,7 +361,7 @@ impl Bootstrap {
     /// Whether a bootstrap file (by its path) is for a cluster: one whose
     /// path names some clusters is for those, any other for every cluster.
     pub(crate) fn file_applies(&self, file: &str, cluster: &str) -> bool {
-        file_applies(&self.clusters, file, cluster)
+        self.clusters.applies(file, cluster)
     }
 
     /// What installs the kind `group/kind` in `cluster` before Flux.
@@ -459,49 +457,6 @@ pub(crate) fn is_archived(rel: &str) -> bool {
 /// The note for a bootstrap file left out as archived.
 pub(crate) const ARCHIVED_NOTE: &str =
     "not read as bootstrap: it is under an archive folder and no entrypoint runs it";
-
-/// Whether a bootstrap file (by its path) is for a cluster, given each
-/// cluster's distinctive path segments ([`distinctive`]).
-pub(crate) fn file_applies(clusters: &[(String, Vec<String>)], file: &str, cluster: &str) -> bool {
-    let segments: Vec<&str> = file.split('/').collect();
-    let named: Vec<&str> = clusters
-        .iter()
-        .filter(|(_, own)| own.iter().any(|s| segments.contains(&s.as_str())))
-        .map(|(name, _)| name.as_str())
-        .collect();
-    named.is_empty() || named.contains(&cluster)
-}
-
-fn distinctive(model: &Model) -> Vec<(String, Vec<String>)> {
-    let paths: Vec<(String, Vec<String>)> = model
-        .clusters
-        .iter()
-        .map(|c| {
-            (
-                c.name.clone(),
-                c.entry.path().split('/').map(str::to_string).collect(),
-            )
-        })
-        .collect();
-    paths
-        .iter()
-        .map(|(name, segs)| {
-            let own = segs
-                .iter()
-                .filter(|s| {
-                    !s.is_empty()
-                        && paths
-                            .iter()
-                            .filter(|(n, _)| n != name)
-                            .all(|(_, other)| !other.contains(s))
-                })
-                .cloned()
-                .collect();
-            (name.clone(), own)
-        })
-        .filter(|_| paths.len() > 1)
-        .collect()
-}
 
 /// What the manifest at `url` installs: when the URL names a file of this
 /// repository on GitHub (`raw.githubusercontent.com/OWNER/REPO/REF/PATH`,

@@ -108,13 +108,13 @@ fn live(cx: &super::ReadCx) -> (Vec<String>, Vec<(String, String)>) {
             .any(|n| n.as_str() == rel || rel.starts_with(&format!("{n}/")))
     };
     let restricted = !named.is_empty() && !scripts.helmfile_unresolved;
-    let applies = |file: &str, cluster: &str| super::file_applies(&cx.clusters, file, cluster);
+    let applies = |file: &str, cluster: &str| cx.clusters.applies(file, cluster);
     // Left out when every cluster it is for has a named helmfile of its own.
     let superseded = |rel: &str| {
         cx.clusters
-            .iter()
-            .filter(|(c, _)| applies(rel, c))
-            .all(|(c, _)| named.iter().any(|n| applies(n, c)))
+            .told_apart()
+            .filter(|c| applies(rel, c))
+            .all(|c| named.iter().any(|n| applies(n, c)))
     };
     let mut named_shown: Vec<&str> = named.iter().map(|n| n.as_str()).collect();
     named_shown.sort();

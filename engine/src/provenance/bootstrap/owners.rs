@@ -1,0 +1,116 @@
+//! Which cluster a bootstrap file is for.
+//!
+//! A script that applies some clusters' entries (`kubectl apply -f
+//! flux/config/flux-config-ks.yaml`) is for those clusters: what else it
+//! creates (`kubectl create namespace cso-system`) exists on them, not on
+//! a cluster another script sets up. When it applies a base entry and an
+//! overlay entry that the base is part of (`flux/config` and
+//! `prod/flux/config`), it is for the overlay's cluster. Any other file is
+//! for the clusters whose distinctive path segments (the parts of their
+//! entry path no other cluster's has) its path names, else for every
+//! cluster.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::merge::{applies_entry, is_base};
+use super::scripts::{Scripts, Target};
+use crate::model::Model;
+
+/// Which cluster each bootstrap file is for.
+#[derive(Debug, Clone, Default)]
+pub struct Owners {
+    /// Each cluster's distinctive path segments.
+    segments: Vec<(String, Vec<String>)>,
+    /// Scripts that apply some clusters' entries: file → those clusters.
+    scripts: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Owners {
+    /// Reads them from the clusters (as merged) and the scripts.
+    pub fn of(model: &Model, scripts: &Scripts) -> Owners {
+        let mut by_file: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+        for command in scripts.commands.iter().filter(|c| !c.documented) {
+            let dir = match &command.target {
+                Target::Kustomization(d) | Target::Path(d) | Target::PathIn(d, _) => d,
+                _ => continue,
+            };
+            for (i, cluster) in model.clusters.iter().enumerate() {
+                if applies_entry(cluster, dir) {
+                    by_file
+                        .entry(command.at.file.clone())
+                        .or_default()
+                        .insert(i);
+                }
+            }
+        }
+        let scripts = by_file
+            .into_iter()
+            .map(|(file, applied)| {
+                let path = |i: usize| model.clusters[i].entry.path();
+                let names = applied
+                    .iter()
+                    .filter(|&&i| !applied.iter().any(|&j| is_base(path(i), path(j))))
+                    .map(|&i| model.clusters[i].name.clone())
+                    .collect();
+                (file, names)
+            })
+            .collect();
+        Owners {
+            segments: distinctive(model),
+            scripts,
+        }
+    }
+
+    /// The clusters told apart by their paths (none when there is one).
+    pub fn told_apart(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Whether a bootstrap file (by its path) is for a cluster.
+    pub fn applies(&self, file: &str, cluster: &str) -> bool {
+        if let Some(clusters) = self.scripts.get(file) {
+            return clusters.contains(cluster);
+        }
+        let segments: Vec<&str> = file.split('/').collect();
+        let named: Vec<&str> = self
+            .segments
+            .iter()
+            .filter(|(_, own)| own.iter().any(|s| segments.contains(&s.as_str())))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        named.is_empty() || named.contains(&cluster)
+    }
+}
+
+/// Each cluster's distinctive path segments (none when there is one
+/// cluster).
+fn distinctive(model: &Model) -> Vec<(String, Vec<String>)> {
+    let paths: Vec<(String, Vec<String>)> = model
+        .clusters
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.entry.path().split('/').map(str::to_string).collect(),
+            )
+        })
+        .collect();
+    paths
+        .iter()
+        .map(|(name, segs)| {
+            let own = segs
+                .iter()
+                .filter(|s| {
+                    !s.is_empty()
+                        && paths
+                            .iter()
+                            .filter(|(n, _)| n != name)
+                            .all(|(_, other)| !other.contains(s))
+                })
+                .cloned()
+                .collect();
+            (name.clone(), own)
+        })
+        .filter(|_| paths.len() > 1)
+        .collect()
+}
