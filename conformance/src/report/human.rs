@@ -155,6 +155,28 @@ fn baseline_line(outcome: &Outcome) -> Option<String> {
         applied.path.display(),
         if applied.accepted == 1 { "is" } else { "are" }
     );
+    // An accepted render failure hides more than itself: what the
+    // Kustomization would apply is not built, so a new error in it cannot
+    // show until it builds.
+    let unbuilt: Vec<&str> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.baselined() && f.rule() == crate::rules::RuleId::RenderFailed)
+        .map(|f| f.kustomization())
+        .collect();
+    if let Some(first) = unbuilt.first() {
+        line.push_str(&format!(
+            "; {} of them {} Kustomization{} that do{} not build ({first}{}): what {} would apply is not built, so a new error in it cannot show until {} build{}",
+            unbuilt.len(),
+            if unbuilt.len() == 1 { "is a" } else { "are" },
+            plural(unbuilt.len()),
+            if unbuilt.len() == 1 { "es" } else { "" },
+            if unbuilt.len() > 1 { format!(" and {} more", unbuilt.len() - 1) } else { String::new() },
+            if unbuilt.len() == 1 { "it" } else { "they" },
+            if unbuilt.len() == 1 { "it" } else { "they" },
+            if unbuilt.len() == 1 { "s" } else { "" },
+        ));
+    }
     if !applied.gone.is_empty() {
         let n = applied.gone.len();
         line.push_str(&format!(

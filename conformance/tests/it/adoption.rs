@@ -194,6 +194,48 @@ fn a_fixed_finding_leaves_a_gone_entry_that_the_report_names() {
 }
 
 #[test]
+fn an_accepted_render_failure_says_that_what_it_would_apply_is_not_seen() {
+    // A tier that does not build applies Kustomizations nobody checks: once
+    // its render-failed error is accepted, a new error inside them cannot
+    // show, and the baseline line says so.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    sync(root, "clusters/prod");
+    write(
+        root,
+        "clusters/prod/apps.yaml",
+        &ks("apps", "flux-system", "./apps", ""),
+    );
+    write(
+        root,
+        "apps/kustomization.yaml",
+        "resources:\n  - web.yaml\n  - missing.yaml\n",
+    );
+    write(
+        root,
+        "apps/web.yaml",
+        &ks("web", "flux-system", "./web", ""),
+    );
+    let repo = root.to_str().unwrap();
+    let file = root.join("accepted.yaml");
+    let out = conformance(&["baseline", "--repo", repo, "--file", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = conformance(&[
+        "check",
+        "--repo",
+        repo,
+        "--baseline",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("1 of them is a Kustomization that does not build (apps): what it would apply is not built, so a new error in it cannot show until it builds"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn a_file_that_is_not_a_baseline_is_refused_with_its_line_and_never_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
