@@ -165,16 +165,19 @@ fn baseline_line(outcome: &Outcome) -> Option<String> {
         .map(|f| f.kustomization())
         .collect();
     if let Some(first) = unbuilt.first() {
+        let one = unbuilt.len() == 1;
+        let (they, more) = if one {
+            ("it", String::new())
+        } else {
+            ("they", format!(" and {} more", unbuilt.len() - 1))
+        };
         line.push_str(&format!(
-            "; {} of them {} Kustomization{} that do{} not build ({first}{}): what {} would apply is not built, so a new error in it cannot show until {} build{}",
+            "; {} of them {} Kustomization{} that do{} not build ({first}{more}): what {they} would apply is not built, so a new error in it cannot show until {they} build{}",
             unbuilt.len(),
-            if unbuilt.len() == 1 { "is a" } else { "are" },
+            if one { "is a" } else { "are" },
             plural(unbuilt.len()),
-            if unbuilt.len() == 1 { "es" } else { "" },
-            if unbuilt.len() > 1 { format!(" and {} more", unbuilt.len() - 1) } else { String::new() },
-            if unbuilt.len() == 1 { "it" } else { "they" },
-            if unbuilt.len() == 1 { "it" } else { "they" },
-            if unbuilt.len() == 1 { "s" } else { "" },
+            if one { "es" } else { "" },
+            if one { "s" } else { "" },
         ));
     }
     if !applied.gone.is_empty() {

@@ -56,6 +56,31 @@ fn repo_with_missing_dependencies(root: &Path, n: usize) {
     write(root, "clusters/prod/tiers.yaml", &tiers);
 }
 
+/// Writes the baseline of `root`'s findings to `root/accepted.yaml`.
+fn accept(root: &Path) -> PathBuf {
+    let file = root.join("accepted.yaml");
+    let out = conformance(&[
+        "baseline",
+        "--repo",
+        root.to_str().unwrap(),
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    file
+}
+
+/// `check --baseline FILE` on `root`.
+fn check_against(root: &Path, file: &Path) -> Output {
+    conformance(&[
+        "check",
+        "--repo",
+        root.to_str().unwrap(),
+        "--baseline",
+        file.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn a_baseline_accepts_todays_findings_and_fails_only_on_a_new_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -79,7 +104,7 @@ fn a_baseline_accepts_todays_findings_and_fails_only_on_a_new_one() {
     );
 
     let baseline = file.to_str().unwrap();
-    let out = conformance(&["check", "--repo", repo, "--baseline", baseline]);
+    let out = check_against(root, &file);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let report = stdout(&out);
     assert!(
@@ -96,7 +121,7 @@ fn a_baseline_accepts_todays_findings_and_fails_only_on_a_new_one() {
         "clusters/prod/tiers.yaml",
         &format!("# a comment\n# and another\n{tiers}"),
     );
-    let out = conformance(&["check", "--repo", repo, "--baseline", baseline]);
+    let out = check_against(root, &file);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 
     // One new error fails the run, and it is the only one shown.
@@ -167,10 +192,7 @@ fn a_fixed_finding_leaves_a_gone_entry_that_the_report_names() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     repo_with_missing_dependencies(root, 2);
-    let repo = root.to_str().unwrap();
-    let file = root.join("accepted.yaml");
-    let out = conformance(&["baseline", "--repo", repo, "--file", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let file = accept(root);
     // Fix one: app1 no longer depends on what does not exist.
     let tiers = std::fs::read_to_string(root.join("clusters/prod/tiers.yaml")).unwrap();
     write(
@@ -178,13 +200,7 @@ fn a_fixed_finding_leaves_a_gone_entry_that_the_report_names() {
         "clusters/prod/tiers.yaml",
         &tiers.replace("  dependsOn:\n    - name: missing1\n", ""),
     );
-    let out = conformance(&[
-        "check",
-        "--repo",
-        repo,
-        "--baseline",
-        file.to_str().unwrap(),
-    ]);
+    let out = check_against(root, &file);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("1 of its entries no longer occurs (fixed: `conformance baseline` writes the file again without it)"),
@@ -216,17 +232,8 @@ fn an_accepted_render_failure_says_that_what_it_would_apply_is_not_seen() {
         "apps/web.yaml",
         &ks("web", "flux-system", "./web", ""),
     );
-    let repo = root.to_str().unwrap();
-    let file = root.join("accepted.yaml");
-    let out = conformance(&["baseline", "--repo", repo, "--file", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = conformance(&[
-        "check",
-        "--repo",
-        repo,
-        "--baseline",
-        file.to_str().unwrap(),
-    ]);
+    let file = accept(root);
+    let out = check_against(root, &file);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("1 of them is a Kustomization that does not build (apps): what it would apply is not built, so a new error in it cannot show until it builds"),

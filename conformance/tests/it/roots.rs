@@ -162,6 +162,13 @@ flux bootstrap github --owner=me --repository=cluster --path=clusters/prod
     );
 }
 
+/// The repository of [`unread_feed`] without its bootstrap script: each
+/// test writes the step it is about.
+fn tier_reading_cluster_secrets(root: &Path) {
+    unread_feed(root);
+    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+}
+
 #[test]
 fn nothing_creates_it_is_an_assumption_while_an_unread_step_may() {
     let dir = tempfile::tempdir().unwrap();
@@ -321,8 +328,7 @@ fn a_maintenance_task_is_not_the_bootstrap() {
     // but it is not what a cold start runs.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    unread_feed(root);
-    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+    tier_reading_cluster_secrets(root);
     write(
         root,
         ".taskfiles/Flux/Taskfile.yaml",
@@ -344,8 +350,7 @@ fn a_task_named_for_the_bootstrap_is_the_bootstrap_wherever_its_taskfile_is() {
     // but its task `bootstrap` is what a new cluster runs.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    unread_feed(root);
-    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+    tier_reading_cluster_secrets(root);
     write(
         root,
         ".taskfiles/Kubernetes/Tasks.yml",
@@ -377,8 +382,7 @@ tasks:
 /// Taskfile default (`kubernetes`) names no directory; each of `clusters`
 /// has `kubernetes/CLUSTER/bootstrap/crds` with the Widget CRD.
 fn overridable_crds(root: &Path, clusters: &[&str]) {
-    unread_feed(root);
-    std::fs::remove_file(root.join("scripts/bootstrap.sh")).unwrap();
+    tier_reading_cluster_secrets(root);
     write(
         root,
         "apps/widget.yaml",

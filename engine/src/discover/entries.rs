@@ -368,12 +368,14 @@ impl<'a> Search<'a> {
     /// or its build defines the source it syncs (gotk-sync.yaml's
     /// GitRepository beside it).
     fn a_sync(&self, k: &RawKustomization) -> bool {
-        if k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system") {
-            return true;
-        }
-        let source = k.source();
+        k.doc.str_at(&["metadata", "name"]).as_deref() == Some("flux-system")
+            || self.sources_built(&k.path()).contains(&k.source())
+    }
+
+    /// The Flux sources (kind, name) the build of a path defines.
+    fn sources_built(&self, path: &str) -> BTreeSet<(String, String)> {
         self.reach
-            .files(&k.path())
+            .files(path)
             .iter()
             .filter_map(|f| self.index.file(f)?.docs().as_ref().ok())
             .flatten()
@@ -381,10 +383,8 @@ impl<'a> Search<'a> {
                 d.str_at(&["apiVersion"])
                     .is_some_and(|a| a.starts_with("source.toolkit.fluxcd.io/"))
             })
-            .any(|d| {
-                d.str_at(&["kind"]).as_deref() == Some(source.0.as_str())
-                    && d.str_at(&["metadata", "name"]).as_deref() == Some(source.1.as_str())
-            })
+            .filter_map(|d| Some((d.str_at(&["kind"])?, d.str_at(&["metadata", "name"])?)))
+            .collect()
     }
 
     /// Accepts a sync Kustomization, unless an accepted cluster already
@@ -515,17 +515,7 @@ impl<'a> Search<'a> {
         // nothing applies, not clusters; only when none does is each taken
         // for a FluxInstance's sync outside git (its GitRepository too).
         let self_contained = |dir: &String| {
-            let defined: BTreeSet<(String, String)> = reach
-                .files(dir)
-                .iter()
-                .filter_map(|f| self.index.file(f)?.docs().as_ref().ok())
-                .flatten()
-                .filter(|d| {
-                    d.str_at(&["apiVersion"])
-                        .is_some_and(|a| a.starts_with("source.toolkit.fluxcd.io/"))
-                })
-                .filter_map(|d| Some((d.str_at(&["kind"])?, d.str_at(&["metadata", "name"])?)))
-                .collect();
+            let defined = self.sources_built(dir);
             self.raw
                 .iter()
                 .any(|k| parent_dir(k.file) == *dir && defined.contains(&k.source()))

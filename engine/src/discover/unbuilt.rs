@@ -185,39 +185,68 @@ pub(crate) fn unreferenced_notes(list: &[crate::model::Unreferenced]) -> Vec<Str
         .iter()
         .filter(|u| !super::layouts::in_catalog(&catalogs, super::parent_dir_str(&u.at.file)))
         .partition(|u| u.applied_by.is_some());
-    notes.extend(crate::provenance::bootstrap::by_hand::note(&by_hand));
+    notes.extend(by_hand_note(&by_hand));
     notes.extend(unreferenced_note(&rest));
     notes
 }
 
-fn unreferenced_note(list: &[&crate::model::Unreferenced]) -> Option<String> {
+/// At most eight of them, `file:line (namespace/name)`, each with the step
+/// that applies it when one does, and how many more.
+fn listed(list: &[&crate::model::Unreferenced]) -> String {
     const SHOWN: usize = 8;
+    let mut text = list
+        .iter()
+        .take(SHOWN)
+        .map(|u| match &u.applied_by {
+            Some(by) => format!("{} ({}) by {by}", u.at, u.name),
+            None => format!("{} ({})", u.at, u.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if list.len() > SHOWN {
+        text.push_str(&format!(
+            ", and {} more (all under `unreferenced` in --format json)",
+            list.len() - SHOWN
+        ));
+    }
+    text
+}
+
+/// Kustomizations a script applies by hand (discovery finds roots in git
+/// only; [`crate::provenance::bootstrap::by_hand`] marks them): where, and
+/// the line of conformance.yaml that checks one as its cluster's entry.
+fn by_hand_note(list: &[&crate::model::Unreferenced]) -> Option<String> {
+    let first = list.first()?;
+    let dir = super::parent_dir_str(&first.at.file);
+    let name = dir
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty())
+        .unwrap_or("NAME");
+    let entry = if dir.is_empty() { "." } else { dir };
+    let one = list.len() == 1;
+    Some(format!(
+        "{} Flux Kustomization{} applied by hand, not by a Flux Kustomization of this repository, so the cluster {} join{} is not known and {} not checked: {}; to check one, declare its cluster in conformance.yaml: `clusters: {{{name}: {{entry: {entry}}}}}`",
+        list.len(),
+        if one { "" } else { "s" },
+        if one { "it" } else { "they" },
+        if one { "s" } else { "" },
+        if one { "it is" } else { "they are" },
+        listed(list),
+    ))
+}
+
+fn unreferenced_note(list: &[&crate::model::Unreferenced]) -> Option<String> {
     if list.is_empty() {
         return None;
     }
-    let shown: Vec<String> = list
-        .iter()
-        .take(SHOWN)
-        .map(|u| format!("{} ({})", u.at, u.name))
-        .collect();
-    let more = if list.len() > SHOWN {
-        format!(
-            ", and {} more (all under `unreferenced` in --format json)",
-            list.len() - SHOWN
-        )
-    } else {
-        String::new()
-    };
+    let one = list.len() == 1;
     Some(format!(
-        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}{more}; a cluster whose sync is made outside git (Terraform, a cloud extension, `flux create`) is declared in conformance.yaml: `clusters: {{NAME: {{entry: DIR}}}}`",
+        "{} Flux Kustomization{} that no cluster applies (no build reads {}), so not checked: {}; a cluster whose sync is made outside git (Terraform, a cloud extension, `flux create`) is declared in conformance.yaml: `clusters: {{NAME: {{entry: DIR}}}}`",
         list.len(),
-        if list.len() == 1 { "" } else { "s" },
-        if list.len() == 1 {
-            "its file"
-        } else {
-            "their files"
-        },
-        shown.join(", ")
+        if one { "" } else { "s" },
+        if one { "its file" } else { "their files" },
+        listed(list)
     ))
 }
 

@@ -13,7 +13,7 @@
 //! the file, and the one line of conformance.yaml that checks it.
 
 use super::scripts::{Scripts, Target};
-use crate::model::{Model, Span, Unreferenced};
+use crate::model::Model;
 use crate::repo::RepoIndex;
 
 /// Marks each unreferenced Kustomization a script (or a documented step)
@@ -51,46 +51,4 @@ pub fn mark(model: &mut Model, scripts: &Scripts, index: &RepoIndex) {
         let at = at.unwrap_or(model.notes.len()).min(model.notes.len());
         model.notes.splice(at..at, after);
     }
-}
-
-/// The note for Kustomizations applied by hand: where, and the line of
-/// conformance.yaml that checks each as its cluster's entry.
-pub(crate) fn note(list: &[&Unreferenced]) -> Option<String> {
-    const SHOWN: usize = 8;
-    let first = list.first()?;
-    let shown: Vec<String> = list
-        .iter()
-        .take(SHOWN)
-        .map(|u| {
-            let by = u
-                .applied_by
-                .as_ref()
-                .map_or_else(String::new, Span::to_string);
-            format!("{} ({}) by {by}", u.at, u.name)
-        })
-        .collect();
-    let more = if list.len() > SHOWN {
-        format!(
-            ", and {} more (all under `unreferenced` in --format json, with `applied_by`)",
-            list.len() - SHOWN
-        )
-    } else {
-        String::new()
-    };
-    let dir = crate::discover::parent_dir_str(&first.at.file);
-    let name = dir
-        .rsplit('/')
-        .next()
-        .filter(|n| !n.is_empty())
-        .unwrap_or("NAME");
-    let entry = if dir.is_empty() { "." } else { dir };
-    Some(format!(
-        "{} Flux Kustomization{} applied by hand, not by a Flux Kustomization of this repository, so the cluster {} join{} is not known and {} not checked: {}{more}; to check one, declare its cluster in conformance.yaml: `clusters: {{{name}: {{entry: {entry}}}}}`",
-        list.len(),
-        if list.len() == 1 { "" } else { "s" },
-        if list.len() == 1 { "it" } else { "they" },
-        if list.len() == 1 { "s" } else { "" },
-        if list.len() == 1 { "it is" } else { "they are" },
-        shown.join(", "),
-    ))
 }

@@ -99,10 +99,13 @@ fn applies_instance(cluster: &Cluster, path: &str) -> Option<String> {
         })
 }
 
-/// Merges the clusters each script applies together.
-fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
-    // Per script file: the clusters it applies, with the line of the first
-    // command that applies each (in order).
+/// Per script file (documented steps aside): the clusters whose entries
+/// it applies, by index, each with the line of the first command that
+/// applies it, in order.
+pub(crate) fn entries_applied<'s>(
+    model: &Model,
+    scripts: &'s Scripts,
+) -> BTreeMap<&'s str, Vec<(usize, u32)>> {
     let mut by_file: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();
     for command in scripts.commands.iter().filter(|c| !c.documented) {
         let dir = match &command.target {
@@ -118,6 +121,12 @@ fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
             }
         }
     }
+    by_file
+}
+
+/// Merges the clusters each script applies together.
+fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
+    let by_file = entries_applied(model, scripts);
     // base cluster index -> (the clusters it joins, where).
     let mut joins: BTreeMap<usize, Vec<(usize, String)>> = BTreeMap::new();
     for (file, applied) in &by_file {
@@ -190,7 +199,7 @@ fn script_steps(model: &mut Model, scripts: &Scripts) -> Vec<String> {
 
 /// Whether a script's target directory applies the cluster's entry: the
 /// entry directory itself, or the sync Kustomization's file or directory.
-pub(crate) fn applies_entry(cluster: &Cluster, dir: &str) -> bool {
+fn applies_entry(cluster: &Cluster, dir: &str) -> bool {
     let dir = dir.trim_end_matches('/');
     if dir == cluster.entry.path() {
         return true;

@@ -358,8 +358,8 @@ impl Bootstrap {
         self.file_applies(&item.at.file, cluster)
     }
 
-    /// Whether a bootstrap file (by its path) is for a cluster: one whose
-    /// path names some clusters is for those, any other for every cluster.
+    /// Whether a bootstrap file (by its path) is for a cluster
+    /// ([`owners::Owners::applies`]).
     pub(crate) fn file_applies(&self, file: &str, cluster: &str) -> bool {
         self.clusters.applies(file, cluster)
     }

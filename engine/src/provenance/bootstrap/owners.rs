@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::merge::{applies_entry, is_base};
-use super::scripts::{Scripts, Target};
+use super::merge::{entries_applied, is_base};
+use super::scripts::Scripts;
 use crate::model::Model;
 
 /// Which cluster each bootstrap file is for.
@@ -28,31 +28,18 @@ pub struct Owners {
 impl Owners {
     /// Reads them from the clusters (as merged) and the scripts.
     pub fn of(model: &Model, scripts: &Scripts) -> Owners {
-        let mut by_file: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-        for command in scripts.commands.iter().filter(|c| !c.documented) {
-            let dir = match &command.target {
-                Target::Kustomization(d) | Target::Path(d) | Target::PathIn(d, _) => d,
-                _ => continue,
-            };
-            for (i, cluster) in model.clusters.iter().enumerate() {
-                if applies_entry(cluster, dir) {
-                    by_file
-                        .entry(command.at.file.clone())
-                        .or_default()
-                        .insert(i);
-                }
-            }
-        }
-        let scripts = by_file
+        // A script that applies a base and an overlay of it is for the
+        // overlay's cluster.
+        let path = |i: usize| model.clusters[i].entry.path();
+        let scripts = entries_applied(model, scripts)
             .into_iter()
             .map(|(file, applied)| {
-                let path = |i: usize| model.clusters[i].entry.path();
                 let names = applied
                     .iter()
-                    .filter(|&&i| !applied.iter().any(|&j| is_base(path(i), path(j))))
-                    .map(|&i| model.clusters[i].name.clone())
+                    .filter(|(i, _)| !applied.iter().any(|(j, _)| is_base(path(*i), path(*j))))
+                    .map(|(i, _)| model.clusters[*i].name.clone())
                     .collect();
-                (file, names)
+                (file.to_string(), names)
             })
             .collect();
         Owners {
